@@ -1,0 +1,87 @@
+"""The tool interface: what the model reads (``content``) and what the UI renders (``details``)."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from providers.messages import ImageContent, TextContent, Tool
+
+
+@dataclass(slots=True)
+class AgentToolResult:
+    """A tool's outcome. ``content`` goes to the model; ``details`` only to the UI and session.
+
+    ``is_error`` marks a failure the model should see as such (a tool may also raise
+    :class:`ToolError`, which the loop turns into an error result)."""
+
+    content: list[TextContent | ImageContent] = field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> AgentToolResult:
+        """A result holding one text block."""
+        return cls([TextContent(text=text)], details, is_error)
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail with a message the model reads verbatim."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+OnUpdate = Callable[[AgentToolResult], None]
+"""Streaming progress from a running tool (becomes ``tool_execution_update`` events)."""
+
+
+class AgentTool(ABC):
+    """A tool the agent can run. Subclasses set the class attributes and implement
+    :meth:`run` with validated arguments (an instance of ``parameters``).
+
+    ``execute`` accepts raw JSON arguments (a dict), validates them against ``parameters`` (with
+    pydantic's lax coercion, e.g. ``"5"`` -> ``5``) and then calls ``run``. ``signal`` is set when
+    the run is aborted: a tool must stop promptly (kill its subprocesses) and raise or return.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[type[BaseModel]]
+
+    def schema(self) -> Tool:
+        """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""
+        schema = self.parameters.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        return Tool(name=self.name, description=self.description, parameters=schema)
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        args: dict[str, Any] | BaseModel,
+        signal: asyncio.Event | None = None,
+        on_update: OnUpdate | None = None,
+    ) -> AgentToolResult:
+        """Validate ``args`` (raises pydantic's ``ValidationError``) and run the tool."""
+        params = args if isinstance(args, self.parameters) else self.parameters.model_validate(args)
+        return await self.run(tool_call_id, params, signal or asyncio.Event(), on_update or _ignore)
+
+    @abstractmethod
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """Do the work. Raise :class:`ToolError` (or any exception) to fail."""
+
+
+def _ignore(_: AgentToolResult) -> None:
+    return None

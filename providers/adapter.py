@@ -1,0 +1,288 @@
+"""The contract between the generic streaming driver and one wire-protocol adapter.
+
+An adapter is thin: it turns a (transformed) :class:`Context` into one HTTP request, and decodes
+that protocol's server-sent events into the event protocol through a :class:`MessageBuilder`.
+Transport, retries, abort, idle timeouts and error events are the driver's job
+(``providers/stream.py``), shared by every adapter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from providers.events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from providers.messages import (
+    AssistantMessage,
+    Context,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
+from providers.models import Model
+from providers.options import StreamOptions
+from providers.streaming_json import StreamingJsonParser
+
+
+class ProviderError(Exception):
+    """A failure the provider reported (HTTP error body, in-band error event, bad stream).
+
+    ``retryable`` marks rate limits, overload, 5xx and dropped connections;
+    ``retry_after`` is the server's requested wait in seconds, when it gave one.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@dataclass(slots=True)
+class HttpRequest:
+    """One POST: where, with which headers, and the JSON body."""
+
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class StreamDecoder(Protocol):
+    """Decodes one response's server-sent events into builder calls."""
+
+    def feed(self, event: str, data: str) -> None:
+        """One SSE event (``event`` is ``"message"`` when the server named none).
+
+        Raises :class:`ProviderError` for an in-band error the provider reported."""
+
+    def finish(self) -> None:
+        """The body ended. Close open blocks and set the stop reason; raise
+        :class:`ProviderError` when the stream was cut short before its terminal marker."""
+
+
+class WireAdapter(Protocol):
+    """One wire protocol (``model.api``)."""
+
+    api: str
+
+    def build_request(
+        self, model: Model, context: Context, options: StreamOptions, api_key: str | None
+    ) -> HttpRequest:
+        """The HTTP request for an already transformed context."""
+
+    def create_decoder(self, model: Model, builder: MessageBuilder) -> StreamDecoder:
+        """A fresh decoder for one response."""
+
+
+@dataclass
+class _OpenToolCall:
+    block: ToolCall
+    raw: list[str] = field(default_factory=list)
+    parser: StreamingJsonParser = field(default_factory=StreamingJsonParser)
+
+
+class MessageBuilder:
+    """Grows the partial :class:`AssistantMessage` and emits the matching events.
+
+    Adapters address blocks by the index the builder returns; at most one text or thinking block
+    is open at a time (opening another closes it), while several tool calls may stream
+    interleaved (OpenAI Chat sends parallel calls by index).
+    """
+
+    def __init__(self, output: AssistantMessage, emit: Callable[[AssistantMessageEvent], None]) -> None:
+        self.output = output
+        self.emit = emit
+        self._open_text: int | None = None
+        self._open_thinking: int | None = None
+        self._open_tools: dict[int, _OpenToolCall] = {}
+        self.content_started = False
+        """True once anything was emitted past ``start`` (no silent retry after that)."""
+
+    # --- text -----------------------------------------------------------------------------
+    def start_text(self, text: str = "", signature: str | None = None) -> int:
+        """Open a text block (closing any open text/thinking block) and return its index."""
+        self.close_text_and_thinking()
+        block = TextContent(text="", text_signature=signature)
+        self.output.content.append(block)
+        index = len(self.output.content) - 1
+        self._open_text = index
+        self.content_started = True
+        self.emit(TextStartEvent(index, self.output))
+        if text:
+            self.text_delta(text)
+        return index
+
+    def text_delta(self, delta: str) -> None:
+        """Append to the open text block, opening one if none is open."""
+        if self._open_text is None:
+            self.start_text()
+        index = self._open_text
+        assert index is not None
+        block = self.output.content[index]
+        assert isinstance(block, TextContent)
+        block.text += delta
+        self.emit(TextDeltaEvent(index, delta, self.output))
+
+    def set_text_signature(self, signature: str) -> None:
+        """Attach a signature to the open (or last) text block."""
+        index = self._open_text if self._open_text is not None else self._last_index(TextContent)
+        if index is not None:
+            block = self.output.content[index]
+            assert isinstance(block, TextContent)
+            block.text_signature = signature
+
+    def end_text(self) -> None:
+        """Close the open text block, if any."""
+        index = self._open_text
+        if index is None:
+            return
+        self._open_text = None
+        block = self.output.content[index]
+        assert isinstance(block, TextContent)
+        self.emit(TextEndEvent(index, block.text, self.output))
+
+    # --- thinking -------------------------------------------------------------------------
+    def start_thinking(
+        self, text: str = "", signature: str | None = None, redacted: bool | None = None
+    ) -> int:
+        """Open a thinking block (closing any open text/thinking block) and return its index."""
+        self.close_text_and_thinking()
+        block = ThinkingContent(thinking="", thinking_signature=signature, redacted=redacted)
+        self.output.content.append(block)
+        index = len(self.output.content) - 1
+        self._open_thinking = index
+        self.content_started = True
+        self.emit(ThinkingStartEvent(index, self.output))
+        if text:
+            self.thinking_delta(text)
+        return index
+
+    def thinking_delta(self, delta: str) -> None:
+        """Append to the open thinking block, opening one if none is open."""
+        if self._open_thinking is None:
+            self.start_thinking()
+        index = self._open_thinking
+        assert index is not None
+        block = self.output.content[index]
+        assert isinstance(block, ThinkingContent)
+        block.thinking += delta
+        self.emit(ThinkingDeltaEvent(index, delta, self.output))
+
+    def set_thinking_signature(self, signature: str, *, append: bool = False) -> None:
+        """Set (or extend) the signature of the open (or last) thinking block."""
+        index = (
+            self._open_thinking
+            if self._open_thinking is not None
+            else self._last_index(ThinkingContent)
+        )
+        if index is None:
+            return
+        block = self.output.content[index]
+        assert isinstance(block, ThinkingContent)
+        block.thinking_signature = (block.thinking_signature or "") + signature if append else signature
+
+    def end_thinking(self) -> None:
+        """Close the open thinking block, if any."""
+        index = self._open_thinking
+        if index is None:
+            return
+        self._open_thinking = None
+        block = self.output.content[index]
+        assert isinstance(block, ThinkingContent)
+        self.emit(ThinkingEndEvent(index, block.thinking, self.output))
+
+    def close_text_and_thinking(self) -> None:
+        """Close the open text and thinking blocks."""
+        self.end_text()
+        self.end_thinking()
+
+    # --- tool calls -----------------------------------------------------------------------
+    def start_tool_call(
+        self, call_id: str, name: str, arguments: str = "", thought_signature: str | None = None
+    ) -> int:
+        """Open a tool call and return its index; ``arguments`` is an optional first fragment."""
+        self.close_text_and_thinking()
+        block = ToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature)
+        self.output.content.append(block)
+        index = len(self.output.content) - 1
+        self._open_tools[index] = _OpenToolCall(block)
+        self.content_started = True
+        self.emit(ToolCallStartEvent(index, self.output))
+        if arguments:
+            self.tool_call_delta(index, arguments)
+        return index
+
+    def tool_call_delta(self, index: int, fragment: str) -> None:
+        """Append an argument fragment to the open tool call at ``index``."""
+        state = self._open_tools.get(index)
+        if state is None or not fragment:
+            return
+        state.raw.append(fragment)
+        state.block.arguments = state.parser.feed(fragment)
+        self.emit(ToolCallDeltaEvent(index, fragment, self.output))
+
+    def open_tool_call(self, index: int) -> ToolCall | None:
+        """The still-open tool call at ``index`` (to fix up its id, name or signature)."""
+        state = self._open_tools.get(index)
+        return state.block if state else None
+
+    def end_tool_call(self, index: int, arguments: dict[str, Any] | None = None) -> None:
+        """Close the tool call at ``index``: its arguments are the strict parse of everything
+        streamed (or ``arguments`` when the protocol delivers them whole)."""
+        state = self._open_tools.pop(index, None)
+        if state is None:
+            return
+        if arguments is not None:
+            state.block.arguments = arguments
+        elif state.raw:
+            state.block.arguments = _strict_or_best(state)
+        self.emit(ToolCallEndEvent(index, state.block, self.output))
+
+    # --- whole message --------------------------------------------------------------------
+    def close_all(self) -> None:
+        """Close every open block (end of stream)."""
+        self.close_text_and_thinking()
+        for index in sorted(self._open_tools):
+            self.end_tool_call(index)
+
+    def set_stop_reason(self, reason: StopReason) -> None:
+        """Record why the model stopped."""
+        self.output.stop_reason = reason
+
+    @property
+    def has_tool_calls(self) -> bool:
+        """True when the message holds at least one tool call."""
+        return any(isinstance(b, ToolCall) for b in self.output.content)
+
+    def _last_index(self, kind: type) -> int | None:
+        for i in range(len(self.output.content) - 1, -1, -1):
+            if isinstance(self.output.content[i], kind):
+                return i
+        return None
+
+
+def _strict_or_best(state: _OpenToolCall) -> dict[str, Any]:
+    raw = "".join(state.raw)
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return state.parser.finish()
+    return value if isinstance(value, dict) else {}

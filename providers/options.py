@@ -1,0 +1,40 @@
+"""Options of one streaming request (the keyword arguments of :func:`providers.stream`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from providers.models import CacheRetention, ThinkingLevel
+
+ThinkingHandoff = Literal["text", "drop"]
+
+
+@dataclass(slots=True)
+class StreamOptions:
+    """Everything a request may be tuned with. ``None`` means "the adapter's default"."""
+
+    api_key: str | None = None
+    signal: asyncio.Event | None = None
+    """Set it to abort: the HTTP response is closed and the stream ends ``aborted``."""
+    max_tokens: int | None = None
+    temperature: float | None = None
+    thinking: ThinkingLevel | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    cache_retention: CacheRetention = "short"
+    session_id: str | None = None
+    headers: dict[str, str] | None = None
+    on_payload: Callable[[dict[str, Any]], None] | None = None
+    """Sees the final request body (after the adapter built it) just before it is sent."""
+    timeout: float = 600.0
+    """Overall connect/read timeout in seconds for one HTTP attempt."""
+    idle_timeout: float = 120.0
+    """An open stream that delivers no bytes for this many seconds ends as an error."""
+    max_retries: int = 3
+    """Attempts in total for retryable failures before any content streamed."""
+    retry_base_delay: float = 1.0
+    max_retry_delay: float = 30.0
+    thinking_handoff: ThinkingHandoff = "text"
+    """What thinking from another model becomes: plain text (pi) or nothing."""
