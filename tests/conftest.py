@@ -1,0 +1,41 @@
+"""Shared test fixtures: paths to ../shared fixtures (skipping cleanly where absent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.replay_server import PI_SESSIONS, PROVIDER_STREAMS, SHARED_DIR
+
+
+@pytest.fixture
+def provider_streams() -> Path:
+    """The recorded provider streams in ../shared (skips the test when ../shared is absent)."""
+    if not PROVIDER_STREAMS.is_dir():
+        pytest.skip(f"recorded provider streams not found at {PROVIDER_STREAMS} (../shared is absent)")
+    return PROVIDER_STREAMS
+
+
+@pytest.fixture
+def pi_sessions() -> Path:
+    """The real pi session files in ../shared (skips the test when ../shared is absent)."""
+    if not PI_SESSIONS.is_dir():
+        pytest.skip(f"pi session fixtures not found at {PI_SESSIONS} (../shared is absent)")
+    return PI_SESSIONS
+
+
+@pytest.fixture
+def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated $BATON_HOME for the test, with no provider API keys in the environment."""
+    home = tmp_path / "baton-home"
+    home.mkdir()
+    monkeypatch.setenv("BATON_HOME", str(home))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY",
+                "DEEPSEEK_API_KEY", "CEREBRAS_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+__all__ = ["SHARED_DIR"]
