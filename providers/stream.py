@@ -1,0 +1,119 @@
+"""The entry points: :func:`stream` and :func:`complete`, dispatching on ``model.api``.
+
+Every request goes through the same steps: project the stored transcript for the target model
+(:func:`providers.transform.transform_messages` with the target's tool-call id normaliser), then
+hand the projected context to the adapter. Wire adapters (HTTP + SSE) run under the shared
+driver in :mod:`providers.transport`; in-process stream functions (the faux provider) are
+called directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from typing import Any, cast
+
+from providers.adapter import WireAdapter
+from providers.events import AssistantMessageEventStream, ErrorEvent
+from providers.messages import AssistantMessage, Context
+from providers.models import Model
+from providers.options import StreamOptions
+
+StreamFunction = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
+"""An in-process provider: gets the already transformed context, returns a started stream."""
+
+_BUILTIN_ADAPTERS: dict[str, str] = {
+    "openai-completions": "providers.openai_completions",
+    "openai-responses": "providers.openai_responses",
+    "anthropic-messages": "providers.anthropic_messages",
+    "google-generative-ai": "providers.google_generative_ai",
+}
+_adapters: dict[str, WireAdapter] = {}
+_functions: dict[str, StreamFunction] = {}
+
+
+def register_adapter(adapter: WireAdapter) -> None:
+    """Register a wire adapter under ``adapter.api`` (replacing any previous one)."""
+    _adapters[adapter.api] = adapter
+    _functions.pop(adapter.api, None)
+
+
+def register_stream_function(api: str, function: StreamFunction) -> None:
+    """Register an in-process stream function under ``api`` (replacing any previous one)."""
+    _functions[api] = function
+    _adapters.pop(api, None)
+
+
+def unregister(api: str) -> None:
+    """Forget whatever is registered under ``api``."""
+    _adapters.pop(api, None)
+    _functions.pop(api, None)
+
+
+def resolve(api: str) -> WireAdapter | StreamFunction | None:
+    """The adapter or stream function for ``api``; built-in adapters load on first use."""
+    if api in _functions:
+        return _functions[api]
+    if api not in _adapters and api in _BUILTIN_ADAPTERS:
+        module = importlib.import_module(_BUILTIN_ADAPTERS[api])
+        register_adapter(module.ADAPTER)
+    return _adapters.get(api)
+
+
+def prepare_context(model: Model, context: Context, options: StreamOptions) -> Context:
+    """The context as the target model will receive it (the handoff transform applied)."""
+    from providers.tool_ids import id_normalizer_for
+    from providers.transform import transform_messages
+
+    messages = transform_messages(
+        context.messages,
+        model,
+        id_normalizer_for(model),
+        thinking_handoff=options.thinking_handoff,
+    )
+    return Context(system_prompt=context.system_prompt, messages=messages, tools=context.tools)
+
+
+def stream(model: Model, context: Context, **options: Any) -> AssistantMessageEventStream:
+    """Start streaming one assistant message from ``model``.
+
+    Keyword options are the fields of :class:`StreamOptions` (``api_key``, ``signal``,
+    ``max_tokens``, ``temperature``, ``thinking``, ``tool_choice``, ``cache_retention``,
+    ``session_id``, ``headers``, ``on_payload``, timeouts and retry limits). Must be called with
+    a running event loop. Never raises once started: failures end the stream with an ``error``
+    event; an unknown option name raises ``TypeError`` at once.
+    """
+    opts = StreamOptions(**options)
+    handler = resolve(model.api)
+    if handler is None:
+        return failed_stream(model, f"No provider adapter for api '{model.api}' (model {model.ref}).")
+    try:
+        prepared = prepare_context(model, context, opts)
+    except Exception as exc:  # transform never raises on valid input; guard the contract anyway
+        return failed_stream(model, f"Could not prepare the request: {exc}")
+    if hasattr(handler, "build_request"):
+        from providers.transport import run_wire_adapter
+
+        return run_wire_adapter(cast(WireAdapter, handler), model, prepared, opts)
+    return cast(StreamFunction, handler)(model, prepared, opts)
+
+
+async def complete(model: Model, context: Context, **options: Any) -> AssistantMessage:
+    """Run :func:`stream` to the end and return the final message."""
+    return await stream(model, context, **options).result()
+
+
+def failed_stream(model: Model, message: str) -> AssistantMessageEventStream:
+    """A stream that has already ended with an ``error`` event carrying ``message``."""
+    out = AssistantMessageEventStream()
+    error = AssistantMessage(
+        api=model.api, provider=model.provider, model=model.id, stop_reason="error", error_message=message
+    )
+    out.push(ErrorEvent("error", error))
+    return out
+
+
+def abort_requested(signal: asyncio.Event | None) -> bool:
+    """True when ``signal`` is set."""
+    return signal is not None and signal.is_set()
