@@ -1,20 +1,25 @@
-"""The ``baton`` command line entry point."""
+"""The ``baton`` command line entry point.
+
+Only the interactive mode imports textual; ``--version``, ``--help``, print and JSON modes stay
+light so that they start fast.
+"""
 
 from __future__ import annotations
 
 import sys
 
-VERSION = "0.1.0"
+from tui.cli_args import EXIT_OK, VERSION
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run baton; returns the process exit code."""
-    args = sys.argv[1:] if argv is None else argv
-    if args in (["--version"], ["-V"]):
+    """Run baton with ``argv`` (default: the process arguments); returns the exit code."""
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list in (["--version"], ["-V"]):
         print(f"baton {VERSION}")
-        return 0
-    print("baton: not implemented yet", file=sys.stderr)
-    return 2
+        return EXIT_OK
+    from tui.launch import run
+
+    return run(args_list)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,170 @@
+"""``demo/baton-demo``: the built-in offline model a newcomer meets when no key is configured.
+
+It is the faux provider driven by a small rule-based script: it greets and explains how to
+configure a real model, and when asked ("list files", "read README.md", "run ls -la",
+"find *.py", "grep TODO") it makes real tool calls on the current directory and then
+summarises the real results — streamed token by token, like a real model.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from providers.messages import Context, TextContent, ToolResultMessage, UserMessage
+from providers.models import Model
+
+DEMO_PROVIDER = "demo"
+DEMO_API = "baton-demo"
+DEMO_MODEL_ID = "baton-demo"
+DEMO_MODEL_REF = f"{DEMO_PROVIDER}/{DEMO_MODEL_ID}"
+
+GREETING = """\
+Hi! I'm **baton's offline demo model** — no API key is configured, so nothing here talks to \
+a real LLM. I can still show you the whole agent working: ask me to
+
+- `list files` (or `list files in src`)
+- `read README.md`
+- `run git status` (any shell command)
+- `find *.py` or `grep TODO`
+
+and I'll make real tool calls on this directory.
+
+**To use a real model**, set a key and restart baton:
+
+```sh
+export ANTHROPIC_API_KEY=...   # or OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY
+baton --model anthropic/claude-sonnet-4-5
+```
+
+or describe any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter) in \
+`~/.baton/models.json`:
+
+```json
+{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
+  "api": "openai-completions", "apiKey": "ollama",
+  "models": [{"id": "qwen2.5-coder:14b"}]}}}
+```
+
+Then `/model` switches models mid-conversation — the transcript comes along.
+"""
+
+
+def demo_model() -> Model:
+    """The demo model description."""
+    return Model(
+        id=DEMO_MODEL_ID,
+        name="baton demo (offline)",
+        api=DEMO_API,
+        provider=DEMO_PROVIDER,
+        base_url="",
+        reasoning=False,
+        input=["text", "image"],
+        context_window=128_000,
+        max_tokens=16_384,
+    )
+
+
+@dataclass
+class DemoTurn:
+    """What the demo model says next: text and at most one tool call."""
+
+    text: str
+    tool_name: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:please\s+)?(?:list|show)\s+(?:the\s+)?files(?:\s+(?:in|under|of)\s+(?P<path>\S+))?", re.I), "ls"),
+    (re.compile(r"^(?:please\s+)?ls(?:\s+(?P<path>\S+))?\s*$", re.I), "ls"),
+    (re.compile(r"^(?:please\s+)?(?:read|cat|open|show)\s+(?:the\s+file\s+)?(?P<path>\S+)", re.I), "read"),
+    (re.compile(r"^(?:please\s+)?(?:run|execute|exec)\s+(?P<command>.+)$", re.I | re.S), "bash"),
+    (re.compile(r"^\$\s*(?P<command>.+)$", re.S), "bash"),
+    (re.compile(r"^(?:please\s+)?find\s+(?:files\s+)?(?:named\s+|matching\s+)?(?P<pattern>\S+)", re.I), "find"),
+    (re.compile(r"^(?:please\s+)?(?:grep|search(?:\s+for)?)\s+(?P<pattern>.+)$", re.I), "grep"),
+)
+
+
+def _user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+
+
+def _strip_quotes(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"`":
+        return value[1:-1]
+    return value
+
+
+def plan_turn(context: Context) -> DemoTurn:
+    """The demo's next turn for ``context`` (pure: the same context gives the same turn)."""
+    tools = {tool.name for tool in context.tools or []}
+    last = context.messages[-1] if context.messages else None
+    if isinstance(last, ToolResultMessage):
+        return _summarise(context)
+    if not isinstance(last, UserMessage):
+        return DemoTurn(GREETING)
+    request = _user_text(last).strip()
+    # Attached files arrive wrapped as <file name=...>; the request is what follows them.
+    request = re.sub(r'<file name="[^"]*">.*?</file>\s*', "", request, flags=re.S).strip()
+    for pattern, tool in _PATTERNS:
+        match = pattern.match(request)
+        if not match:
+            continue
+        groups = {k: _strip_quotes(v) for k, v in match.groupdict().items() if v}
+        if tool not in tools:
+            enabled = ", ".join(sorted(tools)) or "none"
+            return DemoTurn(
+                f"That needs the `{tool}` tool, which is not enabled in this session "
+                f"(enabled: {enabled}). Start baton with `--tools {tool},...` to allow it."
+            )
+        return _tool_turn(tool, groups)
+    return DemoTurn(GREETING)
+
+
+def _tool_turn(tool: str, groups: dict[str, str]) -> DemoTurn:
+    if tool == "ls":
+        path = groups.get("path", ".")
+        return DemoTurn(f"Listing `{path}`.", "ls", {"path": path})
+    if tool == "read":
+        path = groups["path"]
+        return DemoTurn(f"Reading `{path}`.", "read", {"path": path})
+    if tool == "bash":
+        command = groups["command"].strip()
+        return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
+    if tool == "find":
+        pattern = groups["pattern"]
+        return DemoTurn(f"Looking for files matching `{pattern}`.", "find", {"pattern": pattern})
+    pattern = groups["pattern"]
+    try:
+        words = shlex.split(pattern)
+    except ValueError:
+        words = [pattern]
+    pattern = " ".join(words) if words else pattern
+    return DemoTurn(f"Searching for `{pattern}`.", "grep", {"pattern": pattern, "literal": True})
+
+
+def _summarise(context: Context) -> DemoTurn:
+    results: list[ToolResultMessage] = []
+    for message in reversed(context.messages):
+        if not isinstance(message, ToolResultMessage):
+            break
+        results.append(message)
+    parts: list[str] = []
+    for result in reversed(results):
+        text = "\n".join(b.text for b in result.content if isinstance(b, TextContent)).rstrip()
+        lines = text.splitlines()
+        shown = "\n".join(lines[:20])
+        more = f"\n… {len(lines) - 20} more lines" if len(lines) > 20 else ""
+        if result.is_error:
+            parts.append(f"The `{result.tool_name}` tool reported an error:\n\n```\n{shown}{more}\n```")
+        else:
+            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+            parts.append(f"`{result.tool_name}` returned {count}:\n\n```\n{shown}{more}\n```")
+    parts.append("That was a real tool call on your files. Try another, or configure a real model "
+                 "(see the greeting: type `help`).")
+    return DemoTurn("\n\n".join(parts))

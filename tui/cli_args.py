@@ -1,0 +1,149 @@
+"""Command-line arguments of ``baton`` (argparse only: importing this module is cheap)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+VERSION = "0.1.0"
+
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1
+EXIT_USAGE = 2
+
+THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+_EPILOG = """\
+examples:
+  baton                                  interactive session (offline demo model without a key)
+  baton "explain this repo"              interactive, starting with a prompt
+  baton -p "list files"                  print the final answer and exit
+  baton -p --mode json "fix the tests"   one JSON event per line on stdout
+  git diff | baton -p "review this"      piped stdin joins the prompt
+  baton @src/app.py "what does this do?" attach files (text or images)
+  baton -c                               continue the most recent session here
+  baton --model anthropic/claude-sonnet-4-5:high
+  baton --list-models gpt
+
+environment:
+  BATON_HOME            config and sessions (default ~/.baton)
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, ...
+"""
+
+
+@dataclass
+class CliArgs:
+    """Parsed command line."""
+
+    print_mode: bool = False
+    mode: str = "text"
+    model: str | None = None
+    thinking: str | None = None
+    provider: str | None = None
+    api_key: str | None = None
+    continue_session: bool = False
+    resume: bool = False
+    session: str | None = None
+    no_session: bool = False
+    session_dir: str | None = None
+    tools: str | None = None
+    no_tools: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    list_models: str | None = None
+    list_models_requested: bool = False
+    export: list[str] = field(default_factory=list)
+    no_context_files: bool = False
+    files: list[str] = field(default_factory=list)
+    prompt_words: list[str] = field(default_factory=list)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"baton: {message}\nTry 'baton --help'.\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser for ``baton``."""
+    p = _Parser(
+        prog="baton",
+        description="A terminal coding agent. Switch models mid-conversation; the transcript follows.",
+        usage="baton [options] [@files...] [prompt...]",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("-p", "--print", dest="print_mode", action="store_true",
+                   help="non-interactive: run the prompt, print the final answer, exit")
+    p.add_argument("--mode", choices=("text", "json"), default="text",
+                   help="print-mode output: final text (default) or one JSON event per line")
+    p.add_argument("--model", metavar="PROVIDER/ID[:LEVEL]",
+                   help="model to use, optionally with a thinking level (e.g. openai/gpt-5.1:high)")
+    p.add_argument("--thinking", choices=THINKING_CHOICES, help="thinking level")
+    p.add_argument("--provider", help="provider of --model when it is given without one")
+    p.add_argument("--api-key", metavar="KEY", help="API key for this run (never saved)")
+    p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                   help="continue the most recent session in this directory")
+    p.add_argument("-r", "--resume", action="store_true", help="pick a session to resume")
+    p.add_argument("--session", metavar="PATH|ID", help="use a session file (path or id prefix)")
+    p.add_argument("--no-session", action="store_true", help="keep nothing on disk")
+    p.add_argument("--session-dir", metavar="DIR", help="where session files live")
+    p.add_argument("--tools", metavar="LIST",
+                   help="comma-separated tools (read,bash,edit,write,grep,find,ls)")
+    p.add_argument("--no-tools", action="store_true", help="no tools at all")
+    p.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
+    p.add_argument("--append-system-prompt", metavar="TEXT", help="append to the system prompt")
+    p.add_argument("--list-models", nargs="?", const="", metavar="SEARCH",
+                   help="list available models (optionally filtered) and exit")
+    p.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
+                   help="export a session file to HTML (or .md) and exit")
+    p.add_argument("--no-context-files", action="store_true",
+                   help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--version", action="version", version=f"baton {VERSION}")
+    p.add_argument("words", nargs="*", metavar="[@files...] [prompt...]", help=argparse.SUPPRESS)
+    return p
+
+
+def parse_args(argv: list[str]) -> CliArgs:
+    """Parse ``argv``; usage errors exit with code 2 and a one-line message."""
+    ns = build_parser().parse_intermixed_args(argv)
+    args = CliArgs(
+        print_mode=ns.print_mode,
+        mode=ns.mode,
+        model=ns.model,
+        thinking=ns.thinking,
+        provider=ns.provider,
+        api_key=ns.api_key,
+        continue_session=ns.continue_session,
+        resume=ns.resume,
+        session=ns.session,
+        no_session=ns.no_session,
+        session_dir=ns.session_dir,
+        tools=ns.tools,
+        no_tools=ns.no_tools,
+        system_prompt=ns.system_prompt,
+        append_system_prompt=ns.append_system_prompt,
+        list_models=ns.list_models,
+        list_models_requested=ns.list_models is not None,
+        export=ns.export or [],
+        no_context_files=ns.no_context_files,
+    )
+    for word in ns.words:
+        if word.startswith("@") and len(word) > 1:
+            args.files.append(word[1:])
+        else:
+            args.prompt_words.append(word)
+    if args.mode == "json":
+        args.print_mode = True
+    if len(args.export) > 2:
+        raise SystemExit(_usage("--export takes SESSION and an optional OUT file"))
+    exclusive = [args.continue_session, args.resume, args.session is not None, args.no_session]
+    if sum(exclusive) > 1:
+        raise SystemExit(_usage("use only one of --continue, --resume, --session, --no-session"))
+    return args
+
+
+def _usage(message: str) -> int:
+    import sys
+
+    print(f"baton: {message}", file=sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,97 @@
+"""JSON mode: one JSON object per line on stdout — the session header, then every event.
+
+Field names are pi's. One deliberate difference keeps the output linear in the answer's length:
+``message_update`` lines for ``*_delta`` events carry the delta but not the whole partial message
+(pi repeats the growing partial on every delta, which is quadratic); ``*_start``/``*_end`` updates
+and ``message_start``/``message_end`` carry the message as it stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from providers.messages import now_ms
+from tui.print_mode import install_interrupt_handler, last_assistant, run_outcome
+
+if TYPE_CHECKING:
+    from providers.messages import ImageContent
+    from sessions import CodingSession
+
+_DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def event_line(event: Any) -> str:
+    """The JSON line for one session/agent event."""
+    if getattr(event, "type", None) == "message_update":
+        from providers.events import event_to_dict
+
+        inner = event.assistant_message_event
+        out: dict[str, Any] = {
+            "type": "message_update",
+            "assistantMessageEvent": event_to_dict(inner, include_partial=False),
+        }
+        if inner.type not in _DELTA_TYPES:
+            out["message"] = event.message.to_json_dict()
+        return _dumps(out)
+    return _dumps(event.to_dict())
+
+
+def session_header(session: CodingSession) -> dict[str, Any]:
+    """The first line: which session, where, on which model."""
+    from datetime import UTC, datetime
+
+    return {
+        "type": "session",
+        "version": 3,
+        "id": session.session_id,
+        "timestamp": datetime.fromtimestamp(now_ms() / 1000, UTC).isoformat().replace("+00:00", "Z"),
+        "cwd": str(session.cwd),
+        "sessionFile": str(session.session_file) if session.session_file else None,
+        "provider": session.model.provider,
+        "modelId": session.model.id,
+        "thinkingLevel": session.thinking_level,
+    }
+
+
+class _LineWriter:
+    """Writes lines and flushes once per event-loop tick (timely, without a syscall per line)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._flush_scheduled = False
+        self._loop = asyncio.get_running_loop()
+
+    def write(self, line: str) -> None:
+        self._out.write(line + "\n")
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_scheduled = False
+        try:
+            self._out.flush()
+        except BrokenPipeError:
+            pass
+
+
+async def run_json_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
+    """Run ``text`` and stream every event as a JSON line; returns the exit code."""
+    writer = _LineWriter(sys.stdout)
+    writer.write(_dumps(session_header(session)))
+    unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
+    uninstall = install_interrupt_handler(session.abort)
+    try:
+        await session.prompt(text, images or None)
+    finally:
+        uninstall()
+        unsubscribe()
+        writer.flush()
+    code, error = run_outcome(last_assistant(session))
+    if error is not None:
+        print(f"baton: {error}", file=sys.stderr)
+    return code

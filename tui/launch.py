@@ -1,0 +1,72 @@
+"""From parsed arguments to a running mode: model choice, prompt assembly, session, mode."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
+from tui.cli_errors import CliError
+from tui.prompt_input import build_prompt, read_piped_stdin
+
+
+def run(argv: list[str]) -> int:
+    """Parse ``argv`` and run the requested mode; returns the exit code."""
+    args = parse_args(argv)
+    try:
+        if args.export:
+            return _export(args)
+        if args.list_models_requested:
+            from tui.list_models import list_models_command
+
+            return list_models_command(args.list_models or "")
+        piped = read_piped_stdin()
+        if piped is not None:
+            args.print_mode = True
+        text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
+        if args.print_mode and not text.strip() and not images and not args.resume:
+            raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
+        return asyncio.run(_run_session(args, text, images))
+    except CliError as err:
+        print(f"baton: {err}", file=sys.stderr)
+        return err.code
+    except KeyboardInterrupt:
+        return EXIT_RUN_FAILED
+
+
+async def _run_session(args: CliArgs, text: str, images: list) -> int:  # type: ignore[type-arg]
+    from tui.session_setup import open_session
+
+    session = await open_session(args)
+    try:
+        if args.print_mode:
+            if args.mode == "json":
+                from tui.json_mode import run_json_mode
+
+                return await run_json_mode(session, text, images)
+            from tui.print_mode import run_print_mode
+
+            return await run_print_mode(session, text, images)
+        from tui.app import run_interactive_async
+
+        return await run_interactive_async(
+            session, initial_prompt=text or None, initial_images=images or None
+        )
+    finally:
+        await session.close()
+
+
+def _export(args: CliArgs) -> int:
+    from sessions.export import export_session
+    from sessions.listing import find_session
+
+    source = find_session(args.export[0], Path.cwd())
+    out = Path(args.export[1]) if len(args.export) > 1 else source.with_suffix(".html")
+    fmt = "markdown" if out.suffix.lower() in (".md", ".markdown") else "html"
+    try:
+        written = export_session(source, out, fmt)
+    except OSError as exc:
+        raise CliError(f"cannot export {source}: {exc}", EXIT_RUN_FAILED) from exc
+    print(written)
+    return EXIT_OK

@@ -1,0 +1,188 @@
+"""Choosing the model and opening the :class:`CodingSession` the modes drive."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE, THINKING_CHOICES, CliArgs
+from tui.cli_errors import CliError
+
+if TYPE_CHECKING:
+    from providers.models import Model, ThinkingLevel
+    from sessions import CodingSession, Settings
+
+# Preferred default per provider, in the order providers are tried when no model is configured.
+DEFAULT_MODELS: tuple[str, ...] = (
+    "anthropic/claude-sonnet-4-5",
+    "openai/gpt-5.1",
+    "google/gemini-2.5-pro",
+    "openrouter/anthropic/claude-sonnet-4.5",
+    "xai/grok-4",
+    "groq/openai/gpt-oss-120b",
+    "mistral/mistral-large-latest",
+    "deepseek/deepseek-chat",
+    "cerebras/gpt-oss-120b",
+)
+
+
+def split_thinking_suffix(ref: str) -> tuple[str, ThinkingLevel | None]:
+    """``provider/id:level`` -> (``provider/id``, level); other colons stay in the id."""
+    base, sep, suffix = ref.rpartition(":")
+    if sep and suffix in THINKING_CHOICES:
+        return base, suffix  # type: ignore[return-value]
+    return ref, None
+
+
+def is_local(model: Model) -> bool:
+    """True for models served from this machine (Ollama, llama.cpp...), which need no key."""
+    host = urlparse(model.base_url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def ensure_api_key(model: Model, api_key: str | None) -> None:
+    """Fail with a one-line error naming the env var when ``model`` has no usable key."""
+    from providers.catalog import env_var_for, has_api_key
+
+    if api_key or model.provider == "demo" or is_local(model) or has_api_key(model.provider):
+        return
+    raise CliError(
+        f"no API key for {model.provider}: set {env_var_for(model.provider)} "
+        f"(or pass --api-key, or configure it in models.json)",
+        EXIT_USAGE,
+    )
+
+
+def lookup_model(ref: str) -> Model:
+    """The catalog model for ``ref`` (the demo model included), or a one-line CLI error."""
+    from providers.catalog import ModelNotFoundError, get_model
+
+    from providers.demo import DEMO_MODEL_REF, demo_model
+
+    if ref in (DEMO_MODEL_REF, "baton-demo"):
+        return demo_model()
+    try:
+        return get_model(ref)
+    except ModelNotFoundError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+
+
+def default_model(settings: Settings, api_key: str | None) -> Model:
+    """The model to use when none is given: settings, then the first provider with a key,
+    then a locally configured model, then the offline demo model."""
+    from providers.catalog import has_api_key, list_models
+
+    from providers.demo import demo_model
+
+    if settings.default_model:
+        model = lookup_model(settings.default_model)
+        ensure_api_key(model, api_key)
+        return model
+    for ref in DEFAULT_MODELS:
+        provider = ref.split("/", 1)[0]
+        if has_api_key(provider):
+            try:
+                return lookup_model(ref)
+            except CliError:
+                continue
+    for model in list_models():
+        if model.provider != "demo" and (has_api_key(model.provider) or is_local(model)):
+            return model
+    return demo_model()
+
+
+def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, ThinkingLevel | None]:
+    """The model and thinking level the command line asks for (``None``: let a resumed
+    session keep its own model)."""
+    level: ThinkingLevel | None = args.thinking  # type: ignore[assignment]
+    if args.model:
+        ref, suffix_level = split_thinking_suffix(args.model)
+        if args.provider and "/" not in ref:
+            ref = f"{args.provider}/{ref}"
+        model = lookup_model(ref)
+        ensure_api_key(model, args.api_key)
+        return model, suffix_level or level
+    if args.provider:
+        from providers.catalog import list_models
+
+        candidates = [m for m in list_models() if m.provider == args.provider]
+        preferred = [ref for ref in DEFAULT_MODELS if ref.startswith(args.provider + "/")]
+        if preferred:
+            model = lookup_model(preferred[0])
+        elif candidates:
+            model = candidates[0]
+        else:
+            raise CliError(f"unknown provider '{args.provider}' (see baton --list-models)")
+        ensure_api_key(model, args.api_key)
+        return model, level
+    if args.continue_session or args.resume or args.session:
+        return None, level
+    return default_model(settings, args.api_key), level
+
+
+def session_mode(args: CliArgs, cwd: Path) -> str:
+    """The ``SessionOptions.session`` value for the flags given."""
+    if args.no_session:
+        return "none"
+    if args.continue_session:
+        return "continue"
+    if args.session:
+        return args.session
+    if args.resume:
+        return str(pick_session(cwd, args))
+    return "new"
+
+
+def pick_session(cwd: Path, args: CliArgs) -> Path:
+    """Ask on the terminal which session of this directory to resume."""
+    from sessions import list_sessions
+
+    session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+    infos = list_sessions(cwd, session_dir)
+    if not infos:
+        raise CliError("no sessions to resume in this directory", EXIT_USAGE)
+    if not sys.stdin.isatty():
+        raise CliError("--resume needs a terminal to pick from; use --session ID or --continue")
+    shown = infos[:20]
+    for i, info in enumerate(shown, 1):
+        title = info.name or (info.first_message or "").replace("\n", " ")[:70]
+        print(f"{i:>3}. {info.modified:%Y-%m-%d %H:%M}  {info.message_count:>4} msgs  {title}", file=sys.stderr)
+    answer = input("Resume which session? [1] ").strip() or "1"
+    if not answer.isdigit() or not 1 <= int(answer) <= len(shown):
+        raise CliError(f"no session numbered {answer!r}")
+    return Path(shown[int(answer) - 1].path)
+
+
+async def open_session(args: CliArgs) -> CodingSession:
+    """Open the coding session the arguments describe, or raise :class:`CliError`."""
+    from sessions import CodingSession, SessionFileError, SessionLockedError, SessionOptions, load_settings
+
+    settings = load_settings()
+    cwd = Path.cwd()
+    model, level = resolve_model(args, settings)
+    tools: list[str] | None = None
+    if args.no_tools:
+        tools = []
+    elif args.tools:
+        tools = [name.strip() for name in args.tools.split(",") if name.strip()]
+    options = SessionOptions(
+        cwd=cwd,
+        model=model,
+        thinking=level,
+        tools=tools,
+        session=session_mode(args, cwd),
+        session_dir=Path(args.session_dir).expanduser() if args.session_dir else None,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        context_files=not args.no_context_files,
+        api_key=args.api_key,
+        settings=settings,
+    )
+    try:
+        return await CodingSession.open(options)
+    except SessionLockedError as exc:
+        raise CliError(str(exc), EXIT_RUN_FAILED) from exc
+    except (SessionFileError, FileNotFoundError, ValueError) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
