@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,3 +169,20 @@ def _summarise(context: Context) -> DemoTurn:
     parts.append("That was a real tool call on your files. Try another, or configure a real model "
                  "(see the greeting: type `help`).")
     return DemoTurn("\n\n".join(parts))
+
+
+def _respond(context: Context, model: Model) -> Any:
+    from providers.faux import FauxResponse, faux_tool_call
+
+    turn = plan_turn(context)
+    content: list[Any] = [turn.text]
+    if turn.tool_name is not None:
+        content.append(faux_tool_call(turn.tool_name, turn.arguments, id=f"demo_{uuid.uuid4().hex[:16]}"))
+    return FauxResponse(content=content)
+
+
+def register() -> None:
+    """Register the demo model's stream function (``providers.stream`` does this on first use)."""
+    from providers.faux import FauxProvider
+
+    FauxProvider(DEMO_API, _respond, chunk_size=6, delay=0.003).register()

@@ -29,6 +29,10 @@ _BUILTIN_ADAPTERS: dict[str, str] = {
     "anthropic-messages": "providers.anthropic_messages",
     "google-generative-ai": "providers.google_generative_ai",
 }
+_BUILTIN_FUNCTIONS: dict[str, str] = {
+    "baton-demo": "providers.demo",
+}
+"""In-process providers registered on first use: each module has a ``register()`` function."""
 _adapters: dict[str, WireAdapter] = {}
 _functions: dict[str, StreamFunction] = {}
 
@@ -55,6 +59,9 @@ def resolve(api: str) -> WireAdapter | StreamFunction | None:
     """The adapter or stream function for ``api``; built-in adapters load on first use."""
     if api in _functions:
         return _functions[api]
+    if api in _BUILTIN_FUNCTIONS:
+        importlib.import_module(_BUILTIN_FUNCTIONS[api]).register()
+        return _functions.get(api)
     if api not in _adapters and api in _BUILTIN_ADAPTERS:
         module = importlib.import_module(_BUILTIN_ADAPTERS[api])
         register_adapter(module.ADAPTER)

@@ -1,0 +1,57 @@
+"""Running the real ``baton`` command as a subprocess against local replay servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
+            "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "CEREBRAS_API_KEY")
+
+
+def baton_env(home: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: private BATON_HOME and HOME, no provider keys, no Ollama."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env.update({"BATON_HOME": str(home), "HOME": str(home), "OLLAMA_HOST": "127.0.0.1:9",
+                "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"})
+    env.update(extra)
+    return env
+
+
+def baton_command(*args: str) -> list[str]:
+    """The command line that runs baton from this checkout with this interpreter."""
+    return [sys.executable, "-m", "tui.cli", *args]
+
+
+def run_baton(
+    home: Path, cwd: Path, *args: str, stdin: str | None = None, timeout: float = 60, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run baton to completion and capture its output."""
+    return subprocess.run(
+        baton_command(*args), cwd=cwd, env=baton_env(home, **env), input=stdin if stdin is not None else "",
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def write_models_json(home: Path, providers: dict[str, Any]) -> None:
+    """Write ``$BATON_HOME/models.json``."""
+    (home / "models.json").write_text(json.dumps({"providers": providers}), encoding="utf-8")
+
+
+def session_files(home: Path) -> list[Path]:
+    """Every session file under ``$BATON_HOME/sessions``."""
+    return sorted((home / "sessions").rglob("*.jsonl"))
+
+
+def read_entries(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a session file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def session_messages(path: Path) -> list[dict[str, Any]]:
+    """The messages stored in a session file, in order."""
+    return [e["message"] for e in read_entries(path) if e.get("type") == "message"]
