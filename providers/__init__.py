@@ -57,6 +57,15 @@ _EXPORTS: dict[str, str] = {
     "find_models": "providers.catalog",
     "get_api_key": "providers.catalog",
     "ModelNotFoundError": "providers.catalog",
+    "env_var_for": "providers.catalog",
+    "has_api_key": "providers.catalog",
+    "models_json_errors": "providers.catalog",
+    "reload_catalog": "providers.catalog",
+    "baton_home": "providers.paths",
+    # faux (scripted offline) provider
+    "FauxProvider": "providers.faux",
+    "FauxResponse": "providers.faux",
+    "faux_model": "providers.faux",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -77,8 +86,19 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from providers.adapter import MessageBuilder, ProviderError
-    from providers.catalog import ModelNotFoundError, find_models, get_api_key, get_model, list_models
+    from providers.catalog import (
+        ModelNotFoundError,
+        env_var_for,
+        find_models,
+        get_api_key,
+        get_model,
+        has_api_key,
+        list_models,
+        models_json_errors,
+        reload_catalog,
+    )
     from providers.events import AssistantMessageEvent, AssistantMessageEventStream, event_to_dict
+    from providers.faux import FauxProvider, FauxResponse, faux_model
     from providers.messages import (
         AssistantMessage,
         Context,
@@ -106,6 +126,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from providers.options import StreamOptions
     from providers.overflow import is_context_overflow
+    from providers.paths import baton_home
     from providers.stream import complete, stream
     from providers.streaming_json import StreamingJsonParser, parse_streaming_json
     from providers.tool_ids import id_normalizer_for

@@ -1,0 +1,583 @@
+"""The agent: the turn loop (stream a reply, run its tool calls, repeat), its queues, abort,
+and the event stream subscribers see.
+
+One run: the prompt is recorded, then each turn streams an assistant message and executes its
+tool calls, until the model stops calling tools; steering messages are delivered after the
+current tool batch and follow-ups when the run would end. Model, thinking level, tools and
+system prompt are read at the start of every model call, so a switch mid-run applies to the
+next call. The history is only appended to (and never handed to hooks by reference).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypeAlias
+
+from agent.events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from agent.execution import (
+    AfterToolCall,
+    BeforeToolCall,
+    ToolBatch,
+    ToolExecutionMode,
+    fail_truncated_calls,
+)
+from agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
+from agent.tool import AgentTool
+from providers.events import AssistantMessageEventStream, ErrorEvent
+from providers.messages import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+from providers.models import Model, ThinkingLevel, clamp_thinking_level
+
+logger = logging.getLogger(__name__)
+
+ABORTED_MESSAGE = "Request was aborted"
+
+QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
+Listener: TypeAlias = Callable[[AgentEvent], Any]
+"""A subscriber: called with every event, in order; may return an awaitable (awaited)."""
+GetApiKey: TypeAlias = Callable[[str], "str | Awaitable[str | None] | None"]
+TransformContext: TypeAlias = Callable[
+    [list[AgentMessage], asyncio.Event], Awaitable[list[AgentMessage]]
+]
+ConvertToLlm: TypeAlias = Callable[
+    [list[AgentMessage]], "list[LlmMessage] | Awaitable[list[LlmMessage]]"
+]
+StreamFn: TypeAlias = Callable[..., AssistantMessageEventStream]
+
+
+class AgentBusyError(RuntimeError):
+    """``prompt()`` or ``continue_()`` was called while a run is in progress."""
+
+
+def _default_stream_fn() -> StreamFn:
+    from providers.stream import stream
+
+    return stream
+
+
+class Agent:
+    """A stateful agent around the turn loop.
+
+    ``model``, ``thinking``, ``tools`` and ``system_prompt`` may be reassigned at any time; they
+    are read at the start of each model call. ``messages`` is the history (append-only during a
+    run). Hooks: ``get_api_key(provider)`` per request; ``transform_context(messages, signal)``
+    then ``convert_to_llm(messages)`` before every call (neither sees the history list itself);
+    ``before_tool_call`` / ``after_tool_call`` around each tool call. ``stream_fn`` has the
+    signature of :func:`providers.stream` and ``stream_options`` holds extra keyword options
+    for it. ``tool_execution`` is ``"parallel"`` (results still recorded in call order) or
+    ``"sequential"``.
+    ``steering_mode`` / ``follow_up_mode`` decide whether queued messages are delivered all at
+    once or one per turn (pi's default). ``abort_grace`` is how long (seconds) an aborted
+    provider stream or tool may take to stop by itself before its task is cancelled.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        tools: Iterable[AgentTool] = (),
+        system_prompt: str = "",
+        thinking: ThinkingLevel = "off",
+        messages: Iterable[AgentMessage] = (),
+        get_api_key: GetApiKey | None = None,
+        transform_context: TransformContext | None = None,
+        convert_to_llm: ConvertToLlm = convert_to_llm,
+        before_tool_call: BeforeToolCall | None = None,
+        after_tool_call: AfterToolCall | None = None,
+        tool_execution: ToolExecutionMode = "parallel",
+        stream_fn: StreamFn | None = None,
+        stream_options: dict[str, Any] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        abort_grace: float = 1.0,
+    ) -> None:
+        self.model = model
+        self.tools: list[AgentTool] = list(tools)
+        self.system_prompt = system_prompt
+        self.thinking: ThinkingLevel = thinking
+        self.messages: list[AgentMessage] = list(messages)
+        self.get_api_key = get_api_key
+        self.transform_context = transform_context
+        self.convert_to_llm = convert_to_llm
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.tool_execution: ToolExecutionMode = tool_execution
+        self.stream_fn: StreamFn = stream_fn or _default_stream_fn()
+        self.stream_options: dict[str, Any] = dict(stream_options or {})
+        self.steering_mode: QueueMode = steering_mode
+        self.follow_up_mode: QueueMode = follow_up_mode
+        self.abort_grace = abort_grace
+
+        self.stream_message: AssistantMessage | None = None
+        """The assistant message being streamed right now (a live object), else ``None``."""
+        self.pending_tool_calls: set[str] = set()
+        """Ids of the tool calls currently executing."""
+        self.error: str | None = None
+        """The error message of the last run that ended in an error, else ``None``."""
+
+        self._listeners: tuple[Listener, ...] = ()
+        self._steering: deque[AgentMessage] = deque()
+        self._follow_up: deque[AgentMessage] = deque()
+        self._running = False
+        self._run_task: asyncio.Task[None] | None = None
+        self._signal: asyncio.Event | None = None
+        self._stream: AssistantMessageEventStream | None = None
+        self._stream_watchdog: asyncio.TimerHandle | None = None
+        self._turn_tools: list[AgentTool] = []
+
+    # --- state ------------------------------------------------------------------------------
+    @property
+    def is_running(self) -> bool:
+        """True from the start of ``prompt()``/``continue_()`` until its run has ended."""
+        return self._running
+
+    def replace_messages(self, messages: Iterable[AgentMessage]) -> None:
+        """Replace the history (only while idle)."""
+        if self._running:
+            raise AgentBusyError("Cannot replace messages while the agent is running")
+        self.messages = list(messages)
+
+    # --- events -----------------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every event (sync, or async: awaited in order). Returns a
+        function that unsubscribes it."""
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return unsubscribe
+
+    def events(self, *, until_agent_end: bool = True) -> AgentEventIterator:
+        """An async iterator over events (subscribed at once). With ``until_agent_end`` it stops
+        after the next ``agent_end``. Use as ``async with agent.events() as events:``."""
+        return AgentEventIterator(self, until_agent_end=until_agent_end)
+
+    async def _emit(self, event: AgentEvent) -> None:
+        for listener in self._listeners:
+            try:
+                result = listener(event)
+                if result is not None and hasattr(result, "__await__"):
+                    await result
+            except Exception:
+                logger.exception("agent event subscriber failed on %s", event.type)
+
+    def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[Any]]:
+        """Call the listeners now; the awaitables async listeners returned are for the caller."""
+        pending: list[Awaitable[Any]] = []
+        for listener in self._listeners:
+            try:
+                result = listener(event)
+                if result is not None and hasattr(result, "__await__"):
+                    pending.append(result)
+            except Exception:
+                logger.exception("agent event subscriber failed on %s", event.type)
+        return pending
+
+    # --- queues -----------------------------------------------------------------------------
+    def steer(self, message: str | AgentMessage) -> None:
+        """Queue a message for delivery after the current tool batch (skipping the batch's
+        calls that have not started)."""
+        self._steering.append(_as_message(message))
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        """Queue a message for delivery when the run would otherwise end."""
+        self._follow_up.append(_as_message(message))
+
+    def clear_queues(self) -> list[AgentMessage]:
+        """Remove and return the queued steering and follow-up messages."""
+        removed = [*self._steering, *self._follow_up]
+        self._steering.clear()
+        self._follow_up.clear()
+        return removed
+
+    @property
+    def queued_messages(self) -> list[AgentMessage]:
+        """The queued messages: steering first, then follow-ups."""
+        return [*self._steering, *self._follow_up]
+
+    def _dequeue(self, queue: deque[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
+        if not queue:
+            return []
+        if mode == "one-at-a-time":
+            return [queue.popleft()]
+        items = list(queue)
+        queue.clear()
+        return items
+
+    def _poll_steering(self) -> list[AgentMessage]:
+        return self._dequeue(self._steering, self.steering_mode)
+
+    # --- running ----------------------------------------------------------------------------
+    async def prompt(
+        self,
+        message: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        """Run the agent on a new prompt; returns when the run has ended.
+
+        A string becomes a user message (text first, then ``images``). Raises
+        :class:`AgentBusyError` while a run is in progress (queue with :meth:`steer` or
+        :meth:`follow_up` instead)."""
+        if self._running:
+            raise AgentBusyError(
+                "Agent is already running; use steer() or follow_up() to queue a message"
+            )
+        if isinstance(message, str):
+            content: list[TextContent | ImageContent] = [TextContent(text=message), *(images or ())]
+            prompts: list[AgentMessage] = [UserMessage(content=content)]
+        elif isinstance(message, UserMessage | AssistantMessage | ToolResultMessage | AppMessage):
+            prompts = [message]
+        else:
+            prompts = [coerce_message(m) for m in message]
+        await self._start(prompts)
+
+    async def continue_(self) -> None:
+        """Resume from the current history without a new prompt (retries, after compaction).
+
+        The history must end in a message the model reads as ``user`` or ``toolResult``; when
+        it ends in an assistant message, queued messages (steering first) are delivered as the
+        prompt, otherwise this raises ``ValueError``."""
+        if self._running:
+            raise AgentBusyError("Agent is already running")
+        if not self.messages:
+            raise ValueError("No messages to continue from")
+        last = self.messages[-1]
+        if isinstance(last, AssistantMessage):
+            queued = self._poll_steering() or self._dequeue(self._follow_up, self.follow_up_mode)
+            if queued:
+                await self._start(queued)
+                return
+            raise ValueError("Cannot continue from message role: assistant")
+        if isinstance(last, AppMessage):
+            converted = last.to_llm()
+            if converted is None or converted.role != "user":
+                raise ValueError(f"Cannot continue from message role: {last.role}")
+        await self._start([])
+
+    def abort(self) -> None:
+        """Abort the run: the provider stream and every running tool are cancelled. Safe to
+        call at any time, any number of times."""
+        signal = self._signal
+        if not self._running or signal is None or signal.is_set():
+            return
+        signal.set()
+        if self._stream is not None:
+            self._arm_watchdog(self._stream)
+
+    def _arm_watchdog(self, stream: AssistantMessageEventStream) -> None:
+        """End ``stream`` ourselves if the provider has not stopped ``abort_grace`` seconds
+        after an abort."""
+        if stream.closed or self._stream_watchdog is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside the event loop: the provider must stop by itself
+            return
+        self._stream_watchdog = loop.call_later(self.abort_grace, self._force_end_stream, stream)
+
+    async def wait_idle(self) -> None:
+        """Return once no run is in progress."""
+        task = self._run_task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+
+    async def _start(self, prompts: list[AgentMessage]) -> None:
+        self._running = True
+        self._signal = asyncio.Event()
+        self.error = None
+        task = asyncio.create_task(self._run(prompts, self._signal), name="agent-run")
+        self._run_task = task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                self.abort()
+            raise
+
+    async def _run(self, prompts: list[AgentMessage], signal: asyncio.Event) -> None:
+        added: list[AgentMessage] = []
+        try:
+            try:
+                await self._emit(AgentStartEvent())
+                await self._emit(TurnStartEvent())
+                for prompt in prompts:
+                    await self._record(prompt, added)
+                await self._loop(signal, added)
+            except Exception as exc:  # a bug in the loop or a hook: end the run cleanly, say why
+                logger.exception("agent run failed")
+                reply = _failure(self.model, f"Agent error: {exc}", signal)
+                self.error = reply.error_message
+                await self._record(reply, added)
+                await self._emit(TurnEndEvent(reply, []))
+            await self._emit(AgentEndEvent(added))
+        except asyncio.CancelledError:
+            signal.set()
+            _close(self._emit_nowait(AgentEndEvent(added)))
+            raise
+        finally:
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._stream_watchdog is not None:
+            self._stream_watchdog.cancel()
+            self._stream_watchdog = None
+        self._stream = None
+        self.stream_message = None
+        self.pending_tool_calls.clear()
+        self._running = False
+
+    async def _loop(self, signal: asyncio.Event, added: list[AgentMessage]) -> None:
+        pending = self._poll_steering()
+        first_turn = True
+        while True:
+            more_tool_calls = True
+            while more_tool_calls or pending:
+                if not first_turn:
+                    await self._emit(TurnStartEvent())
+                first_turn = False
+                for message in pending:
+                    await self._record(message, added)
+                pending = []
+
+                reply = await self._model_call(signal, added)
+                if reply.stop_reason in ("error", "aborted"):
+                    self.error = reply.error_message
+                    await self._emit(TurnEndEvent(reply, []))
+                    return
+
+                results: list[ToolResultMessage] = []
+                steering: list[AgentMessage] = []
+                calls = reply.tool_calls
+                more_tool_calls = bool(calls)
+                if calls:
+                    record = self._recorder(added)
+                    if reply.stop_reason == "length":
+                        results = await fail_truncated_calls(calls, self._emit, record)
+                    else:
+                        batch = ToolBatch(
+                            assistant_message=reply,
+                            tools=self._turn_tools,
+                            history=self.messages,
+                            signal=signal,
+                            emit=self._emit,
+                            emit_nowait=self._emit_nowait,
+                            record=record,
+                            poll_steering=self._poll_steering,
+                            mode=self.tool_execution,
+                            before_tool_call=self.before_tool_call,
+                            after_tool_call=self.after_tool_call,
+                            abort_grace=self.abort_grace,
+                            running=self.pending_tool_calls,
+                        )
+                        results, steering = await batch.run()
+                await self._emit(TurnEndEvent(reply, results))
+                if signal.is_set():
+                    return
+                pending = steering or self._poll_steering()
+            follow_ups = self._dequeue(self._follow_up, self.follow_up_mode)
+            if not follow_ups:
+                return
+            pending = follow_ups
+
+    async def _record(self, message: AgentMessage, added: list[AgentMessage]) -> None:
+        await self._emit(MessageStartEvent(message))
+        self.messages.append(message)
+        added.append(message)
+        await self._emit(MessageEndEvent(message))
+
+    def _recorder(self, added: list[AgentMessage]) -> Callable[[AgentMessage], Awaitable[None]]:
+        async def record(message: AgentMessage) -> None:
+            await self._record(message, added)
+
+        return record
+
+    # --- one model call ---------------------------------------------------------------------
+    async def _model_call(self, signal: asyncio.Event, added: list[AgentMessage]) -> AssistantMessage:
+        model = self.model
+        thinking = self.thinking
+        self._turn_tools = list(self.tools)
+        started = False
+        try:
+            stream = await self._open_stream(model, thinking, signal)
+        except Exception as exc:
+            reply = _failure(model, str(exc) or type(exc).__name__, signal)
+        else:
+            reply, started = await self._consume(stream, model, signal)
+        if signal.is_set() and reply.stop_reason == "error":
+            reply.stop_reason = "aborted"
+        self.stream_message = None
+        if not started:
+            await self._emit(MessageStartEvent(reply))
+        self.messages.append(reply)
+        added.append(reply)
+        await self._emit(MessageEndEvent(reply))
+        return reply
+
+    async def _open_stream(
+        self, model: Model, thinking: ThinkingLevel, signal: asyncio.Event
+    ) -> AssistantMessageEventStream:
+        history = list(self.messages)
+        if self.transform_context is not None:
+            history = list(await self.transform_context(history, signal))
+        converted = self.convert_to_llm(history)
+        if hasattr(converted, "__await__"):
+            converted = await converted
+        context = Context(
+            system_prompt=self.system_prompt or None,
+            messages=list(converted),
+            tools=[tool.schema() for tool in self._turn_tools] or None,
+        )
+        options = dict(self.stream_options)
+        if self.get_api_key is not None:
+            key = self.get_api_key(model.provider)
+            if key is not None and hasattr(key, "__await__"):
+                key = await key
+            if key:
+                options["api_key"] = key
+        options["signal"] = signal
+        options["thinking"] = clamp_thinking_level(model, thinking)
+        return self.stream_fn(model, context, **options)
+
+    async def _consume(
+        self, stream: AssistantMessageEventStream, model: Model, signal: asyncio.Event
+    ) -> tuple[AssistantMessage, bool]:
+        """Relay the provider events; returns the final message and whether message_start was
+        emitted. The hot path: keep the per-event work tiny."""
+        self._stream = stream
+        if signal.is_set():  # aborted while the request was being prepared
+            self._arm_watchdog(stream)
+        emit = self._emit
+        started = False
+        reply: AssistantMessage | None = None
+        try:
+            async for event in stream:
+                kind = event.type
+                if kind == "start":
+                    partial = event.partial  # type: ignore[union-attr]
+                    self.stream_message = partial
+                    started = True
+                    await emit(MessageStartEvent(partial))
+                elif kind == "done":
+                    reply = event.message  # type: ignore[union-attr]
+                    break
+                elif kind == "error":
+                    reply = event.error  # type: ignore[union-attr]
+                    break
+                else:
+                    partial = event.partial  # type: ignore[union-attr]
+                    if not started:
+                        self.stream_message = partial
+                        started = True
+                        await emit(MessageStartEvent(partial))
+                    await emit(MessageUpdateEvent(partial, event))
+        except Exception as exc:  # a stream must not raise; keep what arrived if it does
+            logger.exception("provider stream raised")
+            reply = self.stream_message or _failure(model, str(exc), signal)
+            reply.stop_reason = "aborted" if signal.is_set() else "error"
+            reply.error_message = reply.error_message or str(exc) or type(exc).__name__
+        finally:
+            self._stream = None
+            if self._stream_watchdog is not None:
+                self._stream_watchdog.cancel()
+                self._stream_watchdog = None
+        if reply is None:
+            reply = self.stream_message or _failure(model, "Provider stream ended without a result", signal)
+            if reply.stop_reason not in ("error", "aborted"):
+                reply.stop_reason = "aborted" if signal.is_set() else "error"
+                reply.error_message = reply.error_message or "Provider stream ended without a result"
+        return reply, started
+
+    def _force_end_stream(self, stream: AssistantMessageEventStream) -> None:
+        """The provider did not stop within the grace period after abort: end it ourselves."""
+        self._stream_watchdog = None
+        if stream.closed:
+            return
+        model = self.model
+        message = self.stream_message or AssistantMessage(
+            api=model.api, provider=model.provider, model=model.id
+        )
+        message.stop_reason = "aborted"
+        message.error_message = ABORTED_MESSAGE
+        if stream.task is not None and not stream.task.done():
+            stream.task.cancel()
+        stream.push(ErrorEvent("aborted", message))
+
+
+class AgentEventIterator:
+    """Async iteration over an agent's events (see :meth:`Agent.events`)."""
+
+    def __init__(self, agent: Agent, *, until_agent_end: bool = True) -> None:
+        self._queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self._until_agent_end = until_agent_end
+        self._done = False
+        self._unsubscribe: Callable[[], None] | None = agent.subscribe(self._queue.put_nowait)
+
+    def close(self) -> None:
+        """Stop receiving events."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        return self
+
+    async def __anext__(self) -> AgentEvent:
+        if self._done:
+            raise StopAsyncIteration
+        event = await self._queue.get()
+        if self._until_agent_end and event.type == "agent_end":
+            self._done = True
+            self.close()
+        return event
+
+    async def __aenter__(self) -> AgentEventIterator:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _as_message(message: str | AgentMessage) -> AgentMessage:
+    if isinstance(message, str):
+        return UserMessage(content=[TextContent(text=message)])
+    return coerce_message(message)
+
+
+def _failure(model: Model, text: str, signal: asyncio.Event) -> AssistantMessage:
+    aborted = signal.is_set()
+    return AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted" if aborted else "error",
+        error_message=ABORTED_MESSAGE if aborted and not text else text,
+    )
+
+
+def _close(awaitables: list[Awaitable[Any]]) -> None:
+    for item in awaitables:
+        close = getattr(item, "close", None)
+        if close is not None:
+            close()
