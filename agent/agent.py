@@ -69,7 +69,7 @@ class AgentBusyError(RuntimeError):
 
 
 def _default_stream_fn() -> StreamFn:
-    from providers.stream import stream
+    from providers.dispatch import stream
 
     return stream
 

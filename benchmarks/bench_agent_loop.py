@@ -16,7 +16,7 @@ import time
 from agent import Agent
 from providers.faux import FauxProvider, FauxResponse, faux_model
 from providers.messages import Context, UserMessage
-from providers.stream import stream
+from providers.dispatch import stream
 
 API = "faux-bench"
 

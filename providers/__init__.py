@@ -49,8 +49,8 @@ _EXPORTS: dict[str, str] = {
     "parse_streaming_json": "providers.streaming_json",
     "StreamingJsonParser": "providers.streaming_json",
     # streaming entry points
-    "stream": "providers.stream",
-    "complete": "providers.stream",
+    "stream": "providers.dispatch",
+    "complete": "providers.dispatch",
     # catalog
     "get_model": "providers.catalog",
     "list_models": "providers.catalog",
@@ -127,7 +127,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from providers.options import StreamOptions
     from providers.overflow import is_context_overflow
     from providers.paths import baton_home
-    from providers.stream import complete, stream
+    from providers.dispatch import complete, stream
     from providers.streaming_json import StreamingJsonParser, parse_streaming_json
     from providers.tool_ids import id_normalizer_for
     from providers.transform import transform_messages

@@ -3,7 +3,7 @@
 An adapter is thin: it turns a (transformed) :class:`Context` into one HTTP request, and decodes
 that protocol's server-sent events into the event protocol through a :class:`MessageBuilder`.
 Transport, retries, abort, idle timeouts and error events are the driver's job
-(``providers/stream.py``), shared by every adapter.
+(``providers/transport.py``), shared by every adapter.
 """
 
 from __future__ import annotations
@@ -266,6 +266,16 @@ class MessageBuilder:
     def set_stop_reason(self, reason: StopReason) -> None:
         """Record why the model stopped."""
         self.output.stop_reason = reason
+
+    @property
+    def open_text_index(self) -> int | None:
+        """Index of the open text block, or ``None``."""
+        return self._open_text
+
+    @property
+    def open_thinking_index(self) -> int | None:
+        """Index of the open thinking block, or ``None``."""
+        return self._open_thinking
 
     @property
     def has_tool_calls(self) -> bool:

@@ -177,14 +177,14 @@ class FauxProvider:
     # --- registration -----------------------------------------------------------------------
     def register(self) -> FauxProvider:
         """Register under ``self.api`` (replacing whatever was registered there)."""
-        from providers.stream import register_stream_function
+        from providers.dispatch import register_stream_function
 
         register_stream_function(self.api, self.stream)
         return self
 
     def unregister(self) -> None:
         """Forget the registration, if it is still this provider's."""
-        from providers.stream import resolve, unregister
+        from providers.dispatch import resolve, unregister
 
         if resolve(self.api) == self.stream:
             unregister(self.api)

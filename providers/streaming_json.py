@@ -1,29 +1,417 @@
-"""Streaming JSON (placeholder until the incremental parser lands; replaced by the foundation work)."""
+"""Best-effort parsing of JSON that is still arriving: streamed tool-call arguments.
+
+:class:`StreamingJsonParser` is an incremental parser: each fragment is scanned once, completed
+values are inserted into the value being built, and only the open tail (an unfinished string,
+number or literal) is provisional. Its value after every fragment follows partial-json-parser's
+semantics (what pi shows while a tool call streams):
+
+- an unfinished string appears as the prefix received so far (an unfinished escape sequence
+  is left out until it completes);
+- an unfinished number appears as its longest valid prefix (``1.`` -> ``1``; ``-`` -> absent);
+- an unfinished ``true``/``false``/``null`` appears as that value;
+- an unfinished key, or a key without a value yet, is absent;
+- open objects and arrays appear with what they hold so far.
+
+Unlike partial-json-parser, which trims the whole input first, whitespace received at the end
+of an open string is part of its value. Input that cannot become JSON (or whose top level is not an object) gives ``{}``, as pi does.
+Leniencies shared with pi's repair step: raw control characters inside strings are accepted
+and an invalid escape such as ``\\d`` keeps its backslash.
+
+Cost is linear in the total input. The one value that grows by small pieces, a long string,
+is extended in place: CPython appends to a string nobody else references without copying it.
+When some caller keeps a reference to that string (so appending would copy it every time),
+the parser stops extending it on every fragment and instead extends it once the unseen part
+reaches an eighth of it; the value then lags the input by at most that eighth until
+:meth:`StreamingJsonParser.finish`.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
+
+_START, _OBJ_OPEN, _KEY, _COLON, _VALUE, _ARR_OPEN, _AFTER = 0, 1, 2, 3, 4, 5, 6
+_STRING, _NUMBER, _LITERAL, _DONE, _ERROR = 7, 8, 9, 10, 11
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STR_RUN = re.compile(r'[^"\\]+')
+_NUM_CHARS = re.compile(r"[0-9eE+\-.]*")
+_NUM_FULL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUM_PREFIX = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]*)?|\.|[eE][+-]?[0-9]*)?)?"
+)
+_INTEGER = re.compile(r"-?[0-9]+")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_LOW_SURROGATE_PREFIX = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]{0,2})?)?)?")
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_LITERALS: dict[str, tuple[str, Any]] = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+
+_LAG_MIN = 4096
+"""Strings shorter than this are simply copied when shared (cheap); longer ones may lag."""
+_LAG_FRACTION = 8
+"""A lagging string is brought up to date once the unseen part reaches 1/8 of its length."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def parse_streaming_json(text: str) -> dict[str, Any]:
-    """Best-effort parse of a possibly incomplete JSON object; never raises."""
-    try:
-        value = json.loads(text)
-    except ValueError:
+    """Best-effort parse of possibly incomplete JSON; never raises.
+
+    Complete JSON object -> that object; an incomplete one -> the partial value (see the module
+    docstring); empty, hopeless or non-object input -> ``{}``.
+    """
+    if not text or text.isspace():
         return {}
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        parser = StreamingJsonParser()
+        parser.feed(text)
+        return parser.finish()
     return value if isinstance(value, dict) else {}
 
 
 class StreamingJsonParser:
-    """Fed fragment by fragment; returns the best value so far."""
+    """Incremental parser for one JSON object arriving in fragments.
+
+    :meth:`feed` returns the best value so far, :meth:`finish` the final one. The returned dict
+    is the parser's live value: later fragments keep growing it in place, so copy it if you need
+    a frozen snapshot. Never raises.
+    """
 
     def __init__(self) -> None:
-        self._parts: list[str] = []
+        self._state = _START
+        self._root: dict[str, Any] | None = None
+        self._stack: list[Any] = []
+        self._key: str | None = None
+        self._slot_open = False
+        """A provisional element sits at the end of the innermost list."""
+        self._carry = ""
+        """Unprocessed input: an escape sequence not yet complete."""
+        self._key_parts: list[str] = []
+        self._str_is_key = False
+        self._str = ""
+        self._str_container: Any = None
+        self._str_slot: Any = None
+        self._tail: list[str] | None = None
+        self._tail_len = 0
+        self._token = ""
+        self._literal = ""
+        self._literal_value: Any = None
 
+    # --- public ---------------------------------------------------------------------------
     def feed(self, fragment: str) -> dict[str, Any]:
-        self._parts.append(fragment)
-        return parse_streaming_json("".join(self._parts))
+        """Consume ``fragment`` and return the best value so far."""
+        if (
+            self._state == _STRING
+            and not self._str_is_key
+            and not self._carry
+            and '"' not in fragment
+            and "\\" not in fragment
+        ):
+            if fragment:
+                self._grow(fragment)
+            return self._root  # type: ignore[return-value]  # a string is open: root exists
+        if fragment:
+            if self._carry:
+                fragment = self._carry + fragment
+                self._carry = ""
+            self._consume(fragment, False)
+        return self.value
 
     def finish(self) -> dict[str, Any]:
-        return parse_streaming_json("".join(self._parts))
+        """The input has ended: settle any pending escape and return the final value."""
+        if self._carry:
+            carry, self._carry = self._carry, ""
+            self._consume(carry, True)
+        if self._state == _STRING and not self._str_is_key and self._tail is not None:
+            self._grow("", flush=True)
+        return self.value
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The current value (``{}`` before the object opens or after malformed input)."""
+        if self._root is None or self._state == _ERROR:
+            return {}
+        return self._root
+
+    # --- scanning -------------------------------------------------------------------------
+    def _fail(self) -> int:
+        self._state = _ERROR
+        self._root = None
+        self._stack = []
+        self._str_container = None
+        self._str = ""
+        return sys.maxsize
+
+    def _consume(self, text: str, final: bool) -> None:
+        i = 0
+        n = len(text)
+        while i < n:
+            state = self._state
+            if state == _STRING:
+                i = self._scan_string(text, i, final)
+                continue
+            if state == _NUMBER:
+                i = self._scan_number(text, i)
+                continue
+            if state == _LITERAL:
+                i = self._scan_literal(text, i)
+                continue
+            c = text[i]
+            if c in " \t\n\r":
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]  # always matches
+                continue
+            if state == _VALUE or state == _ARR_OPEN:
+                if c == '"':
+                    self._open_string_value()
+                elif c == "{":
+                    child: dict[str, Any] = {}
+                    self._put(child, False)
+                    self._stack.append(child)
+                    self._key = None
+                    self._state = _OBJ_OPEN
+                elif c == "[":
+                    items: list[Any] = []
+                    self._put(items, False)
+                    self._stack.append(items)
+                    self._state = _ARR_OPEN
+                elif c in "-0123456789":
+                    self._token = ""
+                    self._state = _NUMBER
+                    continue
+                elif c in "tfn":
+                    self._literal, self._literal_value = _LITERALS[c]
+                    self._token = ""
+                    self._state = _LITERAL
+                    self._put(self._literal_value, True)
+                    continue
+                elif c == "]" and state == _ARR_OPEN:
+                    self._close()
+                else:
+                    i = self._fail()
+                    continue
+            elif state == _OBJ_OPEN or state == _KEY:
+                if c == '"':
+                    self._str_is_key = True
+                    self._key_parts = []
+                    self._state = _STRING
+                elif c == "}" and state == _OBJ_OPEN:
+                    self._close()
+                else:
+                    i = self._fail()
+                    continue
+            elif state == _COLON:
+                if c != ":":
+                    i = self._fail()
+                    continue
+                self._state = _VALUE
+            elif state == _AFTER:
+                top = self._stack[-1]
+                is_dict = type(top) is dict
+                if c == ",":
+                    self._state = _KEY if is_dict else _VALUE
+                elif (c == "}" and is_dict) or (c == "]" and not is_dict):
+                    self._close()
+                else:
+                    i = self._fail()
+                    continue
+            elif state == _START:
+                if c != "{":
+                    i = self._fail()
+                    continue
+                self._root = {}
+                self._stack = [self._root]
+                self._key = None
+                self._state = _OBJ_OPEN
+            else:  # _DONE: only whitespace may follow; _ERROR: nothing matters any more
+                i = self._fail()
+                continue
+            i += 1
+
+    def _put(self, value: Any, provisional: bool) -> None:
+        """Place a value in the innermost container (replacing a provisional one)."""
+        top = self._stack[-1]
+        if type(top) is dict:
+            top[self._key] = value
+        else:
+            if self._slot_open:
+                top[-1] = value
+            else:
+                top.append(value)
+            self._slot_open = provisional
+
+    def _close(self) -> None:
+        self._stack.pop()
+        self._slot_open = False
+        self._state = _AFTER if self._stack else _DONE
+
+    def _complete_value(self) -> None:
+        self._slot_open = False
+        self._state = _AFTER
+
+    # --- numbers and literals -------------------------------------------------------------
+    def _scan_number(self, text: str, i: int) -> int:
+        end = _NUM_CHARS.match(text, i).end()  # type: ignore[union-attr]  # always matches
+        token = self._token + text[i:end]
+        self._token = token
+        if not _NUM_PREFIX.fullmatch(token):
+            return self._fail()
+        if end < len(text):  # a delimiter follows: the number is complete
+            if not _NUM_FULL.fullmatch(token):
+                return self._fail()
+            number = _number(token)
+            if number is None:
+                return self._fail()
+            self._put(number, False)
+            self._complete_value()
+            return end
+        prefix = _NUM_FULL.match(token)
+        if prefix is not None:
+            number = _number(prefix.group())
+            if number is None:
+                return self._fail()
+            self._put(number, True)
+        return end
+
+    def _scan_literal(self, text: str, i: int) -> int:
+        need = self._literal[len(self._token) :]
+        got = text[i : i + len(need)]
+        if not need.startswith(got):
+            return self._fail()
+        self._token += got
+        if len(self._token) == len(self._literal):
+            self._put(self._literal_value, False)
+            self._complete_value()
+        return i + len(got)
+
+    # --- strings --------------------------------------------------------------------------
+    def _open_string_value(self) -> None:
+        self._str_is_key = False
+        self._put("", True)
+        top = self._stack[-1]
+        self._str_container = top
+        self._str_slot = self._key if type(top) is dict else len(top) - 1
+        self._str = ""
+        self._tail = None
+        self._tail_len = 0
+        self._state = _STRING
+
+    def _scan_string(self, text: str, i: int, final: bool) -> int:
+        parts: list[str] = []
+        n = len(text)
+        closed = False
+        while i < n:
+            run = _STR_RUN.match(text, i)
+            if run is not None:
+                parts.append(run.group())
+                i = run.end()
+                if i >= n:
+                    break
+            if text[i] == '"':
+                i += 1
+                closed = True
+                break
+            i = self._scan_escape(text, i, parts, final)
+        if self._str_is_key:
+            self._key_parts.extend(parts)
+            if closed:
+                self._key = "".join(self._key_parts)
+                self._key_parts = []
+                self._state = _COLON
+        else:
+            if parts:
+                self._grow("".join(parts), flush=closed)
+            elif closed and self._tail is not None:
+                self._grow("", flush=True)
+            if closed:
+                self._str_container = None
+                self._str = ""
+                self._complete_value()
+        return i
+
+    def _scan_escape(self, text: str, i: int, parts: list[str], final: bool) -> int:
+        """Decode the escape at ``text[i] == "\\"``; returns the index after it (or ``len(text)``
+        after carrying an incomplete escape over to the next fragment)."""
+        n = len(text)
+        if i + 1 >= n:
+            return self._carry_over(text, i, final)
+        kind = text[i + 1]
+        if kind != "u":
+            parts.append(_ESCAPES.get(kind, "\\" + kind))
+            return i + 2
+        if i + 6 > n:
+            if final or _HEX4.match(text[i + 2 :].ljust(4, "0")) is None:
+                return self._invalid_unicode_escape(text, i, parts, final)
+            return self._carry_over(text, i, final)
+        digits = text[i + 2 : i + 6]
+        if not _HEX4.fullmatch(digits):
+            return self._invalid_unicode_escape(text, i, parts, final)
+        code = int(digits, 16)
+        if 0xD800 <= code < 0xDC00:
+            rest = text[i + 6 : i + 12]
+            if len(rest) < 6 and not final and (not rest or _LOW_SURROGATE_PREFIX.fullmatch(rest)):
+                return self._carry_over(text, i, final)
+            if len(rest) == 6 and rest[1] == "u" and rest[0] == "\\" and _HEX4.fullmatch(rest[2:]):
+                low = int(rest[2:], 16)
+                if 0xDC00 <= low < 0xE000:
+                    parts.append(chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)))
+                    return i + 12
+        parts.append(chr(code))
+        return i + 6
+
+    def _invalid_unicode_escape(self, text: str, i: int, parts: list[str], final: bool) -> int:
+        if final and i + 6 > len(text):  # input ended inside the escape: leave it out
+            return len(text)
+        parts.append("\\")
+        return i + 1
+
+    def _carry_over(self, text: str, i: int, final: bool) -> int:
+        if not final:
+            self._carry = text[i:]
+        return len(text)
+
+    def _grow(self, new: str, flush: bool = False) -> None:
+        """Append ``new`` to the open string value, in place when nobody else holds it."""
+        tail = self._tail
+        if tail is not None:
+            if new:
+                tail.append(new)
+                self._tail_len += len(new)
+            if not flush and self._tail_len * _LAG_FRACTION < len(self._str):
+                return
+            new = "".join(tail)
+            self._tail = None
+            self._tail_len = 0
+            may_lag = False
+        else:
+            may_lag = True
+        if not new:
+            return
+        text = self._str
+        self._str = ""
+        container = self._str_container
+        slot = self._str_slot
+        container[slot] = None
+        # Two references left (``text`` and getrefcount's argument) means the string is ours
+        # alone, and ``+=`` below extends it in place instead of copying it.
+        if may_lag and not flush and len(text) >= _LAG_MIN and sys.getrefcount(text) > 2:
+            container[slot] = text
+            self._str = text
+            self._tail = [new]
+            self._tail_len = len(new)
+            return
+        text += new
+        container[slot] = text
+        self._str = text
+
+
+def _number(token: str) -> int | float | None:
+    try:
+        return int(token) if _INTEGER.fullmatch(token) else float(token)
+    except ValueError:  # more digits than int() converts
+        return None

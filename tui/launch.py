@@ -55,6 +55,10 @@ async def _run_session(args: CliArgs, text: str, images: list) -> int:  # type: 
         )
     finally:
         await session.close()
+        if "providers.transport" in sys.modules:
+            from providers.transport import aclose_shared_client
+
+            await aclose_shared_client()
 
 
 def _export(args: CliArgs) -> int:

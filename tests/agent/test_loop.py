@@ -397,7 +397,7 @@ async def test_get_api_key_is_called_per_request() -> None:
         return f"key-{len(keys)}"
 
     def spy_stream(model: Any, context: Any, **options: Any) -> Any:
-        from providers.stream import stream
+        from providers.dispatch import stream
 
         received.append(options.get("api_key"))
         return stream(model, context, **options)

@@ -20,7 +20,7 @@ from providers.faux import (
     faux_tool_call,
 )
 from providers.messages import AssistantMessage, Context, TextContent, ToolCall, UserMessage
-from providers.stream import resolve, stream
+from providers.dispatch import resolve, stream
 
 
 def _ctx(text: str = "hello") -> Context:
