@@ -81,6 +81,7 @@ class ReplayServer:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
         self.port = 0
 
     @property
@@ -107,6 +108,7 @@ class ReplayServer:
         fut.result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        self._loop.close()
 
     async def _start(self) -> None:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -117,6 +119,10 @@ class ReplayServer:
             writer.close()
         if self._server is not None:
             self._server.close()
+        handlers = [task for task in self._handlers if not task.done()]
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         if callable(self.replies):
@@ -127,6 +133,10 @@ class ReplayServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+            task.add_done_callback(self._handlers.discard)
         try:
             while True:
                 request = await _read_request(reader)
@@ -136,7 +146,7 @@ class ReplayServer:
                 keep_open = await self._respond(writer, self._next_reply(request))
                 if not keep_open:
                     return
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             return
         finally:
             self._writers.discard(writer)

@@ -1,0 +1,538 @@
+"""The ``anthropic-messages`` wire protocol (Anthropic's Messages API, streamed).
+
+Request: ``POST {baseUrl}/v1/messages`` with ``stream: true``. The (already transformed) context
+becomes Anthropic JSON: consecutive tool results merge into one user turn, images become base64
+source blocks, thinking is replayed with its signature (redacted thinking as ``redacted_thinking``),
+and ``cache_control`` marks the system prompt, the last tool and the last user block according to
+the cache retention. Thinking levels map to a token budget, or to adaptive thinking with an effort
+for the models that need it (as pi does).
+
+Response: ``message_start`` / ``content_block_*`` / ``message_delta`` / ``message_stop`` events.
+Server tool blocks and unknown block types are skipped; a ``refusal`` stop, an ``error`` event or a
+stream cut before ``message_stop`` raise :class:`~providers.adapter.ProviderError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from providers.messages import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from providers.models import Model, ThinkingLevel, clamp_thinking_level
+from providers.options import StreamOptions
+from providers.wire_common import merge_headers
+from providers.wire_common import sanitize_surrogates as sanitize
+
+API = "anthropic-messages"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+
+THINKING_BUDGETS: dict[ThinkingLevel, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+"""pi's default budget per level (``xhigh`` uses ``high``'s unless the model supports more)."""
+MIN_THINKING_BUDGET = 1024
+"""Anthropic's smallest accepted ``budget_tokens``."""
+MIN_OUTPUT_TOKENS = 1024
+"""Room kept for the answer when the budget would eat the whole ``max_tokens``."""
+REDACTED_THINKING_TEXT = "[Reasoning redacted]"
+"""The visible text of a redacted thinking block (pi's)."""
+
+_ADAPTIVE_MODEL = re.compile(
+    r"(opus|sonnet)-4[-.]([6-9]|\d{2,})|(opus|sonnet|haiku|fable|mythos)-([5-9]|\d{2,})([-.]|$)"
+)
+_OPUS_47_OR_LATER = re.compile(r"opus-(4[-.]([7-9]|\d{2,})|([5-9]|\d{2,})([-.]|$))")
+_OPUS_46 = re.compile(r"opus-4[-.]6")
+
+
+# ---------------------------------------------------------------------------------------------
+# Request
+
+
+class AnthropicMessagesAdapter:
+    """The ``anthropic-messages`` :class:`~providers.adapter.WireAdapter`."""
+
+    api = API
+
+    def build_request(
+        self, model: Model, context: Context, options: StreamOptions, api_key: str | None
+    ) -> HttpRequest:
+        """POST ``{baseUrl}/v1/messages`` for an already transformed context."""
+        body = build_body(model, context, options)
+        base: dict[str, str] = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            "anthropic-version": ANTHROPIC_VERSION,
+        }
+        betas = _betas(model, body)
+        if betas:
+            base["anthropic-beta"] = ",".join(betas)
+        if api_key:
+            base["x-api-key"] = api_key
+        headers = merge_headers(base, model.headers, options.headers)
+        return HttpRequest(url=messages_url(model), headers=headers, body=body)
+
+    def create_decoder(self, model: Model, builder: MessageBuilder) -> AnthropicDecoder:
+        """A fresh decoder for one response."""
+        return AnthropicDecoder(model, builder)
+
+
+def messages_url(model: Model) -> str:
+    """``{baseUrl}/v1/messages`` (a base URL already ending in ``/v1`` is not doubled)."""
+    base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The Messages API request body (``MessageCreateParamsStreaming``) for ``context``."""
+    cache_control = cache_control_for(model, options)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "max_tokens": options.max_tokens or model.max_tokens,
+        "stream": True,
+        "messages": convert_messages(context, cache_control),
+    }
+    if context.system_prompt:
+        system: dict[str, Any] = {"type": "text", "text": sanitize(context.system_prompt)}
+        if cache_control:
+            system["cache_control"] = dict(cache_control)
+        body["system"] = [system]
+    if context.tools:
+        body["tools"] = convert_tools(context.tools, cache_control)
+        choice = tool_choice(options.tool_choice, context.tools)
+        if choice is not None:
+            body["tool_choice"] = choice
+    thinking_on = _apply_thinking(body, model, options)
+    if options.temperature is not None and not thinking_on:
+        body["temperature"] = options.temperature
+    return body
+
+
+def cache_control_for(model: Model, options: StreamOptions) -> dict[str, str] | None:
+    """``cache_control`` for the retention: none -> no caching, short -> ephemeral (5 min),
+    long -> ephemeral with a 1 h TTL (unless the model's compat says the host lacks it)."""
+    if options.cache_retention == "none":
+        return None
+    if options.cache_retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True):
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def uses_adaptive_thinking(model: Model) -> bool:
+    """Models that take ``thinking: {type: adaptive}`` plus an effort instead of a budget
+    (Opus/Sonnet 4.6 and later, Claude 5 families), or ``compat.adaptiveThinking``."""
+    flag = (model.compat or {}).get("adaptiveThinking")
+    if isinstance(flag, bool):
+        return flag
+    return bool(_ADAPTIVE_MODEL.search(model.id.lower()))
+
+
+def effort_for(model: Model, level: ThinkingLevel) -> str:
+    """The adaptive-thinking effort of a thinking level (pi's mapping)."""
+    model_id = model.id.lower()
+    if level in ("minimal", "low"):
+        return "low"
+    if level == "medium":
+        return "medium"
+    if level == "xhigh":
+        if _OPUS_47_OR_LATER.search(model_id):
+            return "xhigh"
+        if _OPUS_46.search(model_id):
+            return "max"
+    return "high"
+
+
+def thinking_budget(model: Model, level: ThinkingLevel, max_tokens: int) -> tuple[int, int]:
+    """``(max_tokens, budget_tokens)`` for budget-based thinking: the budget is added on top of
+    the requested output, capped by the model's limit, and ``max_tokens`` always exceeds it."""
+    budgets = {**THINKING_BUDGETS, **((model.compat or {}).get("thinkingBudgets") or {})}
+    budget = int(budgets.get(level, budgets["high"]))
+    total = min(max_tokens + budget, max(model.max_tokens, max_tokens))
+    if total <= budget:
+        budget = max(MIN_THINKING_BUDGET, total - MIN_OUTPUT_TOKENS)
+    if total <= budget:
+        total = budget + MIN_OUTPUT_TOKENS
+    return total, budget
+
+
+def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions) -> bool:
+    """Set ``thinking`` (and ``output_config`` / ``max_tokens``); True when thinking is on."""
+    if not model.reasoning:
+        return False
+    level = clamp_thinking_level(model, options.thinking or "off")
+    if level == "off":
+        if options.thinking is not None:
+            body["thinking"] = {"type": "disabled"}
+        return False
+    if uses_adaptive_thinking(model):
+        body["thinking"] = {"type": "adaptive", "display": "summarized"}
+        body["output_config"] = {"effort": effort_for(model, level)}
+        return True
+    max_tokens, budget = thinking_budget(model, level, body["max_tokens"])
+    body["max_tokens"] = max_tokens
+    body["thinking"] = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
+    return True
+
+
+def _betas(model: Model, body: dict[str, Any]) -> list[str]:
+    betas: list[str] = []
+    if body.get("tools"):
+        betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+    if body.get("thinking", {}).get("type") == "enabled":
+        betas.append(INTERLEAVED_THINKING_BETA)
+    return betas
+
+
+def tool_choice(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
+    """Anthropic's ``tool_choice``: ``auto``/``any``/``none`` (``required`` = ``any``), a tool's
+    name, ``{"type": "tool", "name": ...}`` or OpenAI's ``{"type": "function", ...}`` form."""
+    if choice is None:
+        return None
+    if isinstance(choice, dict):
+        if choice.get("type") == "function":
+            name = (choice.get("function") or {}).get("name") or choice.get("name")
+            if isinstance(name, str) and name:
+                return {"type": "tool", "name": name}
+        if choice.get("type") in ("auto", "any", "none", "tool"):
+            return dict(choice)
+        raise ProviderError(f"Unsupported tool_choice for Anthropic: {choice!r}")
+    mode = {"auto": "auto", "any": "any", "required": "any", "none": "none"}.get(choice)
+    if mode:
+        return {"type": mode}
+    if any(tool.name == choice for tool in tools):
+        return {"type": "tool", "name": choice}
+    raise ProviderError(
+        f"Unsupported tool_choice {choice!r}: use auto, any, none, required or a tool's name"
+    )
+
+
+def convert_tools(tools: list[Tool], cache_control: dict[str, str] | None) -> list[dict[str, Any]]:
+    """Tool definitions with their JSON schema as ``input_schema`` (always an object schema);
+    the last one carries ``cache_control`` so the tool list is cached with the system prompt."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        schema = {k: v for k, v in tool.parameters.items() if k != "$schema"}
+        schema["type"] = "object"
+        schema.setdefault("properties", {})
+        out.append({"name": tool.name, "description": tool.description, "input_schema": schema})
+    if out and cache_control:
+        out[-1]["cache_control"] = dict(cache_control)
+    return out
+
+
+def convert_messages(context: Context, cache_control: dict[str, str] | None) -> list[dict[str, Any]]:
+    """The ``messages`` array: user/assistant turns, tool results merged per user turn."""
+    out: list[dict[str, Any]] = []
+    messages = context.messages
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        if isinstance(msg, UserMessage):
+            user = _user_message(msg)
+            if user is not None:
+                out.append(user)
+        elif isinstance(msg, AssistantMessage):
+            blocks = _assistant_blocks(msg)
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        elif isinstance(msg, ToolResultMessage):
+            results: list[dict[str, Any]] = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                result = messages[i]
+                assert isinstance(result, ToolResultMessage)
+                results.append(_tool_result_block(result))
+                i += 1
+            out.append({"role": "user", "content": results})
+            continue
+        i += 1
+    if cache_control:
+        _mark_last_user_block(out, cache_control)
+    return out
+
+
+def _user_message(msg: UserMessage) -> dict[str, Any] | None:
+    if isinstance(msg.content, str):
+        return {"role": "user", "content": sanitize(msg.content)} if msg.content.strip() else None
+    blocks: list[dict[str, Any]] = []
+    for item in msg.content:
+        if isinstance(item, TextContent):
+            if item.text.strip():
+                blocks.append({"type": "text", "text": sanitize(item.text)})
+        else:
+            blocks.append(_image_block(item))
+    return {"role": "user", "content": blocks} if blocks else None
+
+
+def _image_block(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+
+
+def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": sanitize(block.text)})
+        elif isinstance(block, ThinkingContent):
+            signature = (block.thinking_signature or "").strip()
+            if block.redacted:
+                if signature:  # the opaque payload goes back as it came
+                    blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
+            elif signature:
+                blocks.append(
+                    {"type": "thinking", "thinking": sanitize(block.thinking), "signature": block.thinking_signature}
+                )
+            elif block.thinking.strip():
+                # Unsigned thinking (an aborted stream, another model) cannot be replayed as
+                # thinking; plain text keeps the content without inviting the model to mimic tags.
+                blocks.append({"type": "text", "text": sanitize(block.thinking)})
+        elif isinstance(block, ToolCall):
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments})
+    return blocks
+
+
+def _tool_result_block(result: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
+    texts = [c.text for c in result.content if isinstance(c, TextContent)]
+    images = [c for c in result.content if isinstance(c, ImageContent)]
+    if images:
+        content: list[dict[str, Any]] = []
+        for item in result.content:
+            if isinstance(item, TextContent):
+                content.append({"type": "text", "text": sanitize(item.text)})
+            else:
+                content.append(_image_block(item))
+        if not any(t.strip() for t in texts):
+            content = [c for c in content if c["type"] != "text"]
+            content.insert(0, {"type": "text", "text": "(see attached image)"})
+        block["content"] = content
+    elif texts and "".join(texts):
+        block["content"] = sanitize("\n".join(texts))
+    elif result.is_error:
+        block["content"] = "(error without output)"
+    block["is_error"] = result.is_error
+    return block
+
+
+def _mark_last_user_block(messages: list[dict[str, Any]], cache_control: dict[str, str]) -> None:
+    for message in reversed(messages):
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            message["content"] = [{"type": "text", "text": content, "cache_control": dict(cache_control)}]
+        elif content and content[-1].get("type") in ("text", "image", "tool_result"):
+            content[-1]["cache_control"] = dict(cache_control)
+        return
+
+
+# ---------------------------------------------------------------------------------------------
+# Response
+
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+_RETRYABLE_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
+
+
+class AnthropicDecoder:
+    """Decodes one Messages API event stream into :class:`MessageBuilder` calls."""
+
+    def __init__(self, model: Model, builder: MessageBuilder) -> None:
+        self.model = model
+        self.builder = builder
+        self.usage = builder.output.usage
+        self._blocks: dict[int, tuple[str, int]] = {}
+        """Anthropic block index -> (kind, builder index) for the blocks we keep."""
+        self._whole_inputs: dict[int, dict[str, Any]] = {}
+        """tool_use blocks whose input came whole in content_block_start (no deltas)."""
+        self._started = False
+        self._stopped = False
+        self._refusal: str | None = None
+
+    def feed(self, event: str, data: str) -> None:
+        """One SSE event; the payload's ``type`` decides (the event name is only a fallback)."""
+        try:
+            payload = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ProviderError(
+                f"Malformed JSON in Anthropic stream event '{event}': {exc.msg} (data: {data[:200]!r})"
+            ) from exc
+        if not isinstance(payload, dict):
+            raise ProviderError(f"Unexpected Anthropic stream event '{event}': {data[:200]!r}")
+        kind = payload.get("type") or event
+        if kind == "content_block_delta":
+            self._delta(payload)
+        elif kind == "content_block_start":
+            self._block_start(payload)
+        elif kind == "content_block_stop":
+            self._block_stop(payload)
+        elif kind == "message_start":
+            self._started = True
+            message = payload.get("message") or {}
+            self._usage(message.get("usage") or {})
+        elif kind == "message_delta":
+            self._message_delta(payload)
+        elif kind == "message_stop":
+            self._stopped = True
+        elif kind == "error" or event == "error":
+            raise _stream_error(payload)
+        # ping and unknown event types carry nothing for us
+
+    def finish(self) -> None:
+        """The body ended: close blocks; a refusal or a stream without ``message_stop`` fails."""
+        self.builder.close_all()
+        if self._refusal is not None:
+            raise ProviderError(self._refusal)
+        if not self._stopped:
+            detail = "before message_stop" if self._started else "without any event"
+            raise ProviderError(f"Anthropic stream ended {detail} (connection cut?)", retryable=True)
+
+    # --- blocks -----------------------------------------------------------------------------
+    def _block_start(self, payload: dict[str, Any]) -> None:
+        index = payload.get("index")
+        block = payload.get("content_block") or {}
+        kind = block.get("type")
+        builder = self.builder
+        if not isinstance(index, int):
+            return
+        if kind == "text":
+            self._blocks[index] = ("text", builder.start_text(block.get("text") or ""))
+        elif kind == "thinking":
+            self._blocks[index] = (
+                "thinking",
+                builder.start_thinking(block.get("thinking") or "", signature=block.get("signature") or None),
+            )
+        elif kind == "redacted_thinking":
+            at = builder.start_thinking(REDACTED_THINKING_TEXT, signature=block.get("data") or "", redacted=True)
+            self._blocks[index] = ("thinking", at)
+        elif kind == "tool_use":
+            at = builder.start_tool_call(str(block.get("id") or ""), str(block.get("name") or ""))
+            self._blocks[index] = ("tool", at)
+            initial = block.get("input")
+            if isinstance(initial, dict) and initial:
+                self._whole_inputs[index] = initial
+        # server_tool_use, *_tool_result, container uploads and unknown kinds are not ours
+
+    def _delta(self, payload: dict[str, Any]) -> None:
+        entry = self._blocks.get(payload.get("index"))  # type: ignore[arg-type]
+        if entry is None:
+            return
+        kind, at = entry
+        delta = payload.get("delta") or {}
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            text = delta.get("text")
+            if text and kind == "text":
+                self.builder.text_delta(text)
+        elif dtype == "input_json_delta":
+            fragment = delta.get("partial_json")
+            if fragment and kind == "tool":
+                self.builder.tool_call_delta(at, fragment)
+        elif dtype == "thinking_delta":
+            text = delta.get("thinking")
+            if text and kind == "thinking":
+                self.builder.thinking_delta(text)
+        elif dtype == "signature_delta":
+            signature = delta.get("signature")
+            if signature and kind == "thinking":
+                self.builder.set_thinking_signature(signature, append=True)
+        # citations_delta and unknown deltas are ignored
+
+    def _block_stop(self, payload: dict[str, Any]) -> None:
+        index = payload.get("index")
+        entry = self._blocks.pop(index, None)  # type: ignore[arg-type]
+        if entry is None:
+            return
+        kind, at = entry
+        if kind == "text":
+            self.builder.end_text()
+        elif kind == "thinking":
+            self.builder.end_thinking()
+        else:
+            whole = self._whole_inputs.pop(index, None)  # type: ignore[arg-type]
+            call = self.builder.open_tool_call(at)
+            streamed = call is not None and bool(call.arguments)
+            self.builder.end_tool_call(at, None if streamed or whole is None else whole)
+
+    # --- message ----------------------------------------------------------------------------
+    def _message_delta(self, payload: dict[str, Any]) -> None:
+        delta = payload.get("delta") or {}
+        reason = delta.get("stop_reason")
+        if reason == "refusal" or reason == "sensitive":
+            self._refusal = _refusal_message(reason, delta.get("stop_details"))
+            self.builder.set_stop_reason("error")
+        elif isinstance(reason, str):
+            self.builder.set_stop_reason(_STOP_REASONS.get(reason, "stop"))
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self._usage(usage)
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        """Counts are cumulative: each present field overwrites (``input`` excludes the cache).
+        The cost is priced by the driver when the message ends."""
+        u = self.usage
+        value = usage.get("input_tokens")
+        if isinstance(value, int):
+            u.input = value
+        value = usage.get("output_tokens")
+        if isinstance(value, int):
+            u.output = value
+        value = usage.get("cache_read_input_tokens")
+        if isinstance(value, int):
+            u.cache_read = value
+        value = usage.get("cache_creation_input_tokens")
+        if isinstance(value, int):
+            u.cache_write = value
+        u.total_tokens = u.input + u.output + u.cache_read + u.cache_write
+
+
+def _refusal_message(reason: str, details: Any) -> str:
+    text = "The model refused to respond" if reason == "refusal" else "The response was flagged by safety filters"
+    if isinstance(details, dict):
+        category = details.get("category")
+        if isinstance(category, str) and category:
+            text += f" ({category})"
+        explanation = details.get("explanation")
+        if isinstance(explanation, str) and explanation:
+            text += f": {explanation}"
+    return f"{text} [stop_reason: {reason}]"
+
+
+def _stream_error(payload: dict[str, Any]) -> ProviderError:
+    error = payload.get("error")
+    kind = ""
+    message = ""
+    if isinstance(error, dict):
+        kind = str(error.get("type") or "")
+        message = str(error.get("message") or "")
+    elif isinstance(error, str):
+        message = error
+    text = message or kind or "Anthropic reported an error in the stream"
+    if kind and kind not in text:
+        text = f"{text} ({kind})"
+    status = _RETRYABLE_ERRORS.get(kind)
+    return ProviderError(text, status=status, retryable=status is not None)
+
+
+ADAPTER = AnthropicMessagesAdapter()
+"""The adapter instance :mod:`providers.dispatch` registers for ``anthropic-messages``."""

@@ -1,0 +1,607 @@
+"""The ``google-generative-ai`` wire protocol (Gemini ``streamGenerateContent?alt=sse``).
+
+Request: ``POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`` with ``contents``
+(roles ``user``/``model``), ``systemInstruction``, ``tools[].functionDeclarations`` (full JSON
+schema as ``parametersJsonSchema``), ``toolConfig`` and ``generationConfig`` (max output tokens,
+temperature, ``thinkingConfig`` by model family: a level for Gemini 3, a budget for 2.x).
+Thought signatures are replayed only to the same model and only when they are valid base64.
+
+Response: each SSE event is a whole ``GenerateContentResponse`` chunk. Text and ``thought`` parts
+grow text/thinking blocks (a part's ``thoughtSignature`` is kept on the block), ``functionCall``
+parts become tool calls (ids generated when absent; Vertex's streamed ``partialArgs`` are
+assembled), ``usageMetadata`` is cumulative (the last one wins) and ``finishReason`` ends the
+message: anything but ``STOP``/``MAX_TOKENS`` raises :class:`~providers.adapter.ProviderError`.
+"""
+
+from __future__ import annotations
+
+import binascii
+import itertools
+import json
+import re
+import secrets
+from typing import Any
+
+from providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from providers.events import ToolCallDeltaEvent
+from providers.messages import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from providers.models import Model, ThinkingLevel, clamp_thinking_level
+from providers.options import StreamOptions
+from providers.wire_common import merge_headers
+from providers.wire_common import sanitize_surrogates as sanitize
+
+API = "google-generative-ai"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_GEMINI_MAJOR = re.compile(r"^(?:models/)?gemini(?:-live)?-(\d+)")
+_GEMINI3_PRO = re.compile(r"gemini-3(?:\.\d+)?-pro")
+_GEMINI3_FLASH = re.compile(r"gemini-3(?:\.\d+)?-flash")
+_JSON_SCHEMA_META = frozenset({"$schema", "$id", "$anchor", "$comment"})
+
+_BUDGETS_25_PRO: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
+_BUDGETS_25_FLASH: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
+_BUDGETS_25_FLASH_LITE: dict[str, int] = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
+
+_ids = itertools.count(1)
+
+
+def is_valid_signature(signature: str | None) -> bool:
+    """Thought signatures are bytes on the wire: only well-formed base64 may be sent back."""
+    if not signature or len(signature) % 4 or not _BASE64.fullmatch(signature):
+        return False
+    try:
+        binascii.a2b_base64(signature)
+    except binascii.Error:
+        return False
+    return True
+
+
+def gemini_major_version(model_id: str) -> int | None:
+    """``3`` for ``gemini-3-pro-preview``; ``None`` for non-Gemini ids."""
+    match = _GEMINI_MAJOR.match(model_id.lower())
+    return int(match.group(1)) if match else None
+
+
+def new_tool_call_id(name: str) -> str:
+    """A unique id for a function call the server sent without one: ``{name}_{n}_{random}``."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:40] or "call"
+    return f"{safe}_{next(_ids)}_{secrets.token_hex(4)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Request
+
+
+class GoogleGenerativeAiAdapter:
+    """The ``google-generative-ai`` :class:`~providers.adapter.WireAdapter`."""
+
+    api = API
+
+    def build_request(
+        self, model: Model, context: Context, options: StreamOptions, api_key: str | None
+    ) -> HttpRequest:
+        """POST ``{baseUrl}/models/{id}:streamGenerateContent?alt=sse``."""
+        base: dict[str, str] = {"content-type": "application/json", "accept": "text/event-stream"}
+        if api_key:
+            base["x-goog-api-key"] = api_key
+        headers = merge_headers(base, model.headers, options.headers)
+        return HttpRequest(url=stream_url(model), headers=headers, body=build_body(model, context, options))
+
+    def create_decoder(self, model: Model, builder: MessageBuilder) -> GeminiDecoder:
+        """A fresh decoder for one response."""
+        return GeminiDecoder(model, builder)
+
+
+def stream_url(model: Model) -> str:
+    """``{baseUrl}/models/{id}:streamGenerateContent?alt=sse``."""
+    base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    model_id = model.id.removeprefix("models/")
+    return f"{base}/models/{model_id}:streamGenerateContent?alt=sse"
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The ``GenerateContentRequest`` body (REST field names, camelCase) for ``context``."""
+    body: dict[str, Any] = {"contents": convert_messages(model, context)}
+    if context.system_prompt:
+        body["systemInstruction"] = {"role": "user", "parts": [{"text": sanitize(context.system_prompt)}]}
+    if context.tools:
+        body["tools"] = convert_tools(context.tools)
+        config = tool_config(options.tool_choice, context.tools)
+        if config is not None:
+            body["toolConfig"] = config
+    generation: dict[str, Any] = {"maxOutputTokens": options.max_tokens or model.max_tokens}
+    if options.temperature is not None:
+        generation["temperature"] = options.temperature
+    thinking = thinking_config(model, options.thinking)
+    if thinking is not None:
+        generation["thinkingConfig"] = thinking
+    body["generationConfig"] = generation
+    return body
+
+
+def thinking_config(model: Model, requested: ThinkingLevel | None) -> dict[str, Any] | None:
+    """``thinkingConfig`` as pi sets it: Gemini 3 Pro/Flash take a ``thinkingLevel``, Gemini 2.5 a
+    ``thinkingBudget`` (-1 = dynamic for unknown models); "off" asks for the least thinking the
+    model allows, without thought summaries."""
+    if not model.reasoning:
+        return None
+    model_id = model.id.lower()
+    is_pro3 = bool(_GEMINI3_PRO.search(model_id))
+    is_flash3 = bool(_GEMINI3_FLASH.search(model_id))
+    level = clamp_thinking_level(model, requested or "off")
+    if level == "off":
+        if is_pro3:
+            return {"thinkingLevel": "LOW"}
+        if is_flash3:
+            return {"thinkingLevel": "MINIMAL"}
+        return {"thinkingBudget": 0}
+    effort = "high" if level == "xhigh" else level
+    if is_pro3:
+        return {"includeThoughts": True, "thinkingLevel": "LOW" if effort in ("minimal", "low") else "HIGH"}
+    if is_flash3:
+        return {"includeThoughts": True, "thinkingLevel": effort.upper()}
+    custom = (model.compat or {}).get("thinkingBudgets") or {}
+    if effort in custom:
+        budget = int(custom[effort])
+    elif "2.5-pro" in model_id:
+        budget = _BUDGETS_25_PRO[effort]
+    elif "2.5-flash-lite" in model_id:
+        budget = _BUDGETS_25_FLASH_LITE[effort]
+    elif "2.5-flash" in model_id:
+        budget = _BUDGETS_25_FLASH[effort]
+    else:
+        budget = -1
+    return {"includeThoughts": True, "thinkingBudget": budget}
+
+
+def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
+    """``toolConfig.functionCallingConfig``: auto/any/none (``required`` = any), or one tool by
+    name (``ANY`` restricted to it)."""
+    if choice is None:
+        return None
+    name: str | None = None
+    if isinstance(choice, dict):
+        if choice.get("type") == "function":
+            name = (choice.get("function") or {}).get("name") or choice.get("name")
+        elif choice.get("type") == "tool":
+            name = choice.get("name")
+        elif isinstance(choice.get("type"), str):
+            choice = choice["type"]
+        if name is None and isinstance(choice, dict):
+            raise ProviderError(f"Unsupported tool_choice for Gemini: {choice!r}")
+    if isinstance(choice, str):
+        mode = {"auto": "AUTO", "any": "ANY", "required": "ANY", "none": "NONE"}.get(choice)
+        if mode:
+            return {"functionCallingConfig": {"mode": mode}}
+        name = choice
+    if name and any(tool.name == name for tool in tools):
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
+    raise ProviderError(f"Unsupported tool_choice {choice!r}: use auto, any, none, required or a tool's name")
+
+
+def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+    """One ``functionDeclarations`` tool with each schema as ``parametersJsonSchema``."""
+    declarations = []
+    for tool in tools:
+        schema = {k: v for k, v in tool.parameters.items() if k not in _JSON_SCHEMA_META}
+        declarations.append(
+            {"name": tool.name, "description": tool.description, "parametersJsonSchema": schema}
+        )
+    return [{"functionDeclarations": declarations}]
+
+
+def requires_tool_call_id(model: Model) -> bool:
+    """Gemini 3+ (and Claude / gpt-oss served through Google) match results to calls by id."""
+    major = gemini_major_version(model.id)
+    model_id = model.id.lower()
+    return (major is not None and major >= 3) or model_id.startswith(("claude-", "gpt-oss-"))
+
+
+def _supports_multimodal_function_response(model: Model) -> bool:
+    major = gemini_major_version(model.id)
+    return major is None or major >= 3
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """``contents``: user turns, ``model`` turns, and tool results as ``functionResponse`` parts
+    (consecutive results share one user turn)."""
+    contents: list[dict[str, Any]] = []
+    with_ids = requires_tool_call_id(model)
+    # Result images for models that cannot nest them go in one user turn after the whole batch
+    # of function responses: splitting the batch would break Gemini's call/response pairing.
+    pending_images: list[dict[str, Any]] = []
+    for msg in context.messages:
+        if pending_images and not isinstance(msg, ToolResultMessage):
+            contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *pending_images]})
+            pending_images = []
+        if isinstance(msg, UserMessage):
+            parts = _user_parts(msg)
+            if parts:
+                contents.append({"role": "user", "parts": parts})
+        elif isinstance(msg, AssistantMessage):
+            parts = _model_parts(model, msg, with_ids)
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+        elif isinstance(msg, ToolResultMessage):
+            pending_images += _append_tool_result(contents, model, msg, with_ids)
+    if pending_images:
+        contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *pending_images]})
+    return contents
+
+
+def _user_parts(msg: UserMessage) -> list[dict[str, Any]]:
+    if isinstance(msg.content, str):
+        return [{"text": sanitize(msg.content)}] if msg.content else []
+    parts: list[dict[str, Any]] = []
+    for item in msg.content:
+        if isinstance(item, TextContent):
+            if item.text:
+                parts.append({"text": sanitize(item.text)})
+        else:
+            parts.append({"inlineData": {"mimeType": item.mime_type, "data": item.data}})
+    return parts
+
+
+def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[dict[str, Any]]:
+    same = model.same_model(msg.provider, msg.api, msg.model)
+
+    def signature(value: str | None) -> str | None:
+        return value if same and is_valid_signature(value) else None
+
+    parts: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextContent):
+            sig = signature(block.text_signature)
+            if block.text.strip() or sig:
+                part: dict[str, Any] = {"text": sanitize(block.text)}
+                if sig:
+                    part["thoughtSignature"] = sig
+                parts.append(part)
+        elif isinstance(block, ThinkingContent):
+            if block.redacted:
+                continue  # another vendor's opaque reasoning means nothing to Gemini
+            sig = signature(block.thinking_signature)
+            if same:
+                if block.thinking.strip() or sig:
+                    part = {"text": sanitize(block.thinking), "thought": True}
+                    if sig:
+                        part["thoughtSignature"] = sig
+                    parts.append(part)
+            elif block.thinking.strip():
+                parts.append({"text": sanitize(block.thinking)})
+        elif isinstance(block, ToolCall):
+            call: dict[str, Any] = {"name": block.name, "args": block.arguments}
+            if with_ids:
+                call["id"] = block.id
+            part = {"functionCall": call}
+            sig = signature(block.thought_signature)
+            if sig:
+                part["thoughtSignature"] = sig
+            parts.append(part)
+    return parts
+
+
+def _append_tool_result(
+    contents: list[dict[str, Any]], model: Model, msg: ToolResultMessage, with_ids: bool
+) -> list[dict[str, Any]]:
+    """Append the ``functionResponse`` part; returns the image parts still to be sent."""
+    text = "\n".join(c.text for c in msg.content if isinstance(c, TextContent))
+    images = [c for c in msg.content if isinstance(c, ImageContent)] if model.supports_images else []
+    value = sanitize(text) if text else ("(see attached image)" if images else "")
+    response: dict[str, Any] = {
+        "name": msg.tool_name,
+        "response": {"error": value} if msg.is_error else {"output": value},
+    }
+    if with_ids:
+        response["id"] = msg.tool_call_id
+    image_parts = [{"inlineData": {"mimeType": i.mime_type, "data": i.data}} for i in images]
+    nested = bool(image_parts) and _supports_multimodal_function_response(model)
+    if nested:
+        response["parts"] = image_parts
+    part = {"functionResponse": response}
+    last = contents[-1] if contents else None
+    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
+        last["parts"].append(part)
+    else:
+        contents.append({"role": "user", "parts": [part]})
+    return [] if nested else image_parts
+
+
+# ---------------------------------------------------------------------------------------------
+# Response
+
+
+_FINISH_ERRORS: dict[str, str] = {
+    "SAFETY": "the response was blocked by the safety filters",
+    "RECITATION": "the response was blocked for reciting training data",
+    "PROHIBITED_CONTENT": "the response was blocked for prohibited content",
+    "BLOCKLIST": "the response contained blocklisted terms",
+    "SPII": "the response contained sensitive personal information",
+    "MALFORMED_FUNCTION_CALL": "the model produced a malformed function call",
+    "UNEXPECTED_TOOL_CALL": "the model called a tool that was not offered",
+    "TOO_MANY_TOOL_CALLS": "the model made too many tool calls",
+    "LANGUAGE": "the response was in an unsupported language",
+    "OTHER": "the response stopped for an unspecified reason",
+    "FINISH_REASON_UNSPECIFIED": "the response stopped for an unspecified reason",
+    "IMAGE_SAFETY": "the generated image was blocked by the safety filters",
+    "IMAGE_PROHIBITED_CONTENT": "the generated image was blocked for prohibited content",
+    "IMAGE_RECITATION": "the generated image was blocked for recitation",
+    "IMAGE_OTHER": "image generation stopped for an unspecified reason",
+    "NO_IMAGE": "no image was generated",
+}
+_RETRYABLE_STATUS = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"})
+
+
+class GeminiDecoder:
+    """Decodes one ``streamGenerateContent`` SSE stream into :class:`MessageBuilder` calls."""
+
+    def __init__(self, model: Model, builder: MessageBuilder) -> None:
+        self.model = model
+        self.builder = builder
+        self.usage = builder.output.usage
+        self._current: str | None = None
+        """Kind of the open text/thinking block: "text", "thinking" or None."""
+        self._seen_ids: set[str] = set()
+        self._streaming_call: int | None = None
+        """Builder index of a Vertex function call whose arguments are still streaming."""
+        self._streaming_args: dict[str, Any] = {}
+        self._finish_reason: str | None = None
+        self._finish_message: str | None = None
+        self._last_usage: dict[str, Any] | None = None
+
+    def feed(self, event: str, data: str) -> None:
+        """One SSE event: a ``GenerateContentResponse`` chunk (or an error object)."""
+        if data == "[DONE]":
+            return
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ProviderError(f"Malformed JSON in Gemini stream: {exc.msg} (data: {data[:200]!r})") from exc
+        if isinstance(chunk, list):  # a JSON array stream (no alt=sse) delivers the same chunks
+            for item in chunk:
+                if isinstance(item, dict):
+                    self._chunk(item)
+            return
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"Unexpected Gemini stream payload: {data[:200]!r}")
+        self._chunk(chunk)
+
+    def finish(self) -> None:
+        """The body ended: close blocks and map ``finishReason`` (none at all = stream cut)."""
+        builder = self.builder
+        builder.close_all()
+        reason = self._finish_reason
+        if reason is None:
+            raise ProviderError("Gemini stream ended without a finishReason (connection cut?)", retryable=True)
+        if reason == "STOP":
+            builder.set_stop_reason("toolUse" if builder.has_tool_calls else "stop")
+        elif reason == "MAX_TOKENS":
+            builder.set_stop_reason("length")
+        else:
+            what = _FINISH_ERRORS.get(reason, "the response stopped unexpectedly")
+            message = f"Gemini stopped: {what} (finishReason {reason})"
+            if self._finish_message:
+                message += f": {self._finish_message}"
+            raise ProviderError(message)
+
+    # --- chunks -----------------------------------------------------------------------------
+    def _chunk(self, chunk: dict[str, Any]) -> None:
+        if "error" in chunk:
+            error = chunk["error"]
+            raise _api_error(error if isinstance(error, dict) else {"message": str(error)})
+        try:
+            self._candidate(chunk)
+        except (AttributeError, TypeError, KeyError, IndexError) as exc:
+            # The fast path trusts the documented shape; anything else is reported, not guessed at.
+            raise ProviderError(f"Unexpected Gemini stream chunk ({type(exc).__name__}: {exc})") from exc
+        usage = chunk.get("usageMetadata")
+        if usage is not None and usage != self._last_usage and isinstance(usage, dict):
+            self._usage(usage)
+        feedback = chunk.get("promptFeedback")
+        if feedback and isinstance(feedback, dict) and feedback.get("blockReason"):
+            reason = feedback["blockReason"]
+            detail = feedback.get("blockReasonMessage")
+            message = f"Gemini blocked the prompt (blockReason {reason})"
+            raise ProviderError(f"{message}: {detail}" if detail else message)
+
+    def _candidate(self, chunk: dict[str, Any]) -> None:
+        candidates = chunk.get("candidates")
+        if not candidates:
+            return
+        candidate = candidates[0]
+        content = candidate.get("content")
+        if content:
+            for part in content.get("parts") or ():
+                text = part.get("text")
+                if text and len(part) == 1 and self._current == "text":
+                    self.builder.text_delta(text)  # the common case: more of the open text block
+                else:
+                    self._part(part)
+        reason = candidate.get("finishReason")
+        if reason:
+            self._finish_reason = str(reason)
+            message = candidate.get("finishMessage")
+            if isinstance(message, str) and message:
+                self._finish_message = message
+
+    def _part(self, part: dict[str, Any]) -> None:
+        signature = part.get("thoughtSignature")
+        if not isinstance(signature, str) or not signature:
+            signature = None
+        if "functionCall" in part:
+            self._function_call(part["functionCall"], signature)
+            return
+        text = part.get("text")
+        if not isinstance(text, str):
+            return  # executableCode, codeExecutionResult, inlineData, ...: not ours
+        builder = self.builder
+        if part.get("thought") is True:
+            if text or signature:
+                if self._current != "thinking":
+                    builder.start_thinking()
+                    self._current = "thinking"
+                if text:
+                    builder.thinking_delta(text)
+                if signature:
+                    builder.set_thinking_signature(signature)
+            return
+        if not text and not signature:
+            return  # empty filler parts (e.g. next to a finishReason) carry nothing
+        if self._current != "text":
+            builder.start_text()
+            self._current = "text"
+        if text:
+            builder.text_delta(text)
+        if signature:
+            builder.set_text_signature(signature)
+
+    def _function_call(self, call: Any, signature: str | None) -> None:
+        if not isinstance(call, dict):
+            return
+        builder = self.builder
+        name = call.get("name")
+        partial = call.get("partialArgs")
+        if self._streaming_call is not None and not name:
+            # Vertex's streamed arguments: fragments for the open call, then an empty terminator.
+            if isinstance(partial, list):
+                self._partial_args(partial)
+            if not call.get("willContinue"):
+                self._end_streaming_call()
+            return
+        self._end_streaming_call()
+        self._current = None
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id or call_id in self._seen_ids:
+            call_id = new_tool_call_id(str(name or ""))
+        self._seen_ids.add(call_id)
+        args = call.get("args")
+        args = args if isinstance(args, dict) else {}
+        if call.get("willContinue"):
+            index = builder.start_tool_call(call_id, str(name or ""), thought_signature=signature)
+            self._streaming_call = index
+            self._streaming_args = dict(args)
+            if isinstance(partial, list):
+                self._partial_args(partial)
+            return
+        index = builder.start_tool_call(call_id, str(name or ""), json.dumps(args), thought_signature=signature)
+        builder.end_tool_call(index, args)
+
+    def _partial_args(self, fragments: list[Any]) -> None:
+        index = self._streaming_call
+        if index is None:
+            return
+        for fragment in fragments:
+            if isinstance(fragment, dict):
+                _apply_partial_arg(self._streaming_args, fragment)
+        call = self.builder.open_tool_call(index)
+        if call is not None:
+            call.arguments = self._streaming_args
+            delta = json.dumps(fragments, separators=(",", ":"))
+            self.builder.emit(ToolCallDeltaEvent(index, delta, self.builder.output))
+
+    def _end_streaming_call(self) -> None:
+        index = self._streaming_call
+        if index is not None:
+            self._streaming_call = None
+            self.builder.end_tool_call(index, self._streaming_args)
+            self._streaming_args = {}
+
+    def _usage(self, meta: dict[str, Any]) -> None:
+        """Cumulative per chunk (last wins); ``input`` excludes cached prompt tokens. The cost is
+        priced by the driver when the message ends."""
+        self._last_usage = meta  # callers skip chunks that repeat the previous counts
+        # Tool-use prompt tokens (code execution results fed back in) are billed as input.
+        prompt = _int(meta.get("promptTokenCount")) + _int(meta.get("toolUsePromptTokenCount"))
+        cached = _int(meta.get("cachedContentTokenCount"))
+        u = self.usage
+        u.cache_read = cached
+        u.input = max(0, prompt - cached)
+        u.output = _int(meta.get("candidatesTokenCount")) + _int(meta.get("thoughtsTokenCount"))
+        u.cache_write = 0
+        total = meta.get("totalTokenCount")
+        u.total_tokens = total if isinstance(total, int) else u.input + u.cache_read + u.output
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+_PATH_TOKEN = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[['\"]([^'\"]*)['\"]\]")
+
+
+def _apply_partial_arg(args: dict[str, Any], fragment: dict[str, Any]) -> None:
+    """Apply one Vertex ``PartialArg`` (``jsonPath`` + a typed value) to ``args`` in place:
+    string values continue (are appended to) what the path already holds."""
+    path = fragment.get("jsonPath")
+    if not isinstance(path, str) or not path.startswith("$"):
+        return
+    keys: list[str | int] = []
+    for match in _PATH_TOKEN.finditer(path, 1):
+        key, position, quoted = match.groups()
+        keys.append(int(position) if position is not None else (key if key is not None else quoted))
+    if not keys:
+        return
+    if "stringValue" in fragment:
+        value: Any = fragment["stringValue"]
+    elif "numberValue" in fragment:
+        value = fragment["numberValue"]
+    elif "boolValue" in fragment:
+        value = fragment["boolValue"]
+    elif "nullValue" in fragment:
+        value = None
+    else:
+        return
+    target: Any = args
+    for key, following in itertools.pairwise(keys):
+        target = _child(target, key, [] if isinstance(following, int) else {})
+        if target is None:
+            return
+    last = keys[-1]
+    if isinstance(target, dict) and isinstance(last, str):
+        previous = target.get(last)
+        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+    elif isinstance(target, list) and isinstance(last, int):
+        while len(target) <= last:
+            target.append(None)
+        previous = target[last]
+        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+
+
+def _child(container: Any, key: str | int, empty: Any) -> Any:
+    if isinstance(container, dict) and isinstance(key, str):
+        if not isinstance(container.get(key), dict | list):
+            container[key] = empty
+        return container[key]
+    if isinstance(container, list) and isinstance(key, int):
+        while len(container) <= key:
+            container.append(None)
+        if not isinstance(container[key], dict | list):
+            container[key] = empty
+        return container[key]
+    return None
+
+
+def _api_error(error: dict[str, Any]) -> ProviderError:
+    message = str(error.get("message") or "Gemini reported an error in the stream")
+    status = error.get("status")
+    code = error.get("code")
+    if isinstance(status, str) and status and status not in message:
+        message = f"{message} ({status})"
+    http = code if isinstance(code, int) else None
+    retryable = (http is not None and (http == 429 or http >= 500)) or status in _RETRYABLE_STATUS
+    return ProviderError(message, status=http, retryable=retryable)
+
+
+ADAPTER = GoogleGenerativeAiAdapter()
+"""The adapter instance :mod:`providers.dispatch` registers for ``google-generative-ai``."""
