@@ -14,6 +14,8 @@ KnownApi: TypeAlias = Literal[
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
+InputKind: TypeAlias = Literal["text", "image"]
+_TEXT_ONLY: list[InputKind] = ["text"]
 
 
 class ModelCost(_Wire):
@@ -35,7 +37,7 @@ class Model(_Wire):
     provider: str
     base_url: str = Field(default="", alias="baseUrl")
     reasoning: bool = False
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    input: list[InputKind] = Field(default_factory=lambda: _TEXT_ONLY.copy())
     cost: ModelCost = Field(default_factory=ModelCost)
     context_window: int = Field(default=128_000, alias="contextWindow")
     max_tokens: int = Field(default=16_384, alias="maxTokens")

@@ -6,6 +6,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from providers.messages import ImageContent
 from tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
 from tui.cli_errors import CliError
 from tui.prompt_input import build_prompt, read_piped_stdin
@@ -35,7 +36,7 @@ def run(argv: list[str]) -> int:
         return EXIT_RUN_FAILED
 
 
-async def _run_session(args: CliArgs, text: str, images: list) -> int:  # type: ignore[type-arg]
+async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
     from tui.session_setup import open_session
 
     session = await open_session(args)

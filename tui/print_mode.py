@@ -36,7 +36,11 @@ def install_interrupt_handler(on_interrupt: Callable[[], None]) -> Callable[[], 
         loop.add_signal_handler(signal.SIGINT, handler)
     except (NotImplementedError, RuntimeError):  # not the main thread / no signal support
         return lambda: None
-    return lambda: loop.remove_signal_handler(signal.SIGINT)
+
+    def uninstall() -> None:
+        loop.remove_signal_handler(signal.SIGINT)
+
+    return uninstall
 
 
 def last_assistant(session: CodingSession) -> AssistantMessage | None:
