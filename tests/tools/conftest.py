@@ -1,0 +1,49 @@
+"""Fixtures for the tool tests: a scratch working directory and a helper to call a tool."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.tool import AgentTool, AgentToolResult
+
+
+@pytest.fixture(autouse=True)
+def private_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Temp files the tools create (bash's full-output logs) land in the test's own directory."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    """An empty working directory for the tools."""
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+Call = Callable[..., Coroutine[Any, Any, AgentToolResult]]
+
+
+@pytest.fixture
+def call() -> Call:
+    """``await call(tool, **args)`` runs the tool through ``execute`` (validation included)."""
+
+    async def run(tool: AgentTool, signal: asyncio.Event | None = None, on_update: Any = None,
+                  **args: Any) -> AgentToolResult:
+        return await tool.execute("call-1", args, signal, on_update)
+
+    return run
+
+
+def text_of(result: AgentToolResult) -> str:
+    """The text content of a result (text blocks joined)."""
+    return "\n".join(block.text for block in result.content if block.type == "text")

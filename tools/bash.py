@@ -1,0 +1,324 @@
+"""The ``bash`` tool: run a shell command in the working directory.
+
+The command runs under bash (``sh`` when bash is missing) in its own process group, with stdin
+closed and stdout and stderr merged into one pipe. Output streams to the UI through ``on_update``
+(at most every :data:`UPDATE_INTERVAL` seconds, the tail only); the model gets the last 2000 lines
+/ 50 KB, and when there is more, the full output is in a temp file whose path is given. Memory
+stays bounded however much is printed (see :mod:`tools.output_buffer`). Terminal control
+sequences are stripped from everything shown. A non-zero exit code, a timeout and an abort are
+error results saying so; timeout and abort kill the whole process group (children and background
+jobs included), SIGTERM first, SIGKILL after a grace period.
+
+``details``: ``{command, exitCode, signal, durationMs, timedOut, aborted, truncated, totalLines,
+totalBytes, outputLines, fullOutputPath, truncation?}``; updates carry ``{command, running: true,
+totalLines, totalBytes, truncated, fullOutputPath}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import signal as signals
+import subprocess
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from providers.messages import TextContent
+from tools.output_buffer import OutputBuffer, OutputSnapshot
+from tools.params import ToolParams
+from tools.shell import kill_group, shell_command, signal_group
+from tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_SECONDS = 180.0
+UPDATE_INTERVAL = 0.1
+"""Minimum seconds between two streamed updates (at most 10 per second)."""
+DRAIN_IDLE_SECONDS = 0.2
+"""After the shell exits, stop reading once background processes holding the pipe stay quiet
+this long (or after :data:`DRAIN_MAX_SECONDS`); they keep running."""
+DRAIN_MAX_SECONDS = 2.0
+
+
+class BashParams(ToolParams):
+    """Arguments of ``bash``."""
+
+    command: str = Field(description="Bash command to execute")
+    timeout: float | None = Field(
+        default=None,
+        description=(
+            "Timeout in seconds. Defaults to 180 (3 minutes) when omitted; pass 0 to disable the "
+            "timer, or a larger number of seconds for a longer limit."
+        ),
+    )
+
+
+class _PipeReader(asyncio.Protocol):
+    """Feeds the command's output pipe into the buffer and wakes the update throttle."""
+
+    def __init__(self, buffer: OutputBuffer, on_data: Any) -> None:
+        self.buffer = buffer
+        self.on_data = on_data
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer.append(data)
+        self.on_data()
+
+    def eof_received(self) -> bool | None:
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Updates:
+    """Throttled ``on_update`` calls: the first at once, then at most one per interval, and the
+    last pending one delivered even when no more output comes."""
+
+    def __init__(self, on_update: OnUpdate, buffer: OutputBuffer, command: str) -> None:
+        self.on_update = on_update
+        self.buffer = buffer
+        self.command = command
+        self.loop = asyncio.get_running_loop()
+        self.last = -math.inf
+        self.handle: asyncio.TimerHandle | None = None
+
+    def mark(self) -> None:
+        if self.handle is not None:
+            return
+        delay = self.last + UPDATE_INTERVAL - self.loop.time()
+        if delay <= 0:
+            self.flush()
+        else:
+            self.handle = self.loop.call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        self.handle = None
+        self.last = self.loop.time()
+        snapshot = self.buffer.snapshot()
+        details = {
+            "command": self.command,
+            "running": True,
+            "totalLines": snapshot.total_lines,
+            "totalBytes": snapshot.total_bytes,
+            "truncated": snapshot.truncation.truncated,
+            "fullOutputPath": snapshot.full_output_path,
+        }
+        try:
+            self.on_update(AgentToolResult([TextContent(text=snapshot.text)], details))
+        except Exception:  # a broken subscriber must not stop the command's output
+            logger.exception("bash on_update callback failed")
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+
+class BashTool(AgentTool):
+    """Run shell commands (see the module docstring).
+
+    ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
+    environment the command sees (default: this process's)."""
+
+    name: ClassVar[str] = "bash"
+    label: ClassVar[str] = "bash"
+    description: ClassVar[str] = (
+        "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
+        f"truncated to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit "
+        "first). If truncated, full output is saved to a temp file. Timeout defaults to 180 seconds; pass "
+        "a timeout in seconds for a longer limit, or 0 to disable the timer."
+    )
+    parameters: ClassVar[type[ToolParams]] = BashParams
+
+    def __init__(
+        self,
+        cwd: str,
+        default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.default_timeout = default_timeout
+        self.env = dict(env) if env is not None else None
+
+    def _timeout(self, requested: float | None) -> float | None:
+        if requested is None:
+            return self.default_timeout
+        if not math.isfinite(requested) or requested < 0:
+            raise ToolError("Invalid timeout: must be a finite number of seconds, or 0 to disable the timer")
+        return None if requested == 0 else requested
+
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """Run ``params.command`` (see the module docstring)."""
+        args: BashParams = params
+        timeout = self._timeout(args.timeout)
+        if signal.is_set():
+            raise ToolError("Command aborted", _details(args.command, aborted=True))
+        if not os.path.isdir(self.cwd):
+            raise ToolError(f"Working directory does not exist: {self.cwd}\nCannot execute bash commands.")
+        loop = asyncio.get_running_loop()
+        buffer = OutputBuffer()
+        updates = _Updates(on_update, buffer, args.command)
+        read_fd, write_fd = os.pipe()
+        started = time.monotonic()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *shell_command(args.command),
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=subprocess.STDOUT,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            buffer.close()
+            raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+        os.close(write_fd)
+        transport, reader = await loop.connect_read_pipe(
+            lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)
+        )
+        aborted = timed_out = False
+        exit_task = asyncio.ensure_future(proc.wait())
+        abort_task = asyncio.ensure_future(signal.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {exit_task, abort_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if abort_task in done:
+                aborted = True
+            elif exit_task not in done:
+                timed_out = True
+            if aborted or timed_out:
+                await kill_group(proc.pid)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(exit_task), 5.0)
+            await _drain(reader, buffer, killed=aborted or timed_out)
+        finally:
+            abort_task.cancel()
+            updates.cancel()
+            if proc.returncode is None:
+                signal_group(proc.pid, signals.SIGKILL)
+            transport.close()
+            buffer.close()
+        snapshot = buffer.snapshot()
+        duration_ms = round((time.monotonic() - started) * 1000)
+        return _result(args.command, proc.returncode, snapshot, buffer, duration_ms, timeout, timed_out, aborted)
+
+
+async def _drain(reader: _PipeReader, buffer: OutputBuffer, killed: bool) -> None:
+    """Read the pipe to its end, unless processes left behind keep it open (then stop reading)."""
+    if killed:
+        # Everything in the group is dead: the pipe closes as soon as the kernel tears it down.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader.closed), 1.0)
+        return
+    loop = asyncio.get_running_loop()
+    start = last_change = loop.time()
+    seen = buffer.total_bytes
+    while not reader.closed.done():
+        await asyncio.wait({reader.closed}, timeout=0.05)
+        now = loop.time()
+        if buffer.total_bytes != seen:
+            seen = buffer.total_bytes
+            last_change = now
+        if now - last_change >= DRAIN_IDLE_SECONDS or now - start >= DRAIN_MAX_SECONDS:
+            return
+
+
+def _details(command: str, **extra: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "command": command,
+        "exitCode": None,
+        "signal": None,
+        "durationMs": 0,
+        "timedOut": False,
+        "aborted": False,
+        "truncated": False,
+        "totalLines": 0,
+        "totalBytes": 0,
+        "outputLines": 0,
+        "fullOutputPath": None,
+    }
+    details.update(extra)
+    return details
+
+
+def _result(
+    command: str,
+    returncode: int | None,
+    snapshot: OutputSnapshot,
+    buffer: OutputBuffer,
+    duration_ms: int,
+    timeout: float | None,
+    timed_out: bool,
+    aborted: bool,
+) -> AgentToolResult:
+    truncation = snapshot.truncation
+    exit_code = returncode if returncode is not None and returncode >= 0 else None
+    signal_name = _signal_name(-returncode) if returncode is not None and returncode < 0 else None
+    text = snapshot.text.rstrip("\n")
+    if truncation.truncated:
+        end = truncation.total_lines
+        start = end - truncation.output_lines + 1
+        path = snapshot.full_output_path
+        if truncation.last_line_partial:
+            notice = (
+                f"[Showing last {format_size(truncation.output_bytes)} of line {end} (line is "
+                f"{format_size(buffer.last_line_bytes())}). Full output: {path}]"
+            )
+        elif truncation.truncated_by == "lines":
+            notice = f"[Showing lines {start}-{end} of {end}. Full output: {path}]"
+        else:
+            limit = format_size(DEFAULT_MAX_BYTES)
+            notice = f"[Showing lines {start}-{end} of {end} ({limit} limit). Full output: {path}]"
+        text = f"{text}\n\n{notice}"
+    status: str | None = None
+    if aborted:
+        status = "Command aborted"
+    elif timed_out:
+        status = f"Command timed out after {timeout:g} seconds"
+    elif signal_name is not None:
+        status = f"Command was killed by signal {signal_name}"
+    elif exit_code:
+        status = f"Command exited with code {exit_code}"
+    if status is not None:
+        text = f"{text}\n\n{status}" if text else status
+    elif not text:
+        text = "(no output)"
+    details = _details(
+        command,
+        exitCode=exit_code,
+        signal=signal_name,
+        durationMs=duration_ms,
+        timedOut=timed_out,
+        aborted=aborted,
+        truncated=truncation.truncated,
+        totalLines=snapshot.total_lines,
+        totalBytes=snapshot.total_bytes,
+        outputLines=truncation.output_lines,
+        fullOutputPath=snapshot.full_output_path,
+    )
+    if truncation.truncated:
+        details["truncation"] = truncation.to_details()
+    return AgentToolResult([TextContent(text=text)], details, is_error=status is not None)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signals.Signals(number).name
+    except ValueError:
+        return str(number)

@@ -1,0 +1,297 @@
+"""The ``grep`` tool: search file contents for a regex (or literal) pattern.
+
+Uses ripgrep when it is on PATH, else a Python search with the same defaults: hidden files
+searched, ``.git`` skipped, ``.gitignore`` respected (see :mod:`tools.walk`), binary files (a NUL in
+the first 8 KB) skipped, symlinks not followed. Output lines are ``path:line: text`` for matches
+and ``path-line- text`` for context lines (``--`` between separate context groups), paths
+relative to the searched directory. At most ``limit`` matches (default 100) and 50 KB; lines
+longer than 500 characters are cut.
+
+``details``: ``{pattern, path, matches, files, limit, limitReached, truncated, linesTruncated,
+engine}`` (``engine``: ``"ripgrep" | "python"``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from tools.globs import PathGlob
+from tools.params import ToolParams
+from tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from tools.walk import walk
+
+DEFAULT_LIMIT = 100
+BINARY_SNIFF = 8192
+WHOLE_READ_LIMIT = 16 * 1024 * 1024
+_NO_PRECHECK = re.compile(r"\\[AZzb]|\(\?<?[=!]")
+
+
+class GrepParams(ToolParams):
+    """Arguments of ``grep``."""
+
+    pattern: str = Field(description="Search pattern (regex or literal string)")
+    path: str | None = Field(default=None, description="Directory or file to search (default: current directory)")
+    glob: str | None = Field(
+        default=None, description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"
+    )
+    ignore_case: bool | None = Field(
+        default=None, alias="ignoreCase", description="Case-insensitive search (default: false)"
+    )
+    literal: bool | None = Field(
+        default=None, description="Treat pattern as literal string instead of regex (default: false)"
+    )
+    context: int | None = Field(
+        default=None, description="Number of lines to show before and after each match (default: 0)"
+    )
+    limit: int | None = Field(default=None, description="Maximum number of matches to return (default: 100)")
+
+
+@dataclass(slots=True, frozen=True)
+class GrepMatch:
+    """A matching line: absolute file path and 1-based line number."""
+
+    path: str
+    line: int
+
+
+class GrepTool(AgentTool):
+    """Search file contents (see the module docstring). ``use_ripgrep``: None = when on PATH."""
+
+    name: ClassVar[str] = "grep"
+    label: ClassVar[str] = "grep"
+    description: ClassVar[str] = (
+        "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
+        f"Respects .gitignore. Output is truncated to {DEFAULT_LIMIT} matches or {DEFAULT_MAX_BYTES // 1024}KB "
+        f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
+    )
+    parameters: ClassVar[type[ToolParams]] = GrepParams
+
+    def __init__(self, cwd: str, use_ripgrep: bool | None = None) -> None:
+        self.cwd = cwd
+        self.use_ripgrep = use_ripgrep
+
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """Search (see the module docstring)."""
+        args: GrepParams = params
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        root = resolve_search_path(args.path, self.cwd)
+        is_dir = os.path.isdir(root)
+        limit = effective_limit(args.limit, DEFAULT_LIMIT)
+        context = max(0, args.context or 0)
+        rg = shutil.which("rg") if self.use_ripgrep is not False else None
+        if rg is not None:
+            engine = "ripgrep"
+            matches, more = await _ripgrep(rg, args, root, limit, signal)
+        else:
+            engine = "python"
+            regex = _compile(args)
+            glob = PathGlob(args.glob) if args.glob and is_dir else None
+            matches, more = await asyncio.to_thread(_python_search, root, is_dir, regex, glob, limit, signal)
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        details: dict[str, Any] = {
+            "pattern": args.pattern,
+            "path": args.path or ".",
+            "matches": len(matches),
+            "files": len({m.path for m in matches}),
+            "limit": limit,
+            "limitReached": more,
+            "truncated": False,
+            "linesTruncated": False,
+            "engine": engine,
+        }
+        if not matches:
+            return AgentToolResult.text("No matches found", details)
+        lines, lines_truncated = _format(matches, root, is_dir, context)
+        truncation = cap_output(lines)
+        notices: list[str] = []
+        if more:
+            notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
+        if truncation.truncated:
+            notices.append(byte_limit_notice())
+        if lines_truncated:
+            notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
+        details.update(truncated=truncation.truncated, linesTruncated=lines_truncated)
+        return AgentToolResult.text(with_notices(truncation.content, notices), details)
+
+
+def _compile(args: GrepParams) -> re.Pattern[str]:
+    source = re.escape(args.pattern) if args.literal else args.pattern
+    try:
+        return re.compile(source, re.IGNORECASE if args.ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(
+            f"Invalid regex pattern {args.pattern!r}: {exc}. Use literal=true to search for the text as is."
+        ) from None
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head[:BINARY_SNIFF]
+
+
+def _python_search(
+    root: str, is_dir: bool, regex: re.Pattern[str], glob: PathGlob | None, limit: int, signal: asyncio.Event
+) -> tuple[list[GrepMatch], bool]:
+    """Matches in file order, up to ``limit``, and whether more exist."""
+    precheck = None if _NO_PRECHECK.search(regex.pattern) else re.compile(regex.pattern, regex.flags | re.MULTILINE)
+    paths: Iterator[str]
+    if is_dir:
+        paths = (
+            entry.path
+            for entry in walk(root, should_stop=signal.is_set)
+            if not entry.is_dir and not entry.is_symlink and (glob is None or glob.matches(entry.rel_path))
+        )
+    else:
+        paths = iter([root])
+    matches: list[GrepMatch] = []
+    for path in paths:
+        if signal.is_set():
+            break
+        for line_no in _search_file(path, regex, precheck):
+            if len(matches) >= limit:
+                return matches, True
+            matches.append(GrepMatch(path, line_no))
+    return matches, False
+
+
+def _search_file(path: str, regex: re.Pattern[str], precheck: re.Pattern[str] | None) -> list[int]:
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if size <= WHOLE_READ_LIMIT:
+                data = handle.read()
+                if _is_binary(data):
+                    return []
+                text = data.decode("utf-8", "replace")
+                if precheck is not None and not precheck.search(text):
+                    return []
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()
+                return [i + 1 for i, line in enumerate(lines) if regex.search(line.removesuffix("\r"))]
+            if _is_binary(handle.read(BINARY_SNIFF)):
+                return []
+            handle.seek(0)
+            return [
+                i + 1
+                for i, raw in enumerate(handle)
+                if regex.search(raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace"))
+            ]
+    except OSError:
+        return []
+
+
+async def _ripgrep(
+    rg: str, args: GrepParams, root: str, limit: int, signal: asyncio.Event
+) -> tuple[list[GrepMatch], bool]:
+    argv = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-require-git"]
+    if args.ignore_case:
+        argv.append("--ignore-case")
+    if args.literal:
+        argv.append("--fixed-strings")
+    if args.glob:
+        argv += ["--glob", args.glob]
+    argv += ["-e", args.pattern, "--", root]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.ensure_future(proc.stderr.read())
+    matches: list[GrepMatch] = []
+    more = False
+    try:
+        while not signal.is_set():
+            line = await proc.stdout.readline()
+            if not line:
+                break
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("type") != "match":
+                continue
+            data = event.get("data", {})
+            path = data.get("path", {}).get("text")
+            number = data.get("line_number")
+            if not isinstance(path, str) or not isinstance(number, int):
+                continue
+            if len(matches) >= limit:
+                more = True
+                break
+            matches.append(GrepMatch(path, number))
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+    stderr = (await stderr_task).decode("utf-8", "replace").strip()
+    if not matches and proc.returncode not in (0, 1) and not more and not signal.is_set():
+        raise ToolError(stderr or f"ripgrep exited with code {proc.returncode}")
+    return matches, more
+
+
+def _format(matches: list[GrepMatch], root: str, is_dir: bool, context: int) -> tuple[list[str], bool]:
+    """Output lines for the matches (grouped per file, context merged) and whether any was cut."""
+    out: list[str] = []
+    cut = False
+    by_file: dict[str, list[int]] = {}
+    for match in matches:
+        by_file.setdefault(match.path, []).append(match.line)
+    for path, numbers in by_file.items():
+        shown = _display(path, root, is_dir)
+        lines = _file_lines(path)
+        if not lines:
+            out.extend(f"{shown}:{n}: (unable to read file)" for n in numbers)
+            continue
+        hits = set(numbers)
+        ranges: list[list[int]] = []
+        for number in sorted(hits):
+            start, end = max(1, number - context), min(len(lines), number + context)
+            if ranges and start <= ranges[-1][1] + 1:
+                ranges[-1][1] = max(ranges[-1][1], end)
+            else:
+                ranges.append([start, end])
+        for index, (start, end) in enumerate(ranges):
+            if index and context:
+                out.append("--")
+            for current in range(start, end + 1):
+                text, was_cut = truncate_line(lines[current - 1])
+                cut = cut or was_cut
+                sep = ":" if current in hits else "-"
+                out.append(f"{shown}{sep}{current}{sep} {text}")
+    return out, cut
+
+
+def _display(path: str, root: str, is_dir: bool) -> str:
+    if is_dir:
+        rel = os.path.relpath(path, root)
+        if not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return os.path.basename(path)
+
+
+def _file_lines(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if text.endswith("\n"):
+        lines.pop()
+    return lines

@@ -1,0 +1,82 @@
+"""The ``ls`` tool: list one directory.
+
+Entries sorted case-insensitively, directories (and links to directories) with a ``/`` suffix,
+dotfiles included, at most ``limit`` entries (default 500) and 50 KB.
+
+``details``: ``{path, count, total, limit, limitReached, truncated}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from tools.params import ToolParams
+from tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from tools.truncate import DEFAULT_MAX_BYTES
+
+DEFAULT_LIMIT = 500
+
+
+class LsParams(ToolParams):
+    """Arguments of ``ls``."""
+
+    path: str | None = Field(default=None, description="Directory to list (default: current directory)")
+    limit: int | None = Field(default=None, description="Maximum number of entries to return (default: 500)")
+
+
+class LsTool(AgentTool):
+    """List a directory (see the module docstring)."""
+
+    name: ClassVar[str] = "ls"
+    label: ClassVar[str] = "ls"
+    description: ClassVar[str] = (
+        "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "
+        f"Includes dotfiles. Output is truncated to {DEFAULT_LIMIT} entries or {DEFAULT_MAX_BYTES // 1024}KB "
+        "(whichever is hit first)."
+    )
+    parameters: ClassVar[type[ToolParams]] = LsParams
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """List (see the module docstring)."""
+        args: LsParams = params
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        directory = resolve_search_path(args.path, self.cwd)
+        if not os.path.isdir(directory):
+            raise ToolError(f"Not a directory: {args.path}")
+        limit = effective_limit(args.limit, DEFAULT_LIMIT)
+        try:
+            names = os.listdir(directory)
+        except OSError as exc:
+            raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from None
+        names.sort(key=lambda name: (name.casefold(), name))
+        entries = [name + "/" if os.path.isdir(os.path.join(directory, name)) else name for name in names[:limit]]
+        more = len(names) > limit
+        details: dict[str, Any] = {
+            "path": args.path or ".",
+            "count": len(entries),
+            "total": len(names),
+            "limit": limit,
+            "limitReached": more,
+            "truncated": False,
+        }
+        if not entries:
+            return AgentToolResult.text("(empty directory)", details)
+        truncation = cap_output(entries)
+        notices: list[str] = []
+        if more:
+            notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
+        if truncation.truncated:
+            notices.append(byte_limit_notice())
+        details["truncated"] = truncation.truncated
+        return AgentToolResult.text(with_notices(truncation.content, notices), details)

@@ -1,0 +1,246 @@
+"""The ``read`` tool: a page of a text file, or an image.
+
+Text: at most 2000 lines / 50 KB per call, complete lines only, with a notice telling the model
+how to continue (``[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]``). Images (PNG,
+JPEG, GIF, WebP, detected by their magic bytes) come back as image content when the model takes
+images, else as a text notice. Other binary files are refused with a clear message.
+
+``details`` (for the UI) — text: ``{path, kind: "text", startLine, endLine, totalLines,
+totalLinesEstimated, truncated, truncatedBy, nextOffset, truncation?}`` (``truncatedBy``:
+``"lines" | "bytes" | "limit" | None``; ``nextOffset`` is None at the end of the file);
+image: ``{path, kind: "image", mimeType, bytes, width, height, resized, included}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from providers.messages import ImageContent, TextContent
+from tools.file_pages import OffsetBeyondEnd, Page, read_page
+from tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
+from tools.params import ToolParams
+from tools.paths import resolve_existing_path
+from tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+BINARY_SNIFF = 8192
+MAX_IMAGE_READ_BYTES = 64 * 1024 * 1024
+"""Images larger than this are not even loaded (nothing could shrink them reliably)."""
+
+_KNOWN_BINARY: tuple[tuple[bytes, str], ...] = (
+    (b"%PDF-", "a PDF document (try `pdftotext FILE -` with bash)"),
+    (b"PK\x03\x04", "a ZIP archive (list it with `unzip -l FILE` with bash)"),
+    (b"\x1f\x8b", "gzip-compressed (try `zcat FILE | head` with bash)"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"SQLite format 3\x00", "an SQLite database (query it with `sqlite3` with bash)"),
+)
+
+
+class ReadParams(ToolParams):
+    """Arguments of ``read``."""
+
+    path: str = Field(description="Path to the file to read (relative or absolute)")
+    offset: int | None = Field(default=None, description="Line number to start reading from (1-indexed)")
+    limit: int | None = Field(default=None, description="Maximum number of lines to read")
+
+
+class ReadTool(AgentTool):
+    """Read a text file page by page, or an image (see the module docstring)."""
+
+    name: ClassVar[str] = "read"
+    label: ClassVar[str] = "read"
+    description: ClassVar[str] = (
+        "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
+        f"sent as attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or "
+        f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). Use offset/limit for large files. "
+        "When you need the full file, continue with offset until complete."
+    )
+    parameters: ClassVar[type[ToolParams]] = ReadParams
+
+    def __init__(self, cwd: str, images: bool = True) -> None:
+        self.cwd = cwd
+        self.images = images
+
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """Read ``params.path`` (see the module docstring)."""
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        args: ReadParams = params
+        if args.limit is not None and args.limit < 1:
+            raise ToolError(f"limit must be at least 1 (got {args.limit}).")
+        path = resolve_existing_path(args.path, self.cwd)
+        return self.read(path, args)
+
+    def read(self, path: str, args: ReadParams) -> AgentToolResult:
+        """Synchronous body of :meth:`run` (a page read takes milliseconds)."""
+        _require_regular_file(path, args.path)
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below, shared by helpers
+        except FileNotFoundError:
+            raise ToolError(f"File not found: {args.path}") from None
+        except IsADirectoryError:
+            raise ToolError(f"{args.path} is a directory, not a file. Use ls to list it.") from None
+        except PermissionError:
+            raise ToolError(f"Permission denied: {args.path}") from None
+        except OSError as exc:
+            raise ToolError(f"Cannot read {args.path}: {exc.strerror or exc}") from None
+        with handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise ToolError(f"{args.path} is a directory, not a file. Use ls to list it.")
+            head = handle.read(SNIFF_BYTES)
+            mime = detect_image_mime(head)
+            if mime is not None:
+                return self._image(handle, head, mime, info.st_size, args.path)
+            if b"\x00" in head[:BINARY_SNIFF]:
+                raise ToolError(_binary_message(args.path, head, info.st_size))
+            handle.seek(0)
+            return _text(handle, info.st_size, args)
+
+    def _image(self, handle: Any, head: bytes, mime: str, size: int, shown: str) -> AgentToolResult:
+        if not self.images:
+            dims = image_dimensions(head, mime)
+            dim_text = f", {dims[0]}x{dims[1]}" if dims else ""
+            text = (
+                f"Read image file [{mime}] ({format_size(size)}{dim_text}). The current model does not "
+                "support images, so the image was not included."
+            )
+            details = _image_details(shown, mime, size, dims, resized=False, included=False)
+            return AgentToolResult.text(text, details)
+        if size > MAX_IMAGE_READ_BYTES:
+            dims = image_dimensions(head, mime)
+            text = (
+                f"Read image file [{mime}] ({format_size(size)}). The image is too large to send; "
+                "it was not included."
+            )
+            return AgentToolResult.text(text, _image_details(shown, mime, size, dims, False, False))
+        raw = head + handle.read()
+        prepared = prepare_image(raw, mime)
+        dims = (
+            (prepared.original_width, prepared.original_height)
+            if prepared.original_width is not None and prepared.original_height is not None
+            else None
+        )
+        if prepared.data is None:
+            text = (
+                f"Read image file [{mime}] ({format_size(size)}). The image is {prepared.reason}; "
+                "it was not included."
+            )
+            return AgentToolResult.text(text, _image_details(shown, mime, size, dims, False, False))
+        note = f"Read image file [{prepared.mime_type}]"
+        dimension_note = prepared.dimension_note()
+        if dimension_note:
+            note += f"\n{dimension_note}"
+        details = _image_details(shown, prepared.mime_type, size, dims, prepared.resized, True)
+        content: list[TextContent | ImageContent] = [
+            TextContent(text=note),
+            ImageContent(data=prepared.data, mime_type=prepared.mime_type),
+        ]
+        return AgentToolResult(content, details)
+
+
+def _require_regular_file(path: str, shown: str) -> None:
+    """Refuse FIFOs, sockets and devices before opening them (opening a FIFO blocks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {shown}") from None
+    except OSError:
+        return  # let open() report it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise ToolError(f"Cannot read {shown}: not a regular file (a device, FIFO or socket).")
+
+
+def _image_details(
+    path: str, mime: str, size: int, dims: tuple[int, int] | None, resized: bool, included: bool
+) -> dict[str, Any]:
+    return {
+        "path": path,
+        "kind": "image",
+        "mimeType": mime,
+        "bytes": size,
+        "width": dims[0] if dims else None,
+        "height": dims[1] if dims else None,
+        "resized": resized,
+        "included": included,
+    }
+
+
+def _binary_message(path: str, head: bytes, size: int) -> str:
+    kind = next((label for magic, label in _KNOWN_BINARY if head.startswith(magic)), None)
+    what = f"it is {kind}" if kind else "it contains NUL bytes"
+    return (
+        f"Cannot read {path}: binary file ({format_size(size)}), {what}. The read tool reads text "
+        "files and images (png, jpeg, gif, webp); inspect other files with bash (e.g. `file`, "
+        "`xxd | head`)."
+    )
+
+
+def _text(handle: Any, size: int, args: ReadParams) -> AgentToolResult:
+    start = max(1, args.offset or 1)
+    try:
+        page = read_page(handle, size, start, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, args.limit)
+    except OffsetBeyondEnd as exc:
+        raise ToolError(
+            f"Offset {args.offset} is beyond end of file ({exc.total_lines} lines total)",
+            {"path": args.path, "kind": "text", "totalLines": exc.total_lines},
+        ) from None
+    return AgentToolResult.text(_page_text(page, args.path), _page_details(page, args.path))
+
+
+def _total(page: Page) -> str:
+    return f"about {page.total_lines}" if page.total_estimated else str(page.total_lines)
+
+
+def _page_text(page: Page, path: str) -> str:
+    start = page.start_line
+    if page.first_line_bytes is not None:
+        return (
+            f"[Line {start} is {format_size(page.first_line_bytes)}, exceeds {format_size(DEFAULT_MAX_BYTES)} "
+            f"limit. Use bash: sed -n '{start}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
+        )
+    body = "\n".join(page.lines)
+    if not page.lines and page.total_lines == 0:
+        return "(empty file)"
+    end = start + len(page.lines) - 1
+    next_offset = end + 1
+    if page.stopped_by == "lines":
+        return f"{body}\n\n[Showing lines {start}-{end} of {_total(page)}. Use offset={next_offset} to continue.]"
+    if page.stopped_by == "bytes":
+        return (
+            f"{body}\n\n[Showing lines {start}-{end} of {_total(page)} ({format_size(DEFAULT_MAX_BYTES)} "
+            f"limit). Use offset={next_offset} to continue.]"
+        )
+    if page.stopped_by == "limit":
+        remaining = page.total_lines - end
+        more = f"About {remaining}" if page.total_estimated else str(remaining)
+        return f"{body}\n\n[{more} more lines in file. Use offset={next_offset} to continue.]"
+    if not body and page.lines:
+        return f"(line {start} is empty)" if start == end else f"(lines {start}-{end} are empty)"
+    return body
+
+
+def _page_details(page: Page, path: str) -> dict[str, Any]:
+    end = page.start_line + len(page.lines) - 1
+    details: dict[str, Any] = {
+        "path": path,
+        "kind": "text",
+        "startLine": page.start_line,
+        "endLine": end,
+        "totalLines": page.total_lines,
+        "totalLinesEstimated": page.total_estimated,
+        "truncated": page.stopped_by is not None,
+        "truncatedBy": page.stopped_by,
+        "nextOffset": end + 1 if page.stopped_by is not None else None,
+    }
+    if page.first_line_bytes is not None:
+        details["firstLineExceedsLimit"] = True
+        details["firstLineBytes"] = page.first_line_bytes
+    return details

@@ -1,0 +1,76 @@
+"""Shell processes: which shell, and how to stop a command with everything it started.
+
+Commands run in their own session (``start_new_session=True``), so the shell is the leader of a
+new process group and every child and background job it spawns joins that group. Stopping a
+command means signalling the whole group: SIGTERM first, SIGKILL for whatever is still alive after
+a short grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+
+KILL_GRACE_SECONDS = 0.5
+"""How long the group gets to exit after SIGTERM before SIGKILL."""
+
+
+def shell_command(command: str) -> list[str]:
+    """argv running ``command``: bash when installed, else ``sh``."""
+    shell = shutil.which("bash") or ("/bin/bash" if os.path.exists("/bin/bash") else None)
+    if shell is None:
+        shell = shutil.which("sh") or "/bin/sh"
+    return [shell, "-c", command]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process is left in process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg also succeeds for zombies waiting to be reaped; look closer where /proc exists.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to process group ``pgid`` (ignoring a group that is already gone)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the group, wait up to ``grace`` seconds for it to go, then SIGKILL the rest."""
+    signal_group(pgid, signal.SIGTERM)
+    # Stopped processes only act on SIGTERM once continued.
+    signal_group(pgid, signal.SIGCONT)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while loop.time() < deadline:
+        if not group_alive(pgid):
+            return
+        await asyncio.sleep(0.02)
+    signal_group(pgid, signal.SIGKILL)
+    deadline = loop.time() + 2.0
+    while loop.time() < deadline and group_alive(pgid):
+        await asyncio.sleep(0.02)

@@ -1,0 +1,72 @@
+"""The ``write`` tool: create or overwrite a file, atomically.
+
+Parent directories are created; the file is replaced atomically (temp file + rename, keeping the
+old file's permissions); the byte count reported is UTF-8 bytes, not characters.
+
+``details``: ``{path, bytes, lines, created}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from tools.file_lock import file_lock
+from tools.fs_atomic import atomic_write
+from tools.params import ToolParams
+from tools.paths import resolve_path
+
+
+class WriteParams(ToolParams):
+    """Arguments of ``write``."""
+
+    path: str = Field(description="Path to the file to write (relative or absolute)")
+    content: str = Field(description="Content to write to the file")
+
+
+class WriteTool(AgentTool):
+    """Write a whole file (see the module docstring)."""
+
+    name: ClassVar[str] = "write"
+    label: ClassVar[str] = "write"
+    description: ClassVar[str] = (
+        "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+        "Automatically creates parent directories."
+    )
+    parameters: ClassVar[type[ToolParams]] = WriteParams
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+
+    async def run(
+        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult:
+        """Write ``params.content`` to ``params.path``."""
+        args: WriteParams = params
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        path = resolve_path(args.path, self.cwd)
+        data = args.content.encode("utf-8", "surrogateescape")
+        async with file_lock(path):
+            if signal.is_set():
+                raise ToolError("Operation aborted")
+            try:
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                created = atomic_write(path, data)
+            except IsADirectoryError:
+                raise ToolError(f"Cannot write {args.path}: it is a directory.") from None
+            except FileExistsError:
+                raise ToolError(f"Cannot write {args.path}: a parent path exists and is not a directory.") from None
+            except NotADirectoryError:
+                raise ToolError(f"Cannot write {args.path}: a parent path is not a directory.") from None
+            except PermissionError:
+                raise ToolError(f"Cannot write {args.path}: permission denied.") from None
+            except OSError as exc:
+                raise ToolError(f"Cannot write {args.path}: {exc.strerror or exc}.") from None
+        lines = args.content.count("\n") + (1 if args.content and not args.content.endswith("\n") else 0)
+        details = {"path": args.path, "bytes": len(data), "lines": lines, "created": created}
+        return AgentToolResult.text(f"Successfully wrote {len(data)} bytes to {args.path}", details)
