@@ -199,7 +199,7 @@ def _search_file(path: str, regex: re.Pattern[str], precheck: re.Pattern[str] | 
 async def _ripgrep(
     rg: str, args: GrepParams, root: str, limit: int, signal: asyncio.Event
 ) -> tuple[list[GrepMatch], bool]:
-    argv = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-require-git"]
+    argv = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-require-git", "--glob", "!.git"]
     if args.ignore_case:
         argv.append("--ignore-case")
     if args.literal:
