@@ -117,6 +117,8 @@ def plan_turn(context: Context) -> DemoTurn:
         if not match:
             continue
         groups = {k: _strip_quotes(v) for k, v in match.groupdict().items() if v}
+        if tool not in tools and "bash" in tools and tool in _BASH_FALLBACKS:
+            return _bash_fallback(tool, groups)
         if tool not in tools:
             enabled = ", ".join(sorted(tools)) or "none"
             return DemoTurn(
@@ -147,6 +149,21 @@ def _tool_turn(tool: str, groups: dict[str, str]) -> DemoTurn:
         words = [pattern]
     pattern = " ".join(words) if words else pattern
     return DemoTurn(f"Searching for `{pattern}`.", "grep", {"pattern": pattern, "literal": True})
+
+
+_BASH_FALLBACKS = {"ls", "find", "grep"}
+
+
+def _bash_fallback(tool: str, groups: dict[str, str]) -> DemoTurn:
+    """The shell equivalent of a tool this session does not enable."""
+    if tool == "ls":
+        path = groups.get("path", ".")
+        command = f"ls -la {shlex.quote(path)}"
+    elif tool == "find":
+        command = f"find . -name {shlex.quote(groups['pattern'])} -not -path './.git/*' | head -100"
+    else:
+        command = f"grep -rn --exclude-dir=.git -F {shlex.quote(groups['pattern'])} . | head -100"
+    return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
 
 
 def _summarise(context: Context) -> DemoTurn:
