@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "MessageBuilder": "providers.adapter",
     # handoff
     "transform_messages": "providers.transform",
+    "TransformReport": "providers.transform",
     "id_normalizer_for": "providers.tool_ids",
     "is_context_overflow": "providers.overflow",
     # streaming JSON
@@ -130,4 +131,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from providers.dispatch import complete, stream
     from providers.streaming_json import StreamingJsonParser, parse_streaming_json
     from providers.tool_ids import id_normalizer_for
-    from providers.transform import transform_messages
+    from providers.transform import TransformReport, transform_messages

@@ -1,0 +1,272 @@
+"""Reading ``$BATON_HOME/models.json`` (pi's format) into validated provider entries.
+
+The file is user input: every problem becomes one clear message naming the file and the field
+(``.../models.json: providers.ollama.models[0].contextWindow: must be a positive integer``) and
+only the faulty entry is skipped; nothing here raises.
+
+Config values (``apiKey`` and header values) follow pi: ``!command`` runs the command and uses
+its standard output (once per process; ``!!command`` on every use), otherwise the value names
+an environment variable when one is set, otherwise it is the literal value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from providers.models import KnownApi
+
+SUPPORTED_APIS: tuple[str, ...] = tuple(get_args(KnownApi))
+COMMAND_TIMEOUT = 10.0
+
+_MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat")
+_COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+
+_command_cache: dict[str, str | None] = {}
+command_errors: list[str] = []
+"""Failures of ``!command`` config values since the last :func:`clear_command_cache`."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Config values
+
+
+def resolve_config_value(value: str) -> str | None:
+    """An ``apiKey`` / header value resolved as pi does (``!cmd``, env var name, or literal)."""
+    if value.startswith("!!"):
+        return _run_command(value[2:])
+    if value.startswith("!"):
+        command = value[1:]
+        if command not in _command_cache:
+            _command_cache[command] = _run_command(command)
+        return _command_cache[command]
+    return os.environ.get(value) or value
+
+
+def clear_command_cache() -> None:
+    """Forget cached ``!command`` results and their recorded failures."""
+    _command_cache.clear()
+    command_errors.clear()
+
+
+def _run_command(command: str) -> str | None:
+    import subprocess  # only when a models.json value is a !command
+
+    try:
+        done = subprocess.run(
+            command, shell=True, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        command_errors.append(f"models.json: command {command!r} failed: {exc}")
+        return None
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no output"
+        command_errors.append(f"models.json: command {command!r} exited with {done.returncode}: {detail}")
+        return None
+    return done.stdout.strip() or None
+
+
+def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    """Header values resolved like API keys; headers that resolve to nothing are left out."""
+    if not headers:
+        return None
+    resolved = {k: v for k, v in ((k, resolve_config_value(v)) for k, v in headers.items()) if v}
+    return resolved or None
+
+
+# ---------------------------------------------------------------------------------------------
+# The file
+
+
+@dataclass
+class ProviderConfig:
+    """One validated ``providers.<name>`` entry."""
+
+    name: str
+    base_url: str | None = None
+    api: str | None = None
+    api_key: str | None = None
+    headers: dict[str, str] | None = None
+    auth_header: bool = False
+    compat: dict[str, Any] | None = None
+    models: list[dict[str, Any]] = field(default_factory=list)
+    """Model definitions in pi's camelCase shape (only the fields that were given)."""
+    model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class _Problems:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.messages: list[str] = []
+
+    def add(self, where: str, problem: str) -> None:
+        self.messages.append(f"{self.path}: {where}: {problem}")
+
+
+def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
+    """The valid provider entries of ``path`` and one message per problem found.
+
+    A missing file is not a problem (no entries, no messages)."""
+    problems = _Problems(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: cannot read: {exc}"]
+    if not text.strip():
+        return {}, []
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, [f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
+    if not isinstance(document, dict):
+        return {}, [f"{path}: the top level must be an object with a \"providers\" object"]
+    providers = document.get("providers")
+    if not isinstance(providers, dict):
+        return {}, [f"{path}: \"providers\" must be an object mapping provider names to their settings"]
+    configs: dict[str, ProviderConfig] = {}
+    for name, entry in providers.items():
+        config = _provider(name, entry, problems)
+        if config is not None:
+            configs[name] = config
+    return configs, problems.messages
+
+
+def _provider(name: str, entry: Any, problems: _Problems) -> ProviderConfig | None:
+    where = f"providers.{name}"
+    if not name.strip() or "/" in name:
+        problems.add(where, "a provider name must be non-empty and contain no '/'")
+        return None
+    if not isinstance(entry, dict):
+        problems.add(where, "must be an object")
+        return None
+    config = ProviderConfig(name=name)
+    ok = True
+    for key in ("baseUrl", "apiKey", "api"):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            problems.add(f"{where}.{key}", "must be a non-empty string")
+            ok = False
+    if not ok:
+        return None
+    config.base_url = entry.get("baseUrl")
+    config.api_key = entry.get("apiKey")
+    config.api = entry.get("api")
+    if config.api is not None and config.api not in SUPPORTED_APIS:
+        problems.add(f"{where}.api", _unsupported_api(config.api))
+        return None
+    headers = entry.get("headers")
+    if headers is not None:
+        if not _is_str_map(headers):
+            problems.add(f"{where}.headers", "must be an object of string values")
+            return None
+        config.headers = headers
+    auth_header = entry.get("authHeader")
+    if auth_header is not None and not isinstance(auth_header, bool):
+        problems.add(f"{where}.authHeader", "must be true or false")
+        return None
+    config.auth_header = bool(auth_header)
+    compat = entry.get("compat")
+    if compat is not None:
+        if not isinstance(compat, dict):
+            problems.add(f"{where}.compat", "must be an object")
+            return None
+        config.compat = compat
+    models = entry.get("models")
+    if models is not None:
+        if not isinstance(models, list):
+            problems.add(f"{where}.models", "must be a list of model objects")
+        else:
+            for i, model in enumerate(models):
+                parsed = _model(model, f"{where}.models[{i}]", problems, require_id=True)
+                if parsed is not None:
+                    config.models.append(parsed)
+    overrides = entry.get("modelOverrides")
+    if overrides is not None:
+        if not isinstance(overrides, dict):
+            problems.add(f"{where}.modelOverrides", "must be an object mapping model ids to overrides")
+        else:
+            for model_id, override in overrides.items():
+                parsed = _model(override, f"{where}.modelOverrides.{model_id}", problems, require_id=False)
+                if parsed is not None:
+                    parsed.pop("api", None)
+                    config.model_overrides[model_id] = parsed
+    return config
+
+
+def _unsupported_api(api: str) -> str:
+    return f"api {api!r} is not supported by baton (supported: {', '.join(SUPPORTED_APIS)})"
+
+
+def _is_str_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _positive_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return isinstance(value, int) and value > 0
+
+
+def _model(entry: Any, where: str, problems: _Problems, *, require_id: bool) -> dict[str, Any] | None:
+    """A validated model definition (or override) with only the known fields given."""
+    if not isinstance(entry, dict):
+        problems.add(where, "must be an object")
+        return None
+    out: dict[str, Any] = {}
+    if require_id:
+        model_id = entry.get("id")
+        if not isinstance(model_id, str) or not model_id.strip():
+            problems.add(f"{where}.id", "required: a non-empty string")
+            return None
+        out["id"] = model_id
+        where = f"{where} ({model_id})"
+    checks = {
+        "name": (lambda v: isinstance(v, str) and bool(v.strip()), "must be a non-empty string"),
+        "api": (lambda v: isinstance(v, str) and v in SUPPORTED_APIS, None),
+        "reasoning": (lambda v: isinstance(v, bool), "must be true or false"),
+        "input": (
+            lambda v: isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v),
+            'must be a non-empty list of "text" and/or "image"',
+        ),
+        "contextWindow": (_positive_int, "must be a positive integer"),
+        "maxTokens": (_positive_int, "must be a positive integer"),
+        "headers": (_is_str_map, "must be an object of string values"),
+        "compat": (lambda v: isinstance(v, dict), "must be an object"),
+    }
+    for key in _MODEL_FIELDS:
+        if key not in entry or key == "cost":
+            continue
+        value = entry[key]
+        check, problem = checks[key]
+        if not check(value):
+            if key == "api":
+                problem = _unsupported_api(value) if isinstance(value, str) else "must be a string"
+            problems.add(f"{where}.{key}", f"{problem} (got {json.dumps(value)[:80]})")
+            return None
+        out[key] = int(value) if key in ("contextWindow", "maxTokens") else value
+    if "input" in out:
+        out["input"] = list(dict.fromkeys(out["input"]))
+    if "cost" in entry:
+        cost = entry["cost"]
+        if not isinstance(cost, dict):
+            problems.add(f"{where}.cost", "must be an object with input/output/cacheRead/cacheWrite prices")
+            return None
+        parsed_cost: dict[str, float] = {}
+        for key in _COST_FIELDS:
+            if key not in cost:
+                continue
+            price = cost[key]
+            if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+                problems.add(f"{where}.cost.{key}", f"must be a non-negative number (got {json.dumps(price)[:40]})")
+                return None
+            parsed_cost[key] = float(price)
+        out["cost"] = parsed_cost
+    return out
