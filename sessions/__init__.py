@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "CodingSession": "sessions.coding_session",
-    "SessionOptions": "sessions.coding_session",
-    "SessionStats": "sessions.coding_session",
-    "ContextUsage": "sessions.coding_session",
+    "SessionOptions": "sessions.options",
+    "SessionStats": "sessions.stats",
+    "ContextUsage": "sessions.stats",
     "HandoffPreview": "sessions.handoff",
     "CompactionResult": "sessions.compaction",
     "SessionInfo": "sessions.listing",
@@ -102,7 +102,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from sessions.coding_session import CodingSession, ContextUsage, SessionOptions, SessionStats
+    from sessions.coding_session import CodingSession
     from sessions.compaction import CompactionAborted, CompactionResult
     from sessions.context import SessionContext
     from sessions.errors import (
@@ -135,6 +135,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         list_sessions,
         most_recent_session,
     )
+    from sessions.options import SessionOptions
     from sessions.settings import Settings, load_settings
+    from sessions.stats import ContextUsage, SessionStats
     from sessions.store import SessionStore
     from sessions.tree import TreeNode

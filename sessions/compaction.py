@@ -1,0 +1,533 @@
+"""Context compaction: summarise the older part of a branch, keep the recent part verbatim.
+
+Pure functions over the branch's entries (pi's ``compaction.ts``); the coding session does the
+I/O. Rules:
+
+- Token accounting: the last assistant message's reported usage (its whole context) plus
+  estimates for the messages after it (:func:`estimate_context_tokens`).
+- Cut points are messages a context may start with: user, assistant, bash executions, custom
+  and summary messages — never a tool result, so a tool call and its result stay together.
+- Walking back from the newest message, the cut lands on the first cut point at or after the
+  message where the kept tokens reach ``keep_recent_tokens``; the settings/label entries just
+  before it are kept with it.
+- Cutting at an assistant message splits a turn: the turn's beginning (from its user message) is
+  summarised separately (``Turn Context``) so the kept suffix still makes sense.
+- With an earlier compaction on the branch, only what came after it is summarised, and the
+  previous summary is updated rather than rewritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
+from providers.messages import (
+    AssistantMessage,
+    Context,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from providers.models import Model
+from sessions.context import entry_message
+from sessions.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    SessionEntry,
+)
+from sessions.errors import CompactionError
+from sessions.settings import CompactionSettings
+from sessions.tokens import estimate_message_tokens
+
+TOOL_RESULT_MAX_CHARS = 2_000
+
+SUMMARIZATION_SYSTEM_PROMPT = (
+    "You are a context summarization assistant. Your task is to read a conversation between a user "
+    "and an AI coding assistant, then produce a structured summary following the exact format specified.\n\n"
+    "Do NOT continue the conversation. Do NOT respond to any questions in the conversation. "
+    "ONLY output the structured summary."
+)
+
+SUMMARY_FORMAT = """## Goal
+[What is the user trying to accomplish? Can be multiple items if the session covers different tasks.]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned by user]
+- [Or "(none)" if none were mentioned]
+
+## Progress
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Current work]
+
+### Blocked
+- [Issues preventing progress, if any]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale]
+
+## Next Steps
+1. [Ordered list of what should happen next]
+
+## Critical Context
+- [Any data, examples, or references needed to continue]
+- [Or "(none)" if not applicable]"""
+
+SUMMARIZATION_PROMPT = (
+    "The messages above are a conversation to summarize. Create a structured context checkpoint "
+    "summary that another LLM will use to continue the work.\n\n"
+    f"Use this EXACT format:\n\n{SUMMARY_FORMAT}\n\n"
+    "Keep each section concise. Preserve exact file paths, function names, and error messages."
+)
+
+UPDATE_SUMMARIZATION_PROMPT = (
+    "The messages above are NEW conversation messages to incorporate into the existing summary "
+    "provided in <previous-summary> tags.\n\n"
+    "Update the existing structured summary with new information. RULES:\n"
+    "- PRESERVE all existing information from the previous summary\n"
+    "- ADD new progress, decisions, and context from the new messages\n"
+    '- UPDATE the Progress section: move items from "In Progress" to "Done" when completed\n'
+    '- UPDATE "Next Steps" based on what was accomplished\n'
+    "- PRESERVE exact file paths, function names, and error messages\n"
+    "- If something is no longer relevant, you may remove it\n\n"
+    f"Use this EXACT format:\n\n{SUMMARY_FORMAT}\n\n"
+    "Keep each section concise. Preserve exact file paths, function names, and error messages."
+)
+
+TURN_PREFIX_PROMPT = """This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.
+
+Summarize the prefix to provide context for the retained suffix:
+
+## Original Request
+[What did the user ask for in this turn?]
+
+## Early Progress
+- [Key decisions and work done in the prefix]
+
+## Context for Suffix
+- [Information needed to understand the retained recent work]
+
+Be concise. Focus on what's needed to understand the kept suffix."""
+
+
+class CompactionAborted(CompactionError):
+    """The compaction was aborted; nothing was changed."""
+
+
+@dataclass(slots=True)
+class CompactionResult:
+    """A finished compaction (``entry_id`` is set once it is stored)."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: dict[str, Any] = field(default_factory=dict)
+    entry_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """pi's JSON form."""
+        return {
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+            "details": self.details,
+        }
+
+
+@dataclass(slots=True)
+class ContextEstimate:
+    """Tokens of a context: ``usage_tokens`` reported by the provider for everything up to the
+    last assistant message, plus ``trailing_tokens`` estimated for what came after it."""
+
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+    last_usage_index: int
+
+
+@dataclass(slots=True)
+class CutPoint:
+    """Where a compaction cuts (indices into the branch's entries)."""
+
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+@dataclass(slots=True)
+class CompactionPreparation:
+    """Everything a compaction needs, computed from the branch before any model call."""
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    read_files: set[str]
+    modified_files: set[str]
+
+
+# ---------------------------------------------------------------------------------------------
+# Token accounting
+
+
+def calculate_context_tokens(usage: Usage) -> int:
+    """Tokens a request occupied (``totalTokens`` when the provider reported it)."""
+    return usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
+
+
+def _usage_of(message: AgentMessage) -> Usage | None:
+    if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+        return message.usage
+    return None
+
+
+def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate:
+    """Last valid assistant usage plus estimates for the messages after it.
+
+    A usage recorded before the latest compaction summary describes the old, larger context and
+    is ignored (the whole context is estimated instead)."""
+    summary_time = max(
+        (m.timestamp for m in messages if isinstance(m, CompactionSummaryMessage)), default=None
+    )
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        usage = _usage_of(message)
+        if usage is None or (summary_time is not None and message.timestamp < summary_time):
+            continue
+        used = calculate_context_tokens(usage)
+        if used <= 0:
+            continue
+        trailing = sum(estimate_message_tokens(m) for m in messages[index + 1 :])
+        return ContextEstimate(used + trailing, used, trailing, index)
+    trailing = sum(estimate_message_tokens(m) for m in messages)
+    return ContextEstimate(trailing, 0, trailing, -1)
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """True when the context exceeds the window minus the reserve (and compaction is enabled)."""
+    return settings.enabled and context_window > 0 and context_tokens > context_window - settings.reserve_tokens
+
+
+def effective_keep_recent(settings: CompactionSettings, context_window: int) -> int:
+    """``keep_recent_tokens``, but never more than half of the usable window (so a small model
+    can still be compacted)."""
+    usable = max(context_window - settings.reserve_tokens, 0)
+    return min(settings.keep_recent_tokens, usable // 2) if usable else settings.keep_recent_tokens
+
+
+# ---------------------------------------------------------------------------------------------
+# Cut points
+
+_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+
+
+def _role(entry: SessionEntry) -> str | None:
+    if isinstance(entry, MessageEntry):
+        return entry.message.role
+    return None
+
+
+def is_cut_point(entry: SessionEntry) -> bool:
+    """True when a context may start at this entry (never at a tool result)."""
+    if isinstance(entry, BranchSummaryEntry | CustomMessageEntry):
+        return True
+    return _role(entry) in _CUT_ROLES
+
+
+def find_valid_cut_points(entries: Sequence[SessionEntry], start: int, end: int) -> list[int]:
+    """Indices in ``[start, end)`` a compaction may cut at."""
+    return [i for i in range(start, end) if is_cut_point(entries[i])]
+
+
+def find_turn_start_index(entries: Sequence[SessionEntry], index: int, start: int) -> int:
+    """The user message (or bash execution / summary / custom message) that opens the turn
+    holding ``entries[index]``; -1 when there is none at or after ``start``."""
+    for i in range(index, start - 1, -1):
+        entry = entries[i]
+        if isinstance(entry, BranchSummaryEntry | CustomMessageEntry):
+            return i
+        if _role(entry) in ("user", "bashExecution"):
+            return i
+    return -1
+
+
+def find_cut_point(entries: Sequence[SessionEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+    """Where to cut ``entries[start:end]`` so that about ``keep_recent_tokens`` stay verbatim."""
+    cut_points = find_valid_cut_points(entries, start, end)
+    if not cut_points:
+        return CutPoint(start, -1, False)
+    cut_index = cut_points[0]
+    accumulated = 0
+    for i in range(end - 1, start - 1, -1):
+        entry = entries[i]
+        if not isinstance(entry, MessageEntry):
+            continue
+        accumulated += estimate_message_tokens(entry.message)
+        if accumulated >= keep_recent_tokens:
+            cut_index = next((c for c in cut_points if c >= i), cut_points[-1])
+            break
+    # keep the model/thinking/label entries right before the cut with the kept part
+    while cut_index > start:
+        previous = entries[cut_index - 1]
+        if isinstance(previous, CompactionEntry | MessageEntry):
+            break
+        cut_index -= 1
+    cut_entry = entries[cut_index]
+    is_user = _role(cut_entry) == "user"
+    turn_start = -1 if is_user else find_turn_start_index(entries, cut_index, start)
+    return CutPoint(cut_index, turn_start, not is_user and turn_start != -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Preparation
+
+
+def _file_ops(messages: Sequence[AgentMessage], read: set[str], modified: set[str]) -> None:
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for block in message.content:
+            if not isinstance(block, ToolCall):
+                continue
+            path = block.arguments.get("path") if isinstance(block.arguments, dict) else None
+            if not isinstance(path, str) or not path:
+                continue
+            if block.name == "read":
+                read.add(path)
+            elif block.name in ("write", "edit"):
+                modified.add(path)
+
+
+def prepare_compaction(
+    path: Sequence[SessionEntry], settings: CompactionSettings, context_window: int = 0
+) -> CompactionPreparation:
+    """Decide what to summarise on a branch. Raises :class:`CompactionError` when there is
+    nothing to compact."""
+    if not path:
+        raise CompactionError("Nothing to compact (the session is empty)")
+    if isinstance(path[-1], CompactionEntry):
+        raise CompactionError("Already compacted")
+    previous_index = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), -1)
+    start, end = previous_index + 1, len(path)
+
+    branch_messages = [m for m in (entry_message(e) for e in path) if m is not None]
+    tokens_before = estimate_context_tokens(branch_messages).tokens
+
+    keep = effective_keep_recent(settings, context_window)
+    cut = find_cut_point(path, start, end, keep)
+    first_kept = path[cut.first_kept_index]
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+
+    to_summarize = [m for m in (entry_message(path[i]) for i in range(start, history_end)) if m is not None]
+    prefix: list[AgentMessage] = []
+    if cut.is_split_turn:
+        prefix = [
+            m
+            for m in (entry_message(path[i]) for i in range(cut.turn_start_index, cut.first_kept_index))
+            if m is not None
+        ]
+    if not to_summarize and not prefix:
+        raise CompactionError("Nothing to compact (the recent messages already fit the budget)")
+
+    previous_summary: str | None = None
+    read: set[str] = set()
+    modified: set[str] = set()
+    if previous_index >= 0:
+        previous = path[previous_index]
+        assert isinstance(previous, CompactionEntry)
+        previous_summary = previous.summary
+        details = previous.details if isinstance(previous.details, dict) and not previous.from_hook else {}
+        read.update(f for f in details.get("readFiles", []) if isinstance(f, str))
+        modified.update(f for f in details.get("modifiedFiles", []) if isinstance(f, str))
+    _file_ops(to_summarize, read, modified)
+    _file_ops(prefix, read, modified)
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept.id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        read_files=read,
+        modified_files=modified,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Summarisation
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+
+
+def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
+    """The conversation as plain text, so the summariser reads it instead of continuing it."""
+    parts: list[str] = []
+    for message in convert_to_llm(list(messages)):
+        if isinstance(message, UserMessage):
+            content = message.content
+            text = content if isinstance(content, str) else "".join(
+                b.text for b in content if isinstance(b, TextContent)
+            )
+            if text:
+                parts.append(f"[User]: {text}")
+        elif isinstance(message, AssistantMessage):
+            texts = [b.text for b in message.content if isinstance(b, TextContent)]
+            thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
+            calls = [
+                f"{b.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in b.arguments.items())})"
+                for b in message.content
+                if isinstance(b, ToolCall)
+            ]
+            if thinking:
+                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        elif isinstance(message, ToolResultMessage):
+            text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+            if text:
+                parts.append(f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+def format_file_lists(read_files: Sequence[str], modified_files: Sequence[str]) -> str:
+    """The ``<read-files>`` / ``<modified-files>`` sections appended to a summary."""
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(modified_files) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+async def _complete_text(
+    model: Model,
+    context: Context,
+    *,
+    api_key: str | None,
+    signal: asyncio.Event | None,
+    max_tokens: int,
+    what: str,
+) -> str:
+    from providers.dispatch import complete
+
+    response = await complete(model, context, api_key=api_key, signal=signal, max_tokens=max_tokens)
+    if response.stop_reason == "aborted" or (signal is not None and signal.is_set()):
+        raise CompactionAborted("Compaction aborted")
+    if response.stop_reason == "error":
+        raise CompactionError(f"{what} failed: {response.error_message or 'unknown error'}")
+    return "\n".join(b.text for b in response.content if isinstance(b, TextContent))
+
+
+async def generate_summary(
+    messages: Sequence[AgentMessage],
+    model: Model,
+    *,
+    reserve_tokens: int,
+    api_key: str | None = None,
+    signal: asyncio.Event | None = None,
+    focus: str | None = None,
+    previous_summary: str | None = None,
+) -> str:
+    """Summarise ``messages`` (updating ``previous_summary`` when given) with ``model``."""
+    instructions = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    if focus:
+        instructions += f"\n\nAdditional focus: {focus}"
+    prompt = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n"
+    if previous_summary:
+        prompt += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    prompt += instructions
+    context = Context(
+        system_prompt=SUMMARIZATION_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=prompt)])]
+    )
+    return await _complete_text(
+        model, context, api_key=api_key, signal=signal, max_tokens=_budget(model, 0.8 * reserve_tokens),
+        what="Summarization",
+    )
+
+
+async def generate_turn_prefix_summary(
+    messages: Sequence[AgentMessage],
+    model: Model,
+    *,
+    reserve_tokens: int,
+    api_key: str | None = None,
+    signal: asyncio.Event | None = None,
+) -> str:
+    """Summarise the beginning of a turn whose end is kept verbatim."""
+    prompt = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+    context = Context(
+        system_prompt=SUMMARIZATION_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=prompt)])]
+    )
+    return await _complete_text(
+        model, context, api_key=api_key, signal=signal, max_tokens=_budget(model, 0.5 * reserve_tokens),
+        what="Turn prefix summarization",
+    )
+
+
+def _budget(model: Model, wanted: float) -> int:
+    return max(256, min(int(wanted), model.max_tokens or int(wanted)))
+
+
+async def compact(
+    preparation: CompactionPreparation,
+    model: Model,
+    settings: CompactionSettings,
+    *,
+    api_key: str | None = None,
+    focus: str | None = None,
+    signal: asyncio.Event | None = None,
+) -> CompactionResult:
+    """Produce the summary for a prepared compaction (the caller stores it)."""
+    history: str
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+
+        async def history_summary() -> str:
+            if not preparation.messages_to_summarize:
+                return preparation.previous_summary or "No prior history."
+            return await generate_summary(
+                preparation.messages_to_summarize, model, reserve_tokens=settings.reserve_tokens,
+                api_key=api_key, signal=signal, focus=focus, previous_summary=preparation.previous_summary,
+            )
+
+        history, prefix = await asyncio.gather(
+            history_summary(),
+            generate_turn_prefix_summary(
+                preparation.turn_prefix_messages, model, reserve_tokens=settings.reserve_tokens,
+                api_key=api_key, signal=signal,
+            ),
+        )
+        summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"
+    else:
+        summary = await generate_summary(
+            preparation.messages_to_summarize, model, reserve_tokens=settings.reserve_tokens,
+            api_key=api_key, signal=signal, focus=focus, previous_summary=preparation.previous_summary,
+        )
+    modified = sorted(preparation.modified_files)
+    read = sorted(preparation.read_files - preparation.modified_files)
+    summary += format_file_lists(read, modified)
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=preparation.first_kept_entry_id,
+        tokens_before=preparation.tokens_before,
+        details={"readFiles": read, "modifiedFiles": modified},
+    )
+

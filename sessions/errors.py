@@ -1,0 +1,45 @@
+"""Errors raised by the sessions layer.
+
+Hierarchy::
+
+    SessionError                  anything the sessions layer refuses to do
+    ├── SessionFileError          a file that is not a (readable) session file
+    ├── SessionLockedError        another process holds the session file's lock
+    ├── SessionNotFoundError      no session matches a path or id prefix (or several do)
+    ├── NoModelError              no model could be resolved for a new session
+    ├── CompactionError           compaction could not run (nothing to compact, no key, ...)
+    └── SessionBusyError          the operation needs an idle session (also AgentBusyError)
+"""
+
+from __future__ import annotations
+
+from agent.agent import AgentBusyError
+
+
+class SessionError(Exception):
+    """Base class for every error of the sessions layer."""
+
+
+class SessionFileError(SessionError):
+    """The file is not a session file (or cannot be read as one)."""
+
+
+class SessionLockedError(SessionError):
+    """Another process has the session file open for writing."""
+
+
+class SessionNotFoundError(SessionError):
+    """No session (or more than one) matches the given path or id prefix."""
+
+
+class NoModelError(SessionError):
+    """No model was given and none could be resolved (settings, session, API keys)."""
+
+
+class CompactionError(SessionError):
+    """Compaction could not produce a summary."""
+
+
+class SessionBusyError(SessionError, AgentBusyError):
+    """The session is running; wait for it to become idle (or abort) first (also an
+    :class:`agent.agent.AgentBusyError`, so either can be caught)."""

@@ -1,0 +1,120 @@
+"""Which models a session can use: lookup by ``provider/id``, the available list, cycling order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from urllib.parse import urlparse
+
+from providers.models import THINKING_LEVELS, Model, ThinkingLevel
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def _catalog_models() -> list[Model]:
+    from providers.catalog import list_models
+
+    try:
+        return list_models()
+    except Exception:  # a broken catalog must not stop a session from opening
+        return []
+
+
+def _has_key(provider: str) -> bool:
+    from providers.catalog import has_api_key
+
+    try:
+        return has_api_key(provider)
+    except Exception:
+        return False
+
+
+def is_local(model: Model) -> bool:
+    """True for a model served on this machine (no API key needed)."""
+    try:
+        host = urlparse(model.base_url).hostname
+    except ValueError:
+        return False
+    return host in _LOCAL_HOSTS
+
+
+def find_model(ref: str, extra: Iterable[Model] = ()) -> Model | None:
+    """The model named ``provider/id`` among ``extra`` models, the catalog and the demo model."""
+    wanted = ref.strip().lower()
+    if not wanted:
+        return None
+    for model in extra:
+        if model.ref.lower() == wanted:
+            return model
+    from providers.demo import DEMO_MODEL_REF, demo_model
+
+    if wanted == DEMO_MODEL_REF:
+        return demo_model()
+    from providers.catalog import ModelNotFoundError, get_model
+
+    try:
+        return get_model(ref)
+    except ModelNotFoundError:
+        return None
+    except Exception:
+        return None
+
+
+def available_models(extra: Iterable[Model] = (), current: Model | None = None) -> list[Model]:
+    """Models usable now: those whose provider has an API key or that run locally, plus
+    ``extra`` models and the current one (each once, catalog order)."""
+    out: list[Model] = []
+    seen: set[str] = set()
+
+    def add(model: Model) -> None:
+        key = model.ref.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(model)
+
+    if current is not None:
+        add(current)
+    for model in extra:
+        add(model)
+    keyed: dict[str, bool] = {}
+    for model in _catalog_models():
+        if model.provider not in keyed:
+            keyed[model.provider] = _has_key(model.provider)
+        if keyed[model.provider] or is_local(model):
+            add(model)
+    return out
+
+
+def first_model_with_key() -> Model | None:
+    """The first catalog model whose provider has a key (or that runs locally)."""
+    for model in _catalog_models():
+        if _has_key(model.provider) or is_local(model):
+            return model
+    return None
+
+
+def thinking_levels_for(model: Model) -> list[ThinkingLevel]:
+    """The thinking levels ``model`` accepts, in cycling order."""
+    if not model.reasoning:
+        return ["off"]
+    levels = list(THINKING_LEVELS)
+    if not (model.compat or {}).get("supportsXhigh", False):
+        levels.remove("xhigh")
+    return levels
+
+
+def parse_thinking_level(value: object) -> ThinkingLevel | None:
+    """A valid thinking level from a stored string, else ``None``."""
+    return value if isinstance(value, str) and value in THINKING_LEVELS else None
+
+
+def next_in_cycle(models: Sequence[Model], current: Model, direction: int) -> Model | None:
+    """The model after (``direction`` > 0) or before ``current`` in ``models``."""
+    if not models:
+        return None
+    refs = [m.ref.lower() for m in models]
+    try:
+        index = refs.index(current.ref.lower())
+    except ValueError:
+        return models[0] if direction >= 0 else models[-1]
+    candidate = models[(index + (1 if direction >= 0 else -1)) % len(models)]
+    return None if candidate.ref.lower() == current.ref.lower() else candidate

@@ -1,0 +1,48 @@
+"""What a coding session is opened with."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from providers.models import Model, ThinkingLevel
+from sessions.settings import Settings
+
+
+@dataclass
+class SessionOptions:
+    """How to open a session (see ``/notes/SESSION_API.md``)."""
+
+    cwd: Path
+    model: Model | None = None
+    """``None``: the resumed session's model, else settings' default, else the first model with a key."""
+    thinking: ThinkingLevel | None = None
+    tools: list[str] | None = None
+    """Tool names (default ``read, bash, edit, write``); ``[]`` for no tools."""
+    session: str = "new"
+    """``new`` | ``continue`` | ``none`` (in memory only) | a file path or session-id prefix."""
+    session_dir: Path | None = None
+    system_prompt: str | None = None
+    """Replaces the default prompt (text, or the path of a file holding it)."""
+    append_system_prompt: str | None = None
+    """Appended to the prompt (text, or the path of a file holding it)."""
+    context_files: bool = True
+    api_key: str | None = None
+    """Key for the starting model's provider (overrides the environment / models.json)."""
+    settings: Settings | None = None
+    extra_models: list[Model] = field(default_factory=list)
+    """Models known beyond the catalog (e.g. test or embedded models): used to restore a
+    session's model and offered by ``CodingSession.available_models``."""
+
+
+def read_text_or_file(value: str | None) -> str | None:
+    """``value``, or the contents of the file it names."""
+    if not value:
+        return value
+    if "\n" not in value and len(value) < 4096:
+        candidate = Path(value).expanduser()
+        with contextlib.suppress(OSError, ValueError):
+            if candidate.is_file():
+                return candidate.read_text(encoding="utf-8")
+    return value

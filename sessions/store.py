@@ -1,0 +1,593 @@
+"""The session file: pi's v3 JSONL, appended durably, locked against a second writer.
+
+Durability: every entry is written with one ``write`` on an ``O_APPEND`` descriptor and then
+``fsync``-ed before :meth:`SessionStore.append` returns. A new file is created atomically (written
+to a temporary name, synced, renamed), so a file at its final path always starts with a whole
+header. A crash can at worst leave a torn last line, which loading reports and skips; the next
+append cuts it off before writing.
+
+Locking: a store that writes holds ``fcntl.flock(LOCK_EX)`` on the file for its lifetime; a second
+process gets :class:`SessionLockedError` at once. Read-only loads (listing, export) take no lock.
+
+Laziness: a new session's file is created with its first *message* entry (earlier entries, such
+as the initial model choice, are written together with it), so starting baton and quitting
+leaves no empty session behind. Files migrated from pi v1/v2 are rewritten as v3 (atomically)
+just before the first new entry is appended, exactly as pi does on load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from agent.messages import AgentMessage
+from providers.messages import ImageContent, TextContent
+from sessions.context import SessionContext, build_session_context
+from sessions.entries import (
+    CURRENT_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    OpaqueEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_from_dict,
+    iso_now,
+    new_entry_id,
+)
+from sessions.errors import SessionFileError, SessionLockedError
+from sessions.migrate import file_version, migrate
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """``<timestamp>_<uuid>.jsonl`` with the timestamp's ``:`` and ``.`` made file-name safe."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def dump_line(data: dict[str, Any]) -> bytes:
+    """One JSONL line (compact JSON, UTF-8, newline-terminated)."""
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+@dataclass(slots=True, frozen=True)
+class TailFix:
+    """How to repair a file's end before appending: cut a torn line, or terminate a whole one."""
+
+    truncate_to: int | None = None
+    add_newline: bool = False
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What loading a file found besides the entries: skipped lines, the original version."""
+
+    warnings: list[str] = field(default_factory=list)
+    original_version: int = CURRENT_VERSION
+    torn_tail: bool = False
+
+    @property
+    def migrated(self) -> bool:
+        """True when the file was in pi's v1 or v2 format."""
+        return self.original_version < CURRENT_VERSION
+
+
+class SessionStore:
+    """One session: its header, its entries (file order) and the current leaf.
+
+    Create with :meth:`create` (new file), :meth:`open` (existing file, locked for writing),
+    :meth:`load` (read only) or :meth:`in_memory`. Appending makes the new entry a child of the
+    leaf and moves the leaf to it; :meth:`branch` moves the leaf anywhere (the abandoned branch
+    stays in the file)."""
+
+    def __init__(self, header: SessionHeader, path: Path | None, *, writable: bool) -> None:
+        self.header = header
+        self.path = path
+        self.writable = writable
+        self.entries: list[SessionEntry] = []
+        self.by_id: dict[str, SessionEntry] = {}
+        self.labels: dict[str, str] = {}
+        self.leaf_id: str | None = None
+        self.report = LoadReport()
+        self._fd: int | None = None
+        self._rewrite_pending = False
+        self._tail = TailFix()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def create(
+        cls, session_dir: Path, cwd: Path | str, *, parent_session: str | None = None, path: Path | None = None
+    ) -> SessionStore:
+        """A new session in ``session_dir`` (the file appears with the first message entry)."""
+        session_id = str(uuid.uuid4())
+        timestamp = iso_now()
+        header = SessionHeader(
+            version=CURRENT_VERSION, id=session_id, timestamp=timestamp, cwd=str(cwd), parent_session=parent_session
+        )
+        target = path or Path(session_dir) / session_file_name(timestamp, session_id)
+        return cls(header, target, writable=True)
+
+    @classmethod
+    def in_memory(cls, cwd: Path | str) -> SessionStore:
+        """A session that is never written anywhere (``--no-session``)."""
+        header = SessionHeader(version=CURRENT_VERSION, id=str(uuid.uuid4()), cwd=str(cwd))
+        return cls(header, None, writable=False)
+
+    @classmethod
+    def open(cls, path: Path | str, *, cwd: Path | str | None = None) -> SessionStore:
+        """Open a session file for reading and appending, holding its lock.
+
+        A path that does not exist (or an empty file) becomes a new session at that path.
+        Raises :class:`SessionLockedError` when another process has it open, and
+        :class:`SessionFileError` when it is not a session file."""
+        target = Path(path).expanduser().absolute()
+        if not target.exists() or target.stat().st_size == 0:
+            # written (atomically, replacing an empty file) with the first message
+            return cls.create(target.parent, cwd if cwd is not None else Path.cwd(), path=target)
+        fd = _open_locked(target)
+        try:
+            with target.open("rb") as handle:
+                store = cls._from_stream(handle, target, writable=True)
+        except OSError as exc:
+            os.close(fd)
+            raise SessionFileError(f"Cannot read session file {target}: {exc.strerror or exc}") from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        store._fd = fd
+        return store
+
+    @classmethod
+    def load(cls, path: Path | str) -> SessionStore:
+        """Read a session file without locking it (for listing, export and inspection)."""
+        target = Path(path).expanduser().absolute()
+        try:
+            with target.open("rb") as handle:
+                return cls._from_stream(handle, target, writable=False)
+        except OSError as exc:
+            raise SessionFileError(f"Cannot read session file {target}: {exc.strerror or exc}") from exc
+
+    @classmethod
+    def _from_stream(cls, handle: BinaryIO, path: Path, *, writable: bool) -> SessionStore:
+        # Loading makes millions of small objects; the cyclic GC would rescan them over and over
+        # (4x slower on 100k entries). Nothing here makes cycles, so pause it, and afterwards move
+        # the survivors straight to the oldest generation (freeze + unfreeze: no scan) instead of
+        # leaving millions of "young" objects for the next collections to walk.
+        gc_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            reader = LineReader(handle, path)
+            lines = iter(reader)
+            raw_header = next(lines)
+            entries: Iterable[dict[str, Any]] = lines
+            original_version = file_version(raw_header)
+            if original_version < CURRENT_VERSION:
+                everything = [raw_header, *lines]  # pi v1/v2: migrate the whole file in memory
+                migrate(everything)
+                entries = everything[1:]
+            store = cls(_header_from(raw_header, path), path, writable=writable)
+            report = reader.report
+            report.original_version = original_version
+            store.report = report
+            for number, raw in enumerate(entries, start=2):
+                try:
+                    entry = entry_from_dict(raw)
+                except ValueError as exc:
+                    report.warnings.append(f"{path.name}: entry {number} skipped: {exc}")
+                    continue
+                if isinstance(entry, OpaqueEntry):
+                    report.warnings.append(f"{path.name}: entry {entry.id} kept as is ({entry.reason})")
+                store._index(entry)
+            store._tail = reader.tail
+            store._rewrite_pending = report.migrated
+            return store
+        finally:
+            gc.freeze()
+            gc.unfreeze()
+            if gc_enabled:
+                gc.enable()
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (the header's ``id``)."""
+        return self.header.id
+
+    @property
+    def cwd(self) -> str:
+        """The working directory recorded in the header."""
+        return self.header.cwd
+
+    @property
+    def is_persisted(self) -> bool:
+        """True when the session has a file (now, or from its first message on); ``False`` for
+        an in-memory session."""
+        return self.path is not None
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems found while loading (skipped lines, entries kept as is)."""
+        return self.report.warnings
+
+    @property
+    def name(self) -> str | None:
+        """The display name from the latest ``session_info`` entry, if any."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, SessionInfoEntry) and entry.name:
+                return entry.name
+        return None
+
+    def get(self, entry_id: str) -> SessionEntry | None:
+        """The entry with this id, or ``None``."""
+        return self.by_id.get(entry_id)
+
+    def children(self, entry_id: str | None) -> list[SessionEntry]:
+        """Direct children of an entry (``None``: the roots), in file order."""
+        return [e for e in self.entries if e.parent_id == entry_id]
+
+    def branch_path(self, leaf_id: str | None = None) -> list[SessionEntry]:
+        """Entries from the root down to ``leaf_id`` (default: the current leaf)."""
+        start = self.leaf_id if leaf_id is None else leaf_id
+        path: list[SessionEntry] = []
+        seen: set[str] = set()
+        current = self.by_id.get(start) if start else None
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            path.append(current)
+            current = self.by_id.get(current.parent_id) if current.parent_id else None
+        path.reverse()
+        return path
+
+    def build_context(self, leaf_id: str | None = None) -> SessionContext:
+        """Messages, model and thinking level the current branch (or ``leaf_id``'s) gives."""
+        return build_session_context(self.branch_path(leaf_id), self.header)
+
+    # ------------------------------------------------------------------ tree navigation
+
+    def branch(self, entry_id: str | None) -> None:
+        """Move the leaf to ``entry_id`` (``None``: before the first entry)."""
+        if entry_id is not None and entry_id not in self.by_id:
+            raise KeyError(f"Entry {entry_id} not found in session {self.session_id}")
+        self.leaf_id = entry_id
+
+    # ------------------------------------------------------------------ appending
+
+    def append(self, entry: SessionEntry) -> SessionEntry:
+        """Append ``entry`` (its ``parent_id`` is set to the leaf) durably, then move the leaf."""
+        entry.parent_id = self.leaf_id
+        self._persist(entry)
+        self._index(entry)
+        return entry
+
+    def new_id(self) -> str:
+        """A fresh entry id unique in this session."""
+        return new_entry_id(self.by_id)
+
+    def append_message(self, message: AgentMessage) -> MessageEntry:
+        """Append a conversation message."""
+        entry = MessageEntry(id=self.new_id(), message=message)
+        self.append(entry)
+        return entry
+
+    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        """Record a model switch."""
+        entry = ModelChangeEntry(id=self.new_id(), provider=provider, model_id=model_id)
+        self.append(entry)
+        return entry
+
+    def append_thinking_level_change(self, level: str) -> ThinkingLevelChangeEntry:
+        """Record a thinking level change."""
+        entry = ThinkingLevelChangeEntry(id=self.new_id(), thinking_level=level)
+        self.append(entry)
+        return entry
+
+    def append_compaction(
+        self, summary: str, first_kept_entry_id: str, tokens_before: int, details: Any = None
+    ) -> CompactionEntry:
+        """Record a compaction: everything before ``first_kept_entry_id`` is summarised."""
+        entry = CompactionEntry(
+            id=self.new_id(),
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+        )
+        self.append(entry)
+        return entry
+
+    def append_branch_summary(self, from_id: str | None, summary: str, details: Any = None) -> BranchSummaryEntry:
+        """Move the leaf to ``from_id`` and record a summary of the branch left behind there."""
+        self.branch(from_id)
+        entry = BranchSummaryEntry(id=self.new_id(), from_id=from_id or "root", summary=summary, details=details)
+        self.append(entry)
+        return entry
+
+    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+        """Record extension state (never sent to a model)."""
+        entry = CustomEntry(id=self.new_id(), custom_type=custom_type, data=data)
+        self.append(entry)
+        return entry
+
+    def append_custom_message(
+        self,
+        custom_type: str,
+        content: str | list[TextContent | ImageContent],
+        display: bool = True,
+        details: Any = None,
+    ) -> CustomMessageEntry:
+        """Record an extension message that is part of the model's context."""
+        entry = CustomMessageEntry(
+            id=self.new_id(), custom_type=custom_type, content=content, display=display, details=details
+        )
+        self.append(entry)
+        return entry
+
+    def append_label(self, target_id: str, label: str | None) -> LabelEntry:
+        """Set (or with ``None``/empty, clear) the label of an entry."""
+        if target_id not in self.by_id:
+            raise KeyError(f"Entry {target_id} not found in session {self.session_id}")
+        entry = LabelEntry(id=self.new_id(), target_id=target_id, label=label or None)
+        self.append(entry)
+        return entry
+
+    def append_session_info(self, name: str) -> SessionInfoEntry:
+        """Record the session's display name."""
+        entry = SessionInfoEntry(id=self.new_id(), name=name.strip())
+        self.append(entry)
+        return entry
+
+    # ------------------------------------------------------------------ new files from this one
+
+    def fork(self, leaf_id: str | None, session_dir: Path | None = None) -> SessionStore:
+        """A new session holding only the path root → ``leaf_id`` (labels on it carried over).
+
+        The new file names this one as its ``parentSession``; it is written at once when the
+        path holds a message (otherwise with its first message)."""
+        path = [e for e in self.branch_path(leaf_id) if not isinstance(e, LabelEntry)] if leaf_id else []
+        directory = session_dir or (self.path.parent if self.path else None)
+        if self.is_persisted and directory is not None:
+            new = SessionStore.create(directory, self.cwd, parent_session=str(self.path) if self.path else None)
+        else:
+            new = SessionStore.in_memory(self.cwd)
+        new._buffer_existing(path)
+        kept = {e.id for e in path}
+        for target, label in self.labels.items():
+            if target in kept:
+                new._buffer_existing([LabelEntry(id=new.new_id(), target_id=target, label=label)], chain=True)
+        if any(isinstance(e, MessageEntry) for e in new.entries):
+            new._materialize()
+        return new
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Release the lock and the file descriptor (the store can still be read)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+        self.writable = False
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _index(self, entry: SessionEntry) -> None:
+        self.entries.append(entry)
+        self.by_id[entry.id] = entry
+        self.leaf_id = entry.id
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self.labels[entry.target_id] = entry.label
+            else:
+                self.labels.pop(entry.target_id, None)
+
+    def _buffer_existing(self, entries: Iterable[SessionEntry], *, chain: bool = False) -> None:
+        for entry in entries:
+            copy = entry.model_copy()
+            if chain:
+                copy.parent_id = self.leaf_id
+            self._index(copy)
+
+    def _persist(self, entry: SessionEntry) -> None:
+        if not self.writable or self.path is None:
+            return
+        if self._fd is None:
+            if isinstance(entry, MessageEntry):
+                self._materialize(extra=entry)
+            return
+        if self._rewrite_pending:
+            self._rewrite(extra=entry)
+            return
+        line = dump_line(entry.to_dict())
+        if self._tail.truncate_to is not None:
+            os.ftruncate(self._fd, self._tail.truncate_to)
+        elif self._tail.add_newline:
+            line = b"\n" + line
+        self._tail = TailFix()
+        _write_all(self._fd, line)
+        os.fsync(self._fd)
+
+    def _materialize(self, extra: SessionEntry | None = None) -> None:
+        """Create the file (header + every entry so far + ``extra``) atomically, locked."""
+        assert self.path is not None
+        self._fd = _write_new_file(self.path, self._lines(extra))
+        self._rewrite_pending = False
+        self._tail = TailFix()
+
+    def _rewrite(self, extra: SessionEntry | None = None) -> None:
+        """Replace the file with its v3 form (+ ``extra``), keeping the lock throughout."""
+        assert self.path is not None
+        old = self._fd
+        self._fd = _write_new_file(self.path, self._lines(extra))
+        self._rewrite_pending = False
+        self._tail = TailFix()
+        if old is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(old, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):
+                os.close(old)
+
+    def _lines(self, extra: SessionEntry | None) -> bytes:
+        self.header.version = CURRENT_VERSION
+        parts = [dump_line(self.header.to_dict())]
+        parts.extend(dump_line(e.to_dict()) for e in self.entries)
+        if extra is not None:
+            parts.append(dump_line(extra.to_dict()))
+        return b"".join(parts)
+
+
+# ---------------------------------------------------------------------- file helpers
+
+
+class LineReader:
+    """Parsed JSON objects from a session file, one line at a time (header first).
+
+    Skipped lines are recorded in :attr:`report`; :attr:`tail` says how to repair the file's
+    end before the next append (a torn last line is cut off; a whole last line without its
+    newline gets one). Iterating raises :class:`SessionFileError` when the first line is not a
+    session header."""
+
+    def __init__(self, handle: BinaryIO, path: Path) -> None:
+        self.handle = handle
+        self.path = path
+        self.report = LoadReport()
+        self.tail = TailFix()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        path = self.path
+        offset = 0
+        seen_header = False
+        for number, raw in enumerate(self.handle, start=1):
+            start = offset
+            offset += len(raw)
+            unterminated = not raw.endswith(b"\n")
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:  # includes invalid UTF-8
+                value = None
+            if not seen_header:
+                if not _is_header(value):
+                    raise SessionFileError(
+                        f"{path} is not a baton/pi session file (its first line is not a session header)"
+                    )
+                seen_header = True
+            elif not isinstance(value, dict):
+                if unterminated:
+                    self.report.torn_tail = True
+                    self.report.warnings.append(
+                        f"{path.name}: the last line is incomplete (torn write) and was skipped"
+                    )
+                    self.tail = TailFix(truncate_to=start)
+                else:
+                    self.report.warnings.append(f"{path.name}: line {number} is not a JSON object and was skipped")
+                continue
+            if unterminated:
+                self.tail = TailFix(add_newline=True)
+            yield value
+        if not seen_header:
+            raise SessionFileError(f"{path} is not a baton/pi session file (it is empty)")
+
+
+def _is_header(value: object) -> bool:
+    return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
+
+
+def _header_from(raw: dict[str, Any], path: Path) -> SessionHeader:
+    try:
+        return SessionHeader.model_validate(raw)
+    except ValueError as exc:
+        raise SessionFileError(f"{path}: unreadable session header: {exc}") from exc
+
+
+def _open_locked(path: Path) -> int:
+    """Open ``path`` for appending and take its exclusive lock (never waits)."""
+    for _ in range(5):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as exc:
+            raise SessionFileError(f"Cannot open session file {path}: {exc.strerror or exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionLockedError(
+                f"Session file {path} is open in another baton process. Close that session first, "
+                "or start a new one (--session new / /new)."
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # replaced between open and lock (another writer rewrote it): try again
+    raise SessionLockedError(f"Session file {path} keeps being replaced by another process.")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _write_new_file(path: Path, content: bytes) -> int:
+    """Atomically put ``content`` at ``path``; returns an append descriptor holding its lock."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _write_all(fd, content)
+        os.fsync(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+    return fd
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
