@@ -13,7 +13,8 @@ semantics (what pi shows while a tool call streams):
 - open objects and arrays appear with what they hold so far.
 
 Unlike partial-json-parser, which trims the whole input first, whitespace received at the end
-of an open string is part of its value. Input that cannot become JSON (or whose top level is not an object) gives ``{}``, as pi does.
+of an open string is part of its value. Input that cannot become JSON (or whose top level is not
+an object) gives ``{}``, as pi does.
 Leniencies shared with pi's repair step: raw control characters inside strings are accepted
 and an invalid escape such as ``\\d`` keeps its backslash.
 
@@ -80,7 +81,8 @@ class StreamingJsonParser:
 
     :meth:`feed` returns the best value so far, :meth:`finish` the final one. The returned dict
     is the parser's live value: later fragments keep growing it in place, so copy it if you need
-    a frozen snapshot. Never raises.
+    a frozen snapshot. It is current after every fragment, except that a long string the caller
+    keeps a reference to may lag by up to an eighth (see the module docstring). Never raises.
     """
 
     def __init__(self) -> None:
@@ -166,7 +168,7 @@ class StreamingJsonParser:
             if c in " \t\n\r":
                 i = _WS.match(text, i).end()  # type: ignore[union-attr]  # always matches
                 continue
-            if state == _VALUE or state == _ARR_OPEN:
+            if state in (_VALUE, _ARR_OPEN):
                 if c == '"':
                     self._open_string_value()
                 elif c == "{":
@@ -195,7 +197,7 @@ class StreamingJsonParser:
                 else:
                     i = self._fail()
                     continue
-            elif state == _OBJ_OPEN or state == _KEY:
+            elif state in (_OBJ_OPEN, _KEY):
                 if c == '"':
                     self._str_is_key = True
                     self._key_parts = []
