@@ -28,9 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from providers.dispatch import stream as start_stream
 from providers.messages import AssistantMessage, Context, UserMessage
 from providers.models import Model
-from providers.dispatch import stream as start_stream
 from providers.transport import aclose_shared_client
 from tests.replay_server import ReplayServer, Reply, rechunk
 

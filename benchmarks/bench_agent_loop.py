@@ -14,9 +14,9 @@ import statistics
 import time
 
 from agent import Agent
+from providers.dispatch import stream
 from providers.faux import FauxProvider, FauxResponse, faux_model
 from providers.messages import Context, UserMessage
-from providers.dispatch import stream
 
 API = "faux-bench"
 

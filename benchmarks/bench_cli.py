@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.provider_scripts import models_json_provider, text_reply  # noqa: E402
-from tests.replay_server import Reply, ReplayServer  # noqa: E402
+from tests.replay_server import ReplayServer, Reply  # noqa: E402
 from tests.tui.cli_harness import baton_command, baton_env, write_models_json  # noqa: E402
 
 

@@ -98,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         models_json_errors,
         reload_catalog,
     )
+    from providers.dispatch import complete, stream
     from providers.events import AssistantMessageEvent, AssistantMessageEventStream, event_to_dict
     from providers.faux import FauxProvider, FauxResponse, faux_model
     from providers.messages import (
@@ -128,7 +129,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from providers.options import StreamOptions
     from providers.overflow import is_context_overflow
     from providers.paths import baton_home
-    from providers.dispatch import complete, stream
     from providers.streaming_json import StreamingJsonParser, parse_streaming_json
     from providers.tool_ids import id_normalizer_for
     from providers.transform import TransformReport, transform_messages

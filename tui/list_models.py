@@ -18,7 +18,6 @@ def _fmt_tokens(n: int) -> str:
 def list_models_command(search: str) -> int:
     """Print the catalog (plus local Ollama models and the demo model), filtered by ``search``."""
     from providers.catalog import find_models, has_api_key, list_models, models_json_errors
-
     from providers.demo import demo_model
     from providers.ollama import discover_ollama_models
 

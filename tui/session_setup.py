@@ -58,7 +58,6 @@ def ensure_api_key(model: Model, api_key: str | None) -> None:
 def lookup_model(ref: str) -> Model:
     """The catalog model for ``ref`` (the demo model included), or a one-line CLI error."""
     from providers.catalog import ModelNotFoundError, get_model
-
     from providers.demo import DEMO_MODEL_REF, demo_model
 
     if ref in (DEMO_MODEL_REF, "baton-demo"):
@@ -73,7 +72,6 @@ def default_model(settings: Settings, api_key: str | None) -> Model:
     """The model to use when none is given: settings, then the first provider with a key,
     then a locally configured model, then the offline demo model."""
     from providers.catalog import has_api_key, list_models
-
     from providers.demo import demo_model
 
     if settings.default_model:
@@ -157,7 +155,17 @@ def pick_session(cwd: Path, args: CliArgs) -> Path:
 
 async def open_session(args: CliArgs) -> CodingSession:
     """Open the coding session the arguments describe, or raise :class:`CliError`."""
-    from sessions import CodingSession, SessionFileError, SessionLockedError, SessionOptions, load_settings
+    from dataclasses import replace
+
+    from sessions import (
+        CodingSession,
+        NoModelError,
+        SessionFileError,
+        SessionLockedError,
+        SessionNotFoundError,
+        SessionOptions,
+        load_settings,
+    )
 
     settings = load_settings()
     cwd = Path.cwd()
@@ -181,8 +189,13 @@ async def open_session(args: CliArgs) -> CodingSession:
         settings=settings,
     )
     try:
-        return await CodingSession.open(options)
+        try:
+            return await CodingSession.open(options)
+        except NoModelError:
+            from providers.demo import demo_model
+
+            return await CodingSession.open(replace(options, model=demo_model()))
     except SessionLockedError as exc:
         raise CliError(str(exc), EXIT_RUN_FAILED) from exc
-    except (SessionFileError, FileNotFoundError, ValueError) as exc:
+    except (SessionFileError, SessionNotFoundError, FileNotFoundError, ValueError) as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc

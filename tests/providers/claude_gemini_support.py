@@ -240,7 +240,7 @@ def handoff_transcript(source_api: str, target: Model | None = None) -> Context:
 
 def prepared(target: Model, context: Context, **options: Any) -> Context:
     """``context`` as the target receives it: :func:`providers.dispatch.prepare_context`."""
-    from providers.options import StreamOptions
     from providers.dispatch import prepare_context
+    from providers.options import StreamOptions
 
     return prepare_context(target, context, StreamOptions(**options))

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from providers.dispatch import resolve, stream
 from providers.events import AssistantMessageEvent
 from providers.faux import (
     NO_RESPONSE_LEFT,
@@ -20,7 +21,6 @@ from providers.faux import (
     faux_tool_call,
 )
 from providers.messages import AssistantMessage, Context, TextContent, ToolCall, UserMessage
-from providers.dispatch import resolve, stream
 
 
 def _ctx(text: str = "hello") -> Context:

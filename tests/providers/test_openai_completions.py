@@ -18,6 +18,10 @@ from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
 from providers.adapter import MessageBuilder, ProviderError
+
+# Import the functions from their module (the package exports them lazily too).
+from providers.dispatch import complete, prepare_context
+from providers.dispatch import stream as start_stream
 from providers.events import AssistantMessageEvent
 from providers.messages import (
     AssistantMessage,
@@ -35,10 +39,6 @@ from providers.models import Model, ModelCost
 from providers.openai_completions import ADAPTER, Compat, build_body, detect_compat, resolve_compat
 from providers.options import StreamOptions
 from providers.sse import SseDecoder
-
-# Import the functions from their module (the package exports them lazily too).
-from providers.dispatch import complete, prepare_context
-from providers.dispatch import stream as start_stream
 from tests.providers.typeddict_oracle import check
 from tests.replay_server import ReplayServer, Reply, chunks_txt_to_sse, rechunk, sse_events
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
-from tests.replay_server import RecordedRequest, Reply, ReplayServer
+from tests.replay_server import RecordedRequest, ReplayServer, Reply
 from tests.tui.cli_harness import (
     baton_command,
     baton_env,
@@ -245,7 +245,7 @@ def test_sigint_during_print_mode_aborts_and_saves_partial(home: Path, workdir: 
             time.sleep(0.05)
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 1, err
     assert "abort" in err.lower()
     messages = session_messages(session_files(home)[0])
