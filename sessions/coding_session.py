@@ -47,7 +47,6 @@ from sessions.events import (
     SessionChangeReason,
     ThinkingLevelChangeEvent,
 )
-from sessions.export import write_export
 from sessions.handoff import HandoffPreview, handoff_preview
 from sessions.listing import default_session_dir, find_session
 from sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
@@ -174,7 +173,8 @@ class CodingSession:
         agent.get_api_key = session._api_key
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
-        start_loading_tokenizer()
+        if options.preload_tokenizer:
+            start_loading_tokenizer()
         return session
 
     # ------------------------------------------------------------------ state
@@ -659,10 +659,14 @@ class CodingSession:
 
     def export_html(self, path: Path | None = None) -> Path:
         """Write the current branch as a self-contained HTML page; returns its path."""
+        from sessions.export import write_export
+
         return write_export(self.store, path, "html")
 
     def export_markdown(self, path: Path | None = None) -> Path:
         """Write the current branch as Markdown; returns its path."""
+        from sessions.export import write_export
+
         return write_export(self.store, path, "markdown")
 
     async def close(self) -> None:

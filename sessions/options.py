@@ -31,6 +31,9 @@ class SessionOptions:
     api_key: str | None = None
     """Key for the starting model's provider (overrides the environment / models.json)."""
     settings: Settings | None = None
+    preload_tokenizer: bool = True
+    """Load tiktoken in the background at once (interactive use). Short non-interactive runs
+    skip it: until it is loaded, counts use pi's four-characters-a-token estimate."""
     extra_models: list[Model] = field(default_factory=list)
     """Models known beyond the catalog (e.g. test or embedded models): used to restore a
     session's model and offered by ``CodingSession.available_models``."""

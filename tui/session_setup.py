@@ -187,6 +187,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         context_files=not args.no_context_files,
         api_key=args.api_key,
         settings=settings,
+        preload_tokenizer=not args.print_mode,
     )
     try:
         try:
