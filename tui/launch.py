@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from providers.messages import ImageContent
 from tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
 from tui.cli_errors import CliError
 from tui.prompt_input import build_prompt, read_piped_stdin
+
+if TYPE_CHECKING:
+    from sessions import CodingSession
 
 
 def run(argv: list[str]) -> int:
@@ -42,6 +46,7 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
     session = await open_session(args)
     try:
         if args.print_mode:
+            _print_warnings(session)
             if args.mode == "json":
                 from tui.json_mode import run_json_mode
 
@@ -60,6 +65,14 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
             from providers.transport import aclose_shared_client
 
             await aclose_shared_client()
+
+
+def _print_warnings(session: CodingSession) -> None:
+    """Problems found while opening (bad settings, skipped session lines, models.json errors)."""
+    from providers.catalog import models_json_errors
+
+    for warning in [*session.warnings, *(f"models.json: {e}" for e in models_json_errors())]:
+        print(f"baton: warning: {warning}", file=sys.stderr)
 
 
 def _export(args: CliArgs) -> int:
