@@ -1,0 +1,145 @@
+"""The installed ``baton`` in a real terminal (tmux), against a local replay server.
+
+A person's session: type a prompt, press Ctrl+C while the answer streams, switch model with
+``/model`` (confirming the handoff preview), ask again, quit. The captured pane and the session
+file must show all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.provider_scripts import models_json_provider, text_reply
+from tests.replay_server import Reply, ReplayServer
+from tests.tui.cli_harness import baton_env, read_entries, session_files, write_models_json
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def installed_baton() -> str:
+    """The ``baton`` console script installed beside this interpreter."""
+    candidate = Path(sys.executable).with_name("baton")
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("baton")
+    if found is None:
+        pytest.skip("the baton command is not installed")
+    return found
+
+
+class Tmux:
+    """One detached tmux session running a command."""
+
+    def __init__(self, command: str, width: int = 110, height: int = 36) -> None:
+        self.name = f"baton-test-{uuid.uuid4().hex[:8]}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
+                        command], check=True)
+
+    def pane(self) -> str:
+        result = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", self.name, "-S", "-200"],
+                                capture_output=True, text=True)
+        return result.stdout
+
+    def send(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        pane = ""
+        while time.monotonic() < deadline:
+            pane = self.pane()
+            if predicate(pane):
+                return pane
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; the pane shows:\n{pane}")
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True).returncode == 0
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def slow_anthropic_stream(words: int = 300, delay: float = 0.05) -> Reply:
+    body = text_reply("anthropic-messages", [f"word{i} " for i in range(words)])
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e.strip()]
+    return Reply(chunks=events, delay=delay)
+
+
+def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    replies = [slow_anthropic_stream(), Reply.sse(text_reply("openai-completions", "Second model answer."))]
+    with ReplayServer(replies) as server:
+        write_models_json(home, {
+            "replay-am": models_json_provider("anthropic-messages", server.url),
+            "replay-oc": models_json_provider("openai-completions", server.url),
+        })
+        env = baton_env(home, TERM="xterm-256color")
+        env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
+        exit_file = tmp_path / "exit-code"
+        command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
+                   f"--model replay-am/replay-model; echo $? > {shlex.quote(str(exit_file))}")
+        tmux = Tmux(command)
+        try:
+            tmux.wait_for(lambda p: "replay-am/replay-model" in p, "the editor and footer")
+            tmux.type("first prompt please")
+            tmux.send("Enter")
+            tmux.wait_for(lambda p: "word5 " in p, "the answer to start streaming")
+            tmux.send("C-c")
+            aborted_pane = tmux.wait_for(lambda p: "abort" in p.lower(), "the aborted marker")
+            tmux.type("/model replay-oc/replay-model")
+            tmux.send("Enter")
+            time.sleep(0.5)
+            if "Switch to replay-oc/replay-model?" in tmux.pane():
+                tmux.send("Enter")
+            tmux.wait_for(lambda p: "replay-oc/replay-model" in p.split("first prompt please")[-1],
+                          "the model switch")
+            tmux.type("second prompt please")
+            tmux.send("Enter")
+            final_pane = tmux.wait_for(lambda p: "Second model answer." in p, "the second model's answer")
+            tmux.send("C-d")
+            deadline = time.monotonic() + 15
+            while not exit_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert exit_file.exists(), f"baton did not quit on Ctrl+D; the pane shows:\n{tmux.pane()}"
+        finally:
+            tmux.kill()
+        requests = list(server.requests)
+
+    assert exit_file.read_text().strip() == "0"
+    assert "first prompt please" in aborted_pane and "word5" in aborted_pane
+    assert "second prompt please" in final_pane and "Second model answer." in final_pane
+    assert "replay-oc/replay-model" in final_pane
+
+    files = session_files(home)
+    assert len(files) == 1
+    entries = read_entries(files[0])
+    messages = [e["message"] for e in entries if e["type"] == "message"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    aborted = messages[1]
+    assert aborted["stopReason"] == "aborted"
+    assert "word0 word1" in "".join(b.get("text", "") for b in aborted["content"])
+    assert messages[3]["provider"] == "replay-oc" and messages[3]["stopReason"] == "stop"
+    assert any(e["type"] == "model_change" and e.get("provider") == "replay-oc" for e in entries)
+
+    # The second model got the history without the aborted turn (handoff rule 3).
+    assert len(requests) == 2
+    second = json.dumps(requests[1].json())
+    assert "first prompt please" in second and "second prompt please" in second
+    assert "word0" not in second
