@@ -354,12 +354,19 @@ class ToolBatch:
     async def _execute(self, prepared: _Prepared) -> _Outcome:
         call = prepared.call
         pending_updates: list[Awaitable[Any]] = []
+        # Async subscribers get each update while the tool runs (a UI shows live output), one
+        # update after the other: each delivery task waits for the previous one first.
+        delivery: asyncio.Future[None] | None = None
         accepting = True
 
         def on_update(partial: AgentToolResult) -> None:
+            nonlocal delivery
             if accepting:
                 event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
-                pending_updates.extend(self.emit_nowait(event))
+                awaitables = self.emit_nowait(event)
+                if awaitables:
+                    pending_updates.extend(awaitables)
+                    delivery = asyncio.ensure_future(_deliver_in_order(delivery, awaitables))
 
         try:
             result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
@@ -370,16 +377,15 @@ class ToolBatch:
             outcome = _error(_exception_text(exc), exc.details)
         except asyncio.CancelledError:
             accepting = False
+            if delivery is not None:
+                delivery.cancel()
             _close(pending_updates)
             raise
         except Exception as exc:
             outcome = _error(_exception_text(exc))
         accepting = False
-        for update in pending_updates:
-            try:
-                await update
-            except Exception:
-                logger.exception("tool_execution_update subscriber failed")
+        if delivery is not None:
+            await delivery  # every update is delivered before tool_execution_end
         return outcome
 
     async def _after(self, prepared: _Prepared, outcome: _Outcome) -> _Outcome:
@@ -435,6 +441,17 @@ def _result_message(call: ToolCall, outcome: _Outcome) -> ToolResultMessage:
 def _exception_text(exc: BaseException) -> str:
     text = str(exc)
     return text if text else type(exc).__name__
+
+
+async def _deliver_in_order(previous: asyncio.Future[None] | None, awaitables: list[Awaitable[Any]]) -> None:
+    """Await one update's subscriber awaitables once the previous update's are done."""
+    if previous is not None:
+        await previous
+    for update in awaitables:
+        try:
+            await update
+        except Exception:
+            logger.exception("tool_execution_update subscriber failed")
 
 
 def _close(awaitables: list[Awaitable[Any]]) -> None:

@@ -115,7 +115,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         choice = tool_choice(options.tool_choice, context.tools)
         if choice is not None:
             body["tool_choice"] = choice
-    thinking_on = _apply_thinking(body, model, options)
+    thinking_on = _apply_thinking(body, model, options, open_turn_without_thinking(body["messages"]))
     if options.temperature is not None and not thinking_on:
         body["temperature"] = options.temperature
     return body
@@ -168,12 +168,36 @@ def thinking_budget(model: Model, level: ThinkingLevel, max_tokens: int) -> tupl
     return total, budget
 
 
-def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions) -> bool:
-    """Set ``thinking`` (and ``output_config`` / ``max_tokens``); True when thinking is on."""
+def open_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """True when the request continues a tool-use turn (it ends with tool results) whose
+    assistant message does not start with a thinking block.
+
+    With thinking enabled, Anthropic rejects such a request ("a final assistant message must
+    start with a thinking block"). It happens when the turn began on another model (a switch
+    mid-run) or on this one with thinking off (the level raised mid-run): the calls carry no
+    signed thinking that could be replayed, so thinking waits for the next user turn."""
+    index = len(messages) - 1
+    has_results = False
+    while index >= 0 and messages[index].get("role") == "user":  # Anthropic joins these into one turn
+        content = messages[index].get("content")
+        if isinstance(content, list) and any(block.get("type") == "tool_result" for block in content):
+            has_results = True
+        index -= 1
+    if not has_results or index < 0 or not messages[index].get("content"):
+        return False
+    return messages[index]["content"][0].get("type") not in ("thinking", "redacted_thinking")
+
+
+def _apply_thinking(
+    body: dict[str, Any], model: Model, options: StreamOptions, suspended: bool = False
+) -> bool:
+    """Set ``thinking`` (and ``output_config`` / ``max_tokens``); True when thinking is on.
+    ``suspended``: thinking is requested but this request cannot have it (see
+    :func:`open_turn_without_thinking`)."""
     if not model.reasoning:
         return False
     level = clamp_thinking_level(model, options.thinking or "off")
-    if level == "off":
+    if level == "off" or suspended:
         if options.thinking is not None:
             body["thinking"] = {"type": "disabled"}
         return False

@@ -67,6 +67,10 @@ def is_valid_signature(signature: str | None) -> bool:
     return True
 
 
+SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
+"""Google's sentinel for function calls Gemini 3 did not sign itself (pi sends it too)."""
+
+
 def gemini_major_version(model_id: str) -> int | None:
     """``3`` for ``gemini-3-pro-preview``; ``None`` for non-Gemini ids."""
     match = _GEMINI_MAJOR.match(model_id.lower())
@@ -260,6 +264,7 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
         return value if same and is_valid_signature(value) else None
 
     parts: list[dict[str, Any]] = []
+    needs_call_signature = (gemini_major_version(model.id) or 0) >= 3
     for block in msg.content:
         if isinstance(block, TextContent):
             sig = signature(block.text_signature)
@@ -288,6 +293,11 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
             sig = signature(block.thought_signature)
             if sig:
                 part["thoughtSignature"] = sig
+                needs_call_signature = False  # later parallel calls of this step go unsigned
+            elif needs_call_signature:
+                # Gemini 3 refuses a function call without a signature (400); calls made by
+                # another model (or unsigned) carry Google's documented skip sentinel instead.
+                part["thoughtSignature"] = SKIP_THOUGHT_SIGNATURE
             parts.append(part)
     return parts
 

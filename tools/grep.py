@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -199,7 +198,11 @@ def _search_file(path: str, regex: re.Pattern[str], precheck: re.Pattern[str] | 
 async def _ripgrep(
     rg: str, args: GrepParams, root: str, limit: int, signal: asyncio.Event
 ) -> tuple[list[GrepMatch], bool]:
-    argv = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-require-git", "--glob", "!.git"]
+    # Only the path and line number of each match are read from ripgrep (the lines shown come
+    # from the file itself), so ``--max-columns 1`` replaces every line's text with a short
+    # marker: the output stays small however long the matched lines are (minified files).
+    argv = [rg, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
+            "--max-columns", "1", "--hidden", "--no-require-git", "--glob", "!.git"]
     if args.ignore_case:
         argv.append("--ignore-case")
     if args.literal:
@@ -216,24 +219,13 @@ async def _ripgrep(
     more = False
     try:
         while not signal.is_set():
-            line = await proc.stdout.readline()
-            if not line:
+            match = await _read_rg_match(proc.stdout)
+            if match is None:
                 break
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("type") != "match":
-                continue
-            data = event.get("data", {})
-            path = data.get("path", {}).get("text")
-            number = data.get("line_number")
-            if not isinstance(path, str) or not isinstance(number, int):
-                continue
             if len(matches) >= limit:
                 more = True
                 break
-            matches.append(GrepMatch(path, number))
+            matches.append(match)
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -243,6 +235,22 @@ async def _ripgrep(
     if not matches and proc.returncode not in (0, 1) and not more and not signal.is_set():
         raise ToolError(stderr or f"ripgrep exited with code {proc.returncode}")
     return matches, more
+
+
+async def _read_rg_match(stream: asyncio.StreamReader) -> GrepMatch | None:
+    """The next ``path NUL line:marker`` record of ripgrep's output (``None`` at the end)."""
+    while True:
+        try:
+            raw_path = await stream.readuntil(b"\0")
+            rest = await stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError:
+            return None
+        except asyncio.LimitOverrunError as exc:  # not ripgrep's format: skip what is buffered
+            await stream.readexactly(exc.consumed)
+            continue
+        number = rest.split(b":", 1)[0]
+        if number.isdigit():
+            return GrepMatch(os.fsdecode(raw_path[:-1]), int(number))
 
 
 def _format(matches: list[GrepMatch], root: str, is_dir: bool, context: int) -> tuple[list[str], bool]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from providers.messages import now_ms
-from tui.print_mode import install_interrupt_handler, last_assistant, run_outcome
+from tui.cli_args import EXIT_RUN_FAILED
+from tui.print_mode import RunTracker, install_interrupt_handler, silence_stdout
 
 if TYPE_CHECKING:
     from providers.messages import ImageContent
@@ -58,40 +60,68 @@ def session_header(session: CodingSession) -> dict[str, Any]:
 
 
 class _LineWriter:
-    """Writes lines and flushes once per event-loop tick (timely, without a syscall per line)."""
+    """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
 
-    def __init__(self, out: TextIO) -> None:
+    When the reader goes away (a closed pipe), writing stops and ``on_closed`` is called once:
+    nobody is watching the run any more."""
+
+    def __init__(self, out: TextIO, on_closed: Callable[[], None] | None = None) -> None:
         self._out = out
         self._flush_scheduled = False
         self._loop = asyncio.get_running_loop()
+        self._on_closed = on_closed
+        self.closed = False
 
     def write(self, line: str) -> None:
-        self._out.write(line + "\n")
+        if self.closed:
+            return
+        try:
+            self._out.write(line + "\n")
+        except BrokenPipeError:
+            self._close()
+            return
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self._loop.call_soon(self.flush)
 
     def flush(self) -> None:
         self._flush_scheduled = False
+        if self.closed:
+            return
         try:
             self._out.flush()
         except BrokenPipeError:
-            pass
+            self._close()
+
+    def _close(self) -> None:
+        self.closed = True
+        silence_stdout()
+        if self._on_closed is not None:
+            self._on_closed()
 
 
 async def run_json_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
-    """Run ``text`` and stream every event as a JSON line; returns the exit code."""
-    writer = _LineWriter(sys.stdout)
+    """Run ``text`` and stream every event as a JSON line; returns the exit code.
+
+    If stdout's reader goes away mid-run, the run is aborted (exit code 1)."""
+    tracker = RunTracker()
+    writer = _LineWriter(sys.stdout, on_closed=session.abort)
     writer.write(_dumps(session_header(session)))
+    unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
-    uninstall = install_interrupt_handler(session.abort)
+    uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
+        if writer.closed:
+            return EXIT_RUN_FAILED
         await session.prompt(text, images or None)
     finally:
         uninstall()
         unsubscribe()
+        unsubscribe_tracker()
         writer.flush()
-    code, error = run_outcome(last_assistant(session))
+    code, error = tracker.outcome()
+    if writer.closed:
+        code, error = EXIT_RUN_FAILED, "stdout was closed; the run was aborted"
     if error is not None:
         print(f"baton: {error}", file=sys.stderr)
     return code

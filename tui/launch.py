@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,15 +77,23 @@ def _print_warnings(session: CodingSession) -> None:
 
 
 def _export(args: CliArgs) -> int:
-    from sessions.export import export_session
+    """``baton --export SESSION [OUT]``: the format follows OUT's extension (``.md`` ->
+    Markdown, else HTML); without OUT (or with a directory) the file is
+    ``baton-session-<session file name>.html`` in the current directory (or that directory)."""
+    from sessions.errors import SessionError
+    from sessions.export import default_export_path, export_session, normalize_format
     from sessions.listing import find_session
+    from sessions.store import SessionStore
 
-    source = find_session(args.export[0], Path.cwd())
-    out = Path(args.export[1]) if len(args.export) > 1 else source.with_suffix(".html")
-    fmt = "markdown" if out.suffix.lower() in (".md", ".markdown") else "html"
     try:
-        written = export_session(source, out, fmt)
+        source = find_session(args.export[0], Path.cwd())
+        out: Path | None = Path(args.export[1]).expanduser() if len(args.export) > 1 else None
+        if out is not None and (out.is_dir() or args.export[1].endswith(("/", os.sep))):
+            out = default_export_path(SessionStore.load(source), normalize_format(None, None), out)
+        written = export_session(source, out)
+    except SessionError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
     except OSError as exc:
-        raise CliError(f"cannot export {source}: {exc}", EXIT_RUN_FAILED) from exc
+        raise CliError(f"cannot export {args.export[0]}: {exc.strerror or exc}", EXIT_RUN_FAILED) from exc
     print(written)
     return EXIT_OK

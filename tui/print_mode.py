@@ -43,18 +43,56 @@ def install_interrupt_handler(on_interrupt: Callable[[], None]) -> Callable[[], 
     return uninstall
 
 
-def last_assistant(session: CodingSession) -> AssistantMessage | None:
-    """The most recent assistant message of the session's current branch."""
-    from providers.messages import AssistantMessage
+class RunTracker:
+    """Follows one run through its events: the last message the run added (the answer, or
+    whatever it stopped at) and whether Ctrl+C interrupted it.
 
-    for message in reversed(session.messages):
-        if isinstance(message, AssistantMessage):
-            return message
-    return None
+    Judging a run by the session's last assistant message is wrong twice over: a run aborted
+    while a tool ran ends on a tool result (its last assistant message asked for the tool and
+    looks like a success), and a run aborted before the model answered has no assistant message
+    of its own (the previous run's answer would be printed again)."""
+
+    def __init__(self) -> None:
+        self.last_message: Any = None
+        self.interrupted = False
+
+    def __call__(self, event: Any) -> None:
+        if getattr(event, "type", None) == "message_end":
+            self.last_message = event.message
+
+    def interrupt(self, abort: Callable[[], None]) -> Callable[[], None]:
+        """An interrupt handler that records the interruption, then calls ``abort``."""
+
+        def handler() -> None:
+            self.interrupted = True
+            abort()
+
+        return handler
+
+    @property
+    def answer(self) -> AssistantMessage | None:
+        """The run's final assistant message, when the run ended on one."""
+        from providers.messages import AssistantMessage
+
+        return self.last_message if isinstance(self.last_message, AssistantMessage) else None
+
+    def outcome(self) -> tuple[int, str | None]:
+        """Exit code and error line for how the run ended."""
+        answer = self.answer
+        if answer is not None:
+            code, error = run_outcome(answer)
+            if self.interrupted and code == EXIT_OK:
+                return EXIT_RUN_FAILED, "aborted"
+            return code, error
+        if self.interrupted:
+            return EXIT_RUN_FAILED, "aborted"
+        if self.last_message is None:
+            return EXIT_RUN_FAILED, "the run produced no answer"
+        return EXIT_RUN_FAILED, "the run ended before the model answered"
 
 
 def run_outcome(message: AssistantMessage | None) -> tuple[int, str | None]:
-    """Exit code and error line for how a run ended."""
+    """Exit code and error line for a run that ended on ``message``."""
     if message is None:
         return EXIT_RUN_FAILED, "the run produced no answer"
     if message.stop_reason == "aborted":
@@ -62,6 +100,19 @@ def run_outcome(message: AssistantMessage | None) -> tuple[int, str | None]:
     if message.stop_reason == "error":
         return EXIT_RUN_FAILED, message.error_message or "the model request failed"
     return EXIT_OK, None
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone (a closed pipe), so that later
+    writes and the flush at exit neither fail nor print a traceback."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 class _Progress:
@@ -97,25 +148,30 @@ class _Progress:
 
 async def run_print_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
     """Run ``text`` to completion and print the final answer; returns the exit code."""
+    tracker = RunTracker()
+    unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
-    uninstall = install_interrupt_handler(session.abort)
+    uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
         await session.prompt(text, images or None)
     finally:
         uninstall()
+        unsubscribe_tracker()
         if unsubscribe is not None:
             unsubscribe()
-    message = last_assistant(session)
-    code, error = run_outcome(message)
+    code, error = tracker.outcome()
     if error is not None:
         print(f"baton: {error}", file=sys.stderr)
         return code
-    assert message is not None
-    answer = message.text
+    assert tracker.answer is not None
+    answer = tracker.answer.text
     if sys.stdout.isatty():
         from tools import strip_control_sequences
 
         answer = strip_control_sequences(answer)
-    sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (``baton -p ... | head``)
+        silence_stdout()
     return code

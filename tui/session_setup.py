@@ -75,9 +75,14 @@ def default_model(settings: Settings, api_key: str | None) -> Model:
     from providers.demo import demo_model
 
     if settings.default_model:
-        model = lookup_model(settings.default_model)
-        ensure_api_key(model, api_key)
-        return model
+        try:
+            model = lookup_model(settings.default_model)
+        except CliError as exc:  # a bad setting is reported and skipped, as settings.json's others are
+            source = settings.path or "settings.json"
+            settings.problems.append(f"{source}: defaultModel: {exc}; choosing another model")
+        else:
+            ensure_api_key(model, api_key)
+            return model
     for ref in DEFAULT_MODELS:
         provider = ref.split("/", 1)[0]
         if has_api_key(provider):
@@ -191,12 +196,22 @@ async def open_session(args: CliArgs) -> CodingSession:
     )
     try:
         try:
-            return await CodingSession.open(options)
+            session = await CodingSession.open(options)
         except NoModelError:
             from providers.demo import demo_model
 
-            return await CodingSession.open(replace(options, model=demo_model()))
+            session = await CodingSession.open(replace(options, model=demo_model()))
     except SessionLockedError as exc:
         raise CliError(str(exc), EXIT_RUN_FAILED) from exc
     except (SessionFileError, SessionNotFoundError, FileNotFoundError, ValueError) as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    if model is None and args.print_mode:
+        # A resumed session keeps its own model: check its key now, as for --model, rather than
+        # send keyless requests (and store their errors in the session). The interactive mode
+        # opens anyway, so that /model can move the conversation to a model that has a key.
+        try:
+            ensure_api_key(session.model, args.api_key)
+        except CliError as exc:
+            await session.close()
+            raise CliError(f"{exc}; or continue with another model: --model PROVIDER/ID", exc.code) from exc
+    return session
