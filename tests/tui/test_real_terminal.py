@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.provider_scripts import models_json_provider, text_reply
-from tests.replay_server import Reply, ReplayServer
+from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import baton_env, read_entries, session_files, write_models_json
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
