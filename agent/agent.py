@@ -34,6 +34,7 @@ from agent.execution import (
     ToolExecutionMode,
     fail_truncated_calls,
 )
+from agent.listeners import Listeners
 from agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
 from agent.tool import AgentTool
 from providers.events import AssistantMessageEventStream, ErrorEvent
@@ -134,7 +135,7 @@ class Agent:
         self.error: str | None = None
         """The error message of the last run that ended in an error, else ``None``."""
 
-        self._listeners: tuple[Listener, ...] = ()
+        self._listeners: Listeners[AgentEvent] = Listeners("agent")
         self._steering: deque[AgentMessage] = deque()
         self._follow_up: deque[AgentMessage] = deque()
         self._running = False
@@ -160,12 +161,7 @@ class Agent:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` with every event (sync, or async: awaited in order). Returns a
         function that unsubscribes it."""
-        self._listeners = (*self._listeners, listener)
-
-        def unsubscribe() -> None:
-            self._listeners = tuple(x for x in self._listeners if x is not listener)
-
-        return unsubscribe
+        return self._listeners.add(listener)
 
     def events(self, *, until_agent_end: bool = True) -> AgentEventIterator:
         """An async iterator over events (subscribed at once). With ``until_agent_end`` it stops
@@ -173,25 +169,11 @@ class Agent:
         return AgentEventIterator(self, until_agent_end=until_agent_end)
 
     async def _emit(self, event: AgentEvent) -> None:
-        for listener in self._listeners:
-            try:
-                result = listener(event)
-                if result is not None and hasattr(result, "__await__"):
-                    await result
-            except Exception:
-                logger.exception("agent event subscriber failed on %s", event.type)
+        await self._listeners.emit(event)
 
     def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[Any]]:
         """Call the listeners now; the awaitables async listeners returned are for the caller."""
-        pending: list[Awaitable[Any]] = []
-        for listener in self._listeners:
-            try:
-                result = listener(event)
-                if result is not None and hasattr(result, "__await__"):
-                    pending.append(result)
-            except Exception:
-                logger.exception("agent event subscriber failed on %s", event.type)
-        return pending
+        return self._listeners.emit_nowait(event)
 
     # --- queues -----------------------------------------------------------------------------
     def steer(self, message: str | AgentMessage) -> None:

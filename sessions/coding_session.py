@@ -16,6 +16,7 @@ from typing import Any
 
 from agent.agent import Agent, AgentBusyError
 from agent.events import AgentEvent
+from agent.listeners import Listeners
 from agent.messages import (
     AgentMessage,
     BashExecutionMessage,
@@ -97,7 +98,7 @@ class CodingSession:
         self.session_dir = session_dir
         self.tool_names = tool_names
         self.context_files: list[Path] = [f.path for f in context_files]
-        self._listeners: tuple[Listener, ...] = ()
+        self._listeners: Listeners[AnySessionEvent] = Listeners("session")
         self._busy = False
         self._signal = asyncio.Event()
         self._bash_signal: asyncio.Event | None = None
@@ -227,33 +228,17 @@ class CodingSession:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every agent event and session event (sync or async listener)."""
-        self._listeners = (*self._listeners, listener)
-
-        def unsubscribe() -> None:
-            self._listeners = tuple(x for x in self._listeners if x is not listener)
-
-        return unsubscribe
+        return self._listeners.add(listener)
 
     async def _emit(self, event: AnySessionEvent) -> None:
-        for listener in self._listeners:
-            try:
-                result = listener(event)
-                if result is not None and hasattr(result, "__await__"):
-                    await result
-            except Exception:
-                logger.exception("session event subscriber failed on %s", event.type)
+        await self._listeners.emit(event)
 
     def _emit_soon(self, event: AnySessionEvent) -> None:
         """Emit from synchronous code: sync listeners now, async ones as tasks."""
-        for listener in self._listeners:
-            try:
-                result = listener(event)
-                if result is not None and hasattr(result, "__await__"):
-                    task = asyncio.ensure_future(result)
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-            except Exception:
-                logger.exception("session event subscriber failed on %s", event.type)
+        for result in self._listeners.emit_nowait(event):
+            task = asyncio.ensure_future(result)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
         if event.type == "message_end":
