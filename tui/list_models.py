@@ -8,10 +8,10 @@ from tui.cli_args import EXIT_OK
 
 
 def _fmt_tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:g}M"
-    if n >= 1000:
-        return f"{n / 1000:g}K"
+    for scale, suffix in ((1_000_000, "M"), (1000, "K")):
+        if n >= scale:
+            value = f"{n / scale:.1f}".removesuffix(".0")
+            return value + suffix
     return str(n)
 
 
