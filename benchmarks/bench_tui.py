@@ -253,8 +253,9 @@ async def resume_first_paint(source: Path) -> tuple[float, float, int, int]:
         session = await CodingSession.open(SessionOptions(
             cwd=Path(tmp), model=model, session=str(copy), context_files=False, extra_models=[model]))
         opened = time.perf_counter() - start
-        last = next(m for m in reversed(session.messages) if getattr(m, "role", "") in ("user", "assistant"))
-        needle = (user_text(last.content) if last.role == "user" else last.text).strip().split("\n")[0][:40]
+        last = next(m for m in reversed(session.messages) if isinstance(m, UserMessage | AssistantMessage))
+        shown = user_text(last.content) if isinstance(last, UserMessage) else last.text
+        needle = shown.strip().split("\n")[0][:40]
         app = BatonApp(session)
         async with app.run_test(size=(120, 40)) as pilot:
             while needle not in screen_text(app):

@@ -1,0 +1,81 @@
+"""Untrusted text (model, tool, file output) renders literally and harmlessly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from providers.models import Model
+from tests.tui.app_helpers import open_session, screen_text, settle
+from tui.app import BatonApp
+from tui.render import StreamCleaner, clean, safe
+from tui.widgets.markdown_stream import StreamingMarkdown
+
+HOSTILE = (
+    "Look: [bold red]x[/] and [@click=app.quit]click me[/] "
+    "\x1b[31mred\x1b[0m \x1b]0;pwned-title\x07 \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 "
+    "\x1b[2J\x1b[H\x9b31m END"
+)
+
+
+def _segments(app: Any) -> list[Any]:
+    strips = app.screen._compositor.render_strips()
+    return [segment for strip in strips for segment in strip]
+
+
+def test_clean_strips_sequences_and_keeps_markup_literal() -> None:
+    cleaned = clean(HOSTILE)
+    assert "\x1b" not in cleaned and "\x9b" not in cleaned and "\x07" not in cleaned
+    assert "[bold red]x[/]" in cleaned
+    assert "[@click=app.quit]click me[/]" in cleaned
+    assert "pwned-title" not in cleaned
+    assert "link" in cleaned and "http://evil.example" not in cleaned
+    content = safe("[bold red]x[/]")
+    assert content.plain == "[bold red]x[/]"
+    assert not content.spans
+
+
+def test_stream_cleaner_handles_a_sequence_split_across_chunks() -> None:
+    cleaner = StreamCleaner()
+    out = cleaner.feed("plain \x1b[3") + cleaner.feed("1mred\x1b]0;ti") + cleaner.feed("tle\x07 done")
+    out += cleaner.finish()
+    assert out == "plain red done"
+
+
+async def test_hostile_model_and_tool_text_renders_literally(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(
+        FauxResponse(content=[
+            faux_thinking("thinking [bold]loud[/] \x1b[5mblink"),
+            faux_tool_call("bash", {"command": "printf '[bold red]boom[/] \\033[31mansi\\033[0m \\033]0;t\\007ok\\n'"}),
+        ]),
+        FauxResponse(content=[faux_text(HOSTILE)]),
+    )
+    session = await open_session(project, model_a, tools=["bash"])
+    app = BatonApp(session)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.editor.set_text("user says [b]hi[/b] \x1b[31m")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        await pilot.press("ctrl+t", "ctrl+o")
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "[bold red]x[/]" in text
+        assert "[@click=app.quit]click me[/]" in text
+        assert "user says [b]hi[/b]" in text
+        assert "thinking [bold]loud[/] blink" in text
+        assert "[bold red]boom[/] ansi ok" in text
+        assert "pwned-title" not in text
+        for segment in _segments(app):
+            assert "\x1b" not in segment.text and "\x07" not in segment.text
+            meta = segment.style.meta if segment.style is not None else {}
+            assert "@click" not in meta, f"clickable action in untrusted text: {meta!r}"
+        # clicking the rendered answer must not trigger anything
+        answer = app.query(StreamingMarkdown).last()
+        await pilot.click(answer, offset=(10, 0))
+        await pilot.click(answer, offset=(30, 0))
+        await pilot.pause(0.05)
+        assert app.is_running and app.return_code is None
+    await session.close()

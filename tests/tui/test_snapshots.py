@@ -1,0 +1,121 @@
+"""Snapshot tests of the main views (pytest-textual-snapshot; update with --snapshot-update)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from providers.models import Model
+from sessions import CodingSession
+from tests.tui.app_helpers import open_session, settle, wait_until
+from tui.app import BatonApp
+
+USAGE = {"input": 1200, "output": 340, "cacheRead": 800}
+ANSWER = """## Plan
+
+1. Read `app.py`
+2. Fix the **bug**
+
+```python
+def greet(name: str) -> str:
+    return f"hello {name}"
+```
+
+Done — see [the docs](https://example.com)."""
+
+
+@pytest.fixture
+def session_factory(project: Path) -> Iterator[Callable[..., CodingSession]]:
+    opened: list[CodingSession] = []
+
+    def make(model: Model, **kwargs: Any) -> CodingSession:
+        session = asyncio.run(open_session(project, model, **kwargs))
+        opened.append(session)
+        return session
+
+    yield make
+    for session in opened:
+        asyncio.run(session.close())
+
+
+def _send(text: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def run(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, BatonApp)
+        app.editor.set_text(text)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(e.kind == "assistant" for e in app.transcript.entries),
+                         what="the answer")
+        await settle(pilot, app)
+
+    return run
+
+
+def test_startup_view(snap_compare: Any, session_factory: Callable[..., CodingSession], model_a: Model) -> None:
+    app = BatonApp(session_factory(model_a))
+    assert snap_compare(app, terminal_size=(100, 24))
+
+
+def test_conversation_view(
+    snap_compare: Any, session_factory: Callable[..., CodingSession], model_a: Model, faux_a: FauxProvider,
+    project: Path,
+) -> None:
+    (project / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n", encoding="utf-8")
+    faux_a.add(
+        FauxResponse(content=[
+            faux_thinking("The user wants the greeting fixed.\nI will read the file first."),
+            faux_tool_call("read", {"path": "app.py"}, id="call_read"),
+            faux_tool_call("edit", {"path": "app.py", "oldText": "'hi ' + name", "newText": "f\"hello {name}\""},
+                           id="call_edit"),
+        ], usage=USAGE),
+        FauxResponse(content=[faux_text(ANSWER)], usage=USAGE),
+    )
+    app = BatonApp(session_factory(model_a, tools=["read", "edit"]))
+    assert snap_compare(app, terminal_size=(100, 50), run_before=_send("fix the greeting in app.py"))
+
+
+def test_error_and_abort_view(
+    snap_compare: Any, session_factory: Callable[..., CodingSession], model_a: Model, faux_a: FauxProvider,
+) -> None:
+    faux_a.add(FauxResponse(content=[faux_text("Half an answer")], error_message="upstream exploded",
+                            usage=USAGE))
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _send("please answer")(pilot)
+        app = pilot.app
+        assert isinstance(app, BatonApp)
+        app.editor.set_text("/nonsense")
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+
+    app = BatonApp(session_factory(model_a, settings={"retry": {"enabled": False}}))
+    assert snap_compare(app, terminal_size=(100, 24), run_before=run)
+
+
+def test_model_picker_with_handoff_preview(
+    snap_compare: Any, session_factory: Callable[..., CodingSession], model_a: Model, model_b: Model,
+    faux_a: FauxProvider, faux_b: FauxProvider,
+) -> None:
+    faux_a.add(FauxResponse(content=[faux_thinking("Considering.", "sig-1"), faux_text("Hi from A.")], usage=USAGE))
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _send("hello")(pilot)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: pilot.app.screen.__class__.__name__ == "ListPicker", what="picker")
+        await pilot.press("down")
+        await pilot.pause(0.05)
+
+    app = BatonApp(session_factory(model_a, extra_models=[model_a, model_b]))
+    assert snap_compare(app, terminal_size=(100, 24), run_before=run)
+
+
+def test_command_completion(snap_compare: Any, session_factory: Callable[..., CodingSession],
+                            model_a: Model) -> None:
+    app = BatonApp(session_factory(model_a))
+    assert snap_compare(app, terminal_size=(100, 24), press=["slash", "c"])

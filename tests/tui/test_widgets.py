@@ -1,0 +1,254 @@
+"""Pilot tests of single widgets: editor, streaming markdown, transcript windowing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownFence
+
+from providers.messages import AssistantMessage, TextContent, UserMessage
+from tests.tui.app_helpers import screen_text, wait_until
+from tui.completer import Completer, FileIndex
+from tui.widgets.completion import CompletionList
+from tui.widgets.editor import PromptEditor
+from tui.widgets.markdown_stream import StreamingMarkdown
+from tui.widgets.transcript import Entry, Transcript
+
+
+class EditorApp(App[None]):
+    def __init__(self, completer: Completer | None = None, history: list[str] | None = None) -> None:
+        super().__init__()
+        self.completion = CompletionList()
+        self.editor = PromptEditor(completer=completer, completion=self.completion, history=history)
+        self.events: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.completion
+        yield self.editor
+
+    def on_mount(self) -> None:
+        self.editor.focus()
+
+    def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self.events.append(("submit", message.text, message.follow_up))
+
+    def on_prompt_editor_quit_requested(self) -> None:
+        self.events.append(("quit",))
+
+    def on_prompt_editor_dequeue_requested(self) -> None:
+        self.events.append(("dequeue",))
+
+    def on_prompt_editor_escape_pressed(self) -> None:
+        self.events.append(("escape",))
+
+
+async def test_enter_sends_and_newline_keys_insert() -> None:
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
+        assert app.editor.text == "a\nb\nc"
+        await pilot.press("enter")
+        await pilot.press("alt+enter")
+        await pilot.pause()
+        assert app.events == [("submit", "a\nb\nc", False), ("submit", "a\nb\nc", True)]
+
+
+async def test_empty_editor_does_not_send_and_ctrl_d_quits() -> None:
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        await pilot.press("enter", "space", "enter")
+        await pilot.press("backspace", "ctrl+d")
+        await pilot.pause()
+        assert app.events == [("quit",)]
+
+
+async def test_history_up_down_keeps_the_draft() -> None:
+    app = EditorApp(history=["first", "second\nline"])
+    async with app.run_test() as pilot:
+        await pilot.press(*"draft")
+        await pilot.press("up")
+        assert app.editor.text == "second\nline"
+        await pilot.press("up")  # cursor is on the last line of a two-line entry: moves up a line
+        assert app.editor.text == "second\nline"
+        await pilot.press("up")
+        assert app.editor.text == "first"
+        await pilot.press("down")
+        assert app.editor.text == "second\nline"
+        await pilot.press("down")
+        assert app.editor.text == "draft"
+        app.editor.remember("third")
+        assert app.editor.prompt_history[-1] == "third"
+
+
+async def test_escape_then_up_is_alt_up_and_escape_alone_is_escape() -> None:
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        # a legacy terminal's Alt+Up: the parser yields Escape and Up back to back
+        app.editor.post_message(events.Key("escape", "\x1b"))
+        app.editor.post_message(events.Key("up", None))
+        await pilot.pause(0.1)
+        assert app.events == [("dequeue",)]
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.events == [("dequeue",), ("escape",)]
+        await pilot.press("alt+up")
+        await pilot.pause()
+        assert app.events[-1] == ("dequeue",)
+
+
+async def test_slash_and_at_completion(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("x", encoding="utf-8")
+    index = FileIndex(tmp_path)
+    index.load_now()
+    completer = Completer(tmp_path, [("model", "Switch model"), ("hotkeys", "Keys")], {}, index)
+    app = EditorApp(completer=completer)
+    async with app.run_test() as pilot:
+        await pilot.press("slash", "h")
+        assert app.completion.is_open
+        assert [c.replacement for c in app.completion.items] == ["/hotkeys"]
+        await pilot.press("tab")
+        assert app.editor.text == "/hotkeys "
+        assert not app.completion.is_open
+        app.editor.set_text("")
+        await pilot.press(*"see @mai")
+        assert app.completion.is_open and app.completion.items[0].replacement == "@src/main.py"
+        await pilot.press("enter")  # accepts the completion, does not send
+        assert app.editor.text == "see @src/main.py "
+        assert app.events == []
+        await pilot.press(*"@ma", "escape")
+        assert not app.completion.is_open
+
+
+class MarkdownApp(App[None]):
+    def __init__(self, widget: StreamingMarkdown) -> None:
+        super().__init__()
+        self.widget = widget
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+
+async def test_open_fence_is_plain_until_it_closes() -> None:
+    stream = StreamingMarkdown(streaming=True)
+    app = MarkdownApp(stream)
+    async with app.run_test(size=(80, 40)) as pilot:
+        stream.append("Intro paragraph.\n\n```python\n")
+        for i in range(20):
+            stream.append(f"x_{i} = {i}\n")
+        await stream.flush()
+        await pilot.pause(0.05)
+        markdown = stream.query_one(Markdown)
+        assert not markdown.query(MarkdownFence), "an open fence is not parsed as Markdown"
+        assert "Intro paragraph." in markdown.source
+        assert "x_19 = 19" in screen_text(app)
+        stream.append("```\n\nAfter the fence.")
+        await stream.flush()
+        await wait_until(pilot, lambda: bool(markdown.query(MarkdownFence)), what="the fence block")
+        assert "x_19 = 19" in markdown.query_one(MarkdownFence).code
+        await stream.finish()
+        await pilot.pause(0.05)
+        assert markdown.source.endswith("After the fence.")
+        assert stream.text == markdown.source
+        assert "After the fence." in screen_text(app)
+
+
+async def test_open_fence_catches_up_when_the_stream_stalls() -> None:
+    stream = StreamingMarkdown(streaming=True)
+    app = MarkdownApp(stream)
+    async with app.run_test(size=(80, 30)) as pilot:
+        stream.append("```\nfirst = 1\n")
+        await stream.flush()
+        stream.append("second = 2\n")
+        await stream.flush()  # within the fence's render interval: deferred
+        assert stream.has_pending
+        await pilot.pause(0.25)
+        await stream.flush()  # nothing new arrived, but the deferred lines are shown now
+        await pilot.pause(0.05)
+        assert not stream.has_pending
+        assert "second = 2" in screen_text(app)
+
+
+async def test_unclosed_fence_is_rendered_as_markdown_at_the_end() -> None:
+    stream = StreamingMarkdown(streaming=True)
+    app = MarkdownApp(stream)
+    async with app.run_test(size=(80, 20)) as pilot:
+        stream.append("~~~\ncode without an end")
+        await stream.flush()
+        await stream.finish()
+        markdown = stream.query_one(Markdown)
+        await wait_until(pilot, lambda: bool(markdown.query(MarkdownFence)), what="the fence block")
+        assert not stream.is_streaming
+
+
+async def test_partial_line_that_may_open_a_fence_is_held() -> None:
+    stream = StreamingMarkdown(streaming=True)
+    app = MarkdownApp(stream)
+    async with app.run_test(size=(80, 20)):
+        stream.append("text\n``")
+        await stream.flush()
+        markdown = stream.query_one(Markdown)
+        assert "``" not in markdown.source
+        stream.append("`js\nlet a\n")
+        await stream.flush()
+        assert "```js" not in markdown.source
+        await stream.finish()
+        assert "```js\nlet a\n" in markdown.source
+
+
+class TranscriptApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.transcript = Transcript()
+
+    def compose(self) -> ComposeResult:
+        yield self.transcript
+
+
+async def test_live_transcript_prunes_old_widgets() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        for i in range(150):
+            transcript.add_notice(f"notice {i}")
+            if i % 10 == 0:
+                await pilot.pause()
+        await pilot.pause(0.1)
+        mounted = len(transcript.mounted_widgets)
+        assert mounted <= transcript.MAX_LIVE + transcript.PAGE
+        assert len(transcript.entries) == 150
+        assert transcript.first_mounted > 0
+        assert "notice 149" in screen_text(app)
+        assert len(transcript.children) <= transcript.MAX_LIVE + transcript.PAGE + 1
+
+
+async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
+    app = TranscriptApp()
+    messages: list[Any] = []
+    for i in range(100):
+        messages.append(UserMessage(content=f"question {i}"))
+        messages.append(AssistantMessage(content=[TextContent(text=f"answer {i}")], api="a", provider="p", model="m"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        await transcript.load_history(messages)
+        # short entries: pages are added until they fill two screens, and no more
+        height = transcript.container_size.height
+        await wait_until(pilot, lambda: transcript.virtual_size.height >= height * transcript.FILL_SCREENS,
+                         what="two screens of entries")
+        await pilot.pause(0.1)
+        first = transcript.first_mounted
+        assert 0 < first <= 200 - transcript.PAGE
+        assert (200 - first) % transcript.PAGE == 0
+        assert 200 - first <= transcript.PAGE * (height * transcript.FILL_SCREENS // 2 // transcript.PAGE + 1)
+        assert "answer 99" in screen_text(app)
+        transcript.scroll_home(animate=False, immediate=True)
+        await wait_until(pilot, lambda: transcript.first_mounted < first, what="an earlier page")
+        assert transcript.first_mounted == first - transcript.PAGE
+        await pilot.pause(0.1)
+        assert transcript.scroll_y > 0, "the view stays where the reader was"
+        assert transcript.entries[first].widget is not None
+        assert isinstance(transcript.entries[0], Entry)

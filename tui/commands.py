@@ -1,0 +1,397 @@
+"""Slash commands: parsing, the registry (for completion and ``/hotkeys``) and their actions.
+
+A line is a command when its first word is ``/name`` (letters, digits, ``-``, ``_``); anything
+else, ``/etc/hosts is wrong`` included, is a prompt. Actions run in a worker so they may await
+the session and modal pickers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.content import Content
+
+from tui.files import fuzzy_score
+from tui.render import clean, format_cost, format_tokens, one_line, short_path
+from tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
+
+if TYPE_CHECKING:
+    from providers.models import Model
+    from tui.app import BatonApp
+
+_COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+
+Action = Callable[["BatonApp", str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A command: its name, argument syntax, one-line description and action."""
+
+    name: str
+    usage: str
+    description: str
+    action: Action
+    while_running: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """``/name args`` split."""
+
+    name: str
+    args: str
+
+
+def parse_command(text: str) -> ParsedCommand | None:
+    """The command in ``text``, or None when ``text`` is a prompt."""
+    match = _COMMAND.match(text.strip())
+    if not match:
+        return None
+    return ParsedCommand(match.group(1).lower(), (match.group(2) or "").strip())
+
+
+COMMANDS: dict[str, SlashCommand] = {}
+
+
+def command(name: str, usage: str, description: str, *, while_running: bool = True) -> Callable[[Action], Action]:
+    """Register an action as ``/name``."""
+
+    def register(action: Action) -> Action:
+        COMMANDS[name] = SlashCommand(name, usage, description, action, while_running)
+        return action
+
+    return register
+
+
+def command_list() -> list[tuple[str, str]]:
+    """``(name, description)`` of every command, for completion."""
+    return [(c.name, c.description) for c in COMMANDS.values()]
+
+
+async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
+    """Run a parsed command (unknown ones are reported, not sent to the model)."""
+    spec = COMMANDS.get(parsed.name)
+    if spec is None:
+        app.notice(f"Unknown command: /{clean(parsed.name)} — type / to see the commands, or /hotkeys.",
+                   "error")
+        return
+    if not spec.while_running and app.is_busy:
+        app.notice(f"/{spec.name} is not available while the agent is working (Esc aborts).", "warning")
+        return
+    try:
+        await spec.action(app, parsed.args)
+    except Exception as exc:  # a failed command must never take the app down
+        app.notice(f"/{spec.name} failed: {one_line(str(exc) or type(exc).__name__, 300)}", "error")
+
+
+# ---------------------------------------------------------------------------------------------
+# Models and thinking
+
+
+def model_items(models: Sequence[Model], current: Model | None) -> list[PickerItem[Model]]:
+    """Picker rows for ``models`` (the current one marked)."""
+    items = []
+    for model in models:
+        mark = "● " if current is not None and model.ref == current.ref and model.api == current.api else "  "
+        extras = []
+        if model.reasoning:
+            extras.append("thinking")
+        if "image" in model.input:
+            extras.append("images")
+        extras.append(f"{format_tokens(model.context_window)} ctx")
+        label = picker_label((mark, "$text-accent"), (model.ref, "bold"),
+                             (f"  {model.name}" if model.name != model.id else "", "$text-muted"),
+                             ("  " + " · ".join(extras), "$text-muted"))
+        items.append(PickerItem(label, model, f"{model.ref} {model.name}"))
+    return items
+
+
+def match_models(models: Sequence[Model], pattern: str) -> list[Model]:
+    """Models whose ``provider/id`` or name match ``pattern`` (an exact match wins outright)."""
+    pattern = pattern.strip()
+    exact = [m for m in models if pattern in (m.ref, m.id)]
+    if exact:
+        return exact[:1]
+    scored = []
+    for index, model in enumerate(models):
+        score = fuzzy_score(pattern, f"{model.ref} {model.name}")
+        if score is not None:
+            scored.append((score, index, model))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [m for _, _, m in scored]
+
+
+def handoff_summary(app: BatonApp, model: Model) -> str | None:
+    """What ``model`` will not receive as is from the current history, or None when nothing."""
+    try:
+        preview = app.session.handoff_preview(model)
+    except Exception:  # a preview is advice; never block a switch on it
+        return None
+    if preview.is_empty:
+        return None
+    return str(preview.summary())
+
+
+def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
+    def detail(model: Model) -> Content | None:
+        current = app.session.model
+        if model.ref == current.ref and model.api == current.api:
+            return Content.styled("(current model)", "$text-muted")
+        summary = handoff_summary(app, model)
+        if summary is None:
+            return Content.styled("Handoff: the whole conversation carries over unchanged.", "$text-success")
+        return Content.assemble(("Handoff: ", "bold"), clean(summary))
+
+    return detail
+
+
+@command("model", "/model [pattern]", "Switch model (picker; shows what the new model will not receive)")
+async def cmd_model(app: BatonApp, args: str) -> None:
+    models = list(app.session.available_models())
+    if not models:
+        app.notice("No models are available: set an API key or add ~/.baton/models.json.", "error")
+        return
+    current = app.session.model
+    if args:
+        matches = match_models(models, args)
+        if not matches:
+            app.notice(f"No model matches {one_line(args, 80)!r}.", "error")
+            return
+        if len(matches) == 1:
+            target = matches[0]
+            if target.ref == current.ref and target.api == current.api:
+                app.notice(f"Already using {target.ref}.")
+                return
+            summary = handoff_summary(app, target)
+            if summary is not None:
+                confirmed = await app.push_screen_wait(ConfirmScreen(
+                    f"Switch to {target.ref}?",
+                    Content.assemble(("The new model will not receive the history as is: ", "$text-warning"),
+                                     clean(summary)),
+                ))
+                if not confirmed:
+                    app.notice("Model unchanged.")
+                    return
+            await app.switch_model(target, summary)
+            return
+        models = matches
+    initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
+    picked = await app.push_screen_wait(ListPicker(
+        "Switch model", model_items(models, current), initial=initial, detail=_preview_detail(app),
+    ))
+    if picked is None:
+        return
+    if picked.ref == current.ref and picked.api == current.api:
+        app.notice(f"Already using {picked.ref}.")
+        return
+    await app.switch_model(picked, handoff_summary(app, picked))
+
+
+@command("thinking", "/thinking [level]", "Set the thinking level (off, minimal, low, medium, high, xhigh)")
+async def cmd_thinking(app: BatonApp, args: str) -> None:
+    from providers.models import THINKING_LEVELS
+
+    level = args.strip().lower()
+    if not level:
+        items = [PickerItem(picker_label(("● " if lv == app.session.thinking_level else "  ", "$text-accent"),
+                                         (lv, "bold")), lv, lv) for lv in THINKING_LEVELS]
+        picked = await app.push_screen_wait(ListPicker(
+            "Thinking level", items, initial=THINKING_LEVELS.index(app.session.thinking_level)
+            if app.session.thinking_level in THINKING_LEVELS else 0, filterable=False,
+            hint="↑↓ move · Enter pick · Esc cancel"))
+        if picked is None:
+            return
+        level = picked
+    if level not in THINKING_LEVELS:
+        app.notice(f"Unknown thinking level {one_line(level, 40)!r}; use one of: {', '.join(THINKING_LEVELS)}.",
+                   "error")
+        return
+    app.set_thinking(level)
+
+
+# ---------------------------------------------------------------------------------------------
+# Session
+
+
+@command("compact", "/compact [focus]", "Summarise the conversation so far to free context",
+         while_running=False)
+async def cmd_compact(app: BatonApp, args: str) -> None:
+    await app.compact(args or None)
+
+
+@command("new", "/new", "Start a new session", while_running=False)
+async def cmd_new(app: BatonApp, args: str) -> None:
+    await app.session.new_session()
+    app.notice("New session started.", "success")
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+@command("resume", "/resume", "Resume another session of this directory", while_running=False)
+async def cmd_resume(app: BatonApp, args: str) -> None:
+    from sessions import list_sessions
+
+    sessions = [s for s in list_sessions(app.session.cwd) if s.path != app.session.session_file]
+    if not sessions:
+        app.notice("No other sessions in this directory.")
+        return
+    items = []
+    for info in sessions:
+        title = info.name or info.first_message or "(no messages)"
+        label = picker_label((_when(info.modified), "$text-muted"), "  ", (one_line(title, 70), "bold"),
+                             (f"  {info.message_count} messages", "$text-muted"))
+        items.append(PickerItem(label, info.path, f"{title} {info.id}"))
+    picked = await app.push_screen_wait(ListPicker("Resume a session", items))
+    if picked is None:
+        return
+    await app.session.switch_session(str(picked))
+    app.notice(f"Resumed {short_path(picked)}.", "success")
+
+
+@command("fork", "/fork", "Start a new session from an earlier message (it goes back to the editor)",
+         while_running=False)
+async def cmd_fork(app: BatonApp, args: str) -> None:
+    points = list(app.session.fork_points())
+    if not points:
+        app.notice("Nothing to fork from yet.")
+        return
+    items = [PickerItem(picker_label(one_line(text, 100)), (entry_id, text), text)
+             for entry_id, text in reversed(points)]
+    picked = await app.push_screen_wait(ListPicker("Fork from a message", items))
+    if picked is None:
+        return
+    entry_id, text = picked
+    text = await app.session.fork(entry_id) or text
+    app.editor.set_text(text)
+    app.notice("Forked into a new session; the message is back in the editor.", "success")
+
+
+@command("tree", "/tree", "Move to any point of the session tree", while_running=False)
+async def cmd_tree(app: BatonApp, args: str) -> None:
+    nodes = list(app.session.tree())
+    if not nodes:
+        app.notice("The session is empty.")
+        return
+    items = []
+    initial = 0
+    for index, node in enumerate(nodes):
+        marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
+        label_text = getattr(node, "label", None)
+        label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
+                             one_line(node.preview, 100), (f"  [{label_text}]" if label_text else "", "$text-accent"))
+        items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
+        if getattr(node, "is_leaf", False):
+            initial = index
+    picked = await app.push_screen_wait(ListPicker("Session tree", items, initial=initial))
+    if picked is None:
+        return
+    text = app.session.navigate(picked)
+    if text:
+        app.editor.set_text(text)
+    app.notice("Moved to the selected point of the tree" + ("; the message is back in the editor." if text else "."),
+               "success")
+
+
+@command("session", "/session", "Show the session file, id, message counts, tokens and cost")
+async def cmd_session(app: BatonApp, args: str) -> None:
+    session = app.session
+    stats = session.stats()
+    file = session.session_file
+    lines = [
+        ("file", short_path(file) if file else "(not saved: --no-session)"),
+        ("id", str(session.session_id)),
+        ("name", session.session_name or "—"),
+        ("model", f"{session.model.ref} · thinking {session.thinking_level}"),
+        ("messages", f"{stats.user_messages} user · {stats.assistant_messages} assistant · "
+                     f"{stats.tool_calls} tool calls · {stats.tool_results} tool results"),
+        ("tokens", f"↑{format_tokens(stats.input_tokens)} ↓{format_tokens(stats.output_tokens)} · "
+                   f"cache read {format_tokens(stats.cache_read_tokens)} · "
+                   f"cache write {format_tokens(stats.cache_write_tokens)}"),
+        ("cost", format_cost(stats.cost)),
+    ]
+    body = Content("\n").join(
+        Content.assemble((f"{key:<9}", "$text-muted"), clean(str(value))) for key, value in lines
+    )
+    app.notice(body)
+
+
+@command("export", "/export [file]", "Export the session to HTML (or Markdown for a .md file)")
+async def cmd_export(app: BatonApp, args: str) -> None:
+    target = Path(args).expanduser() if args else None
+    if target is not None and not target.is_absolute():
+        target = Path(app.session.cwd) / target
+    if target is not None and target.suffix.lower() in (".md", ".markdown"):
+        written = app.session.export_markdown(target)
+    else:
+        written = app.session.export_html(target)
+    app.notice(f"Exported to {short_path(written)}", "success")
+
+
+@command("copy", "/copy", "Copy the last answer to the clipboard")
+async def cmd_copy(app: BatonApp, args: str) -> None:
+    text = app.transcript.last_answer()
+    if not text:
+        app.notice("There is no answer to copy yet.")
+        return
+    app.copy_to_clipboard(text)
+    app.notice(f"Copied the last answer ({len(text)} characters).", "success")
+
+
+@command("name", "/name [name]", "Name this session (shown in /resume)")
+async def cmd_name(app: BatonApp, args: str) -> None:
+    if not args:
+        current = app.session.session_name
+        app.notice(f"Session name: {current}" if current else "This session has no name; /name <name> sets one.")
+        return
+    app.session.set_name(args)
+    app.refresh_status()
+    app.notice(f"Session named {one_line(args, 80)!r}.", "success")
+
+
+HOTKEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send (while working: queue a steering message)"),
+    ("Alt+Enter", "queue a follow-up (delivered when the agent is done)"),
+    ("Shift+Enter / Ctrl+J", "new line"),
+    ("Up / Down", "prompt history (on the first / last line)"),
+    ("Alt+Up", "pull queued messages back into the editor"),
+    ("@", "complete a file path (Tab or Enter accepts)"),
+    ("/", "complete a command"),
+    ("!cmd / !!cmd", "run a shell command (with / without adding its output to the context)"),
+    ("Esc / Ctrl+C", "abort the running agent (the partial answer stays)"),
+    ("Ctrl+C", "clear the editor; twice quickly quits"),
+    ("Ctrl+D", "quit (on an empty editor)"),
+    ("Ctrl+L", "model picker"),
+    ("Ctrl+P / Shift+Ctrl+P", "next / previous favourite model"),
+    ("Shift+Tab", "cycle the thinking level"),
+    ("Ctrl+T", "show / hide thinking blocks"),
+    ("Ctrl+O", "expand / collapse tool output"),
+    ("Ctrl+G", "edit the prompt in $EDITOR"),
+    ("PageUp / PageDown", "scroll the transcript"),
+)
+
+
+@command("hotkeys", "/hotkeys", "List the keyboard shortcuts and commands")
+async def cmd_hotkeys(app: BatonApp, args: str) -> None:
+    width = max(len(k) for k, _ in HOTKEYS) + 2
+    rows = [Content.styled("Keys", "bold")]
+    rows += [Content.assemble((f"  {key:<{width}}", "$text-accent"), text) for key, text in HOTKEYS]
+    rows.append(Content.styled("Commands", "bold"))
+    usage_width = max(len(c.usage) for c in COMMANDS.values()) + 2
+    rows += [Content.assemble((f"  {c.usage:<{usage_width}}", "$text-accent"), c.description)
+             for c in COMMANDS.values()]
+    app.notice(Content("\n").join(rows))
+
+
+@command("quit", "/quit", "Quit baton")
+async def cmd_quit(app: BatonApp, args: str) -> None:
+    app.exit(0)

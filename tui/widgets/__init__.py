@@ -1,0 +1,1 @@
+"""Widgets of the interactive app: transcript, messages, tools, editor, pickers, status bar."""
