@@ -45,8 +45,8 @@ class Tmux:
         subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
                         command], check=True)
 
-    def pane(self) -> str:
-        result = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", self.name, "-S", "-200"],
+    def pane(self, history: int = -200) -> str:
+        result = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", self.name, "-S", str(history)],
                                 capture_output=True, text=True)
         return result.stdout
 
@@ -104,12 +104,16 @@ def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
             tmux.send("C-c")
             aborted_pane = tmux.wait_for(lambda p: "abort" in p.lower(), "the aborted marker")
             tmux.type("/model replay-oc/replay-model")
-            tmux.send("Enter")
-            time.sleep(0.5)
-            if "Switch to replay-oc/replay-model?" in tmux.pane():
-                tmux.send("Enter")
-            tmux.wait_for(lambda p: "replay-oc/replay-model" in p.split("first prompt please")[-1],
-                          "the model switch")
+            switched = "→ replay-oc/replay-model"
+            deadline = time.monotonic() + 20
+            # Enter may first be taken by the command-completion popup; then the handoff preview
+            # asks for confirmation (Enter). Keep answering until the switch notice shows.
+            while switched not in (pane := tmux.pane()) and time.monotonic() < deadline:
+                if "Switch to replay-oc" in pane or "/model replay-oc" in pane.split("Aborted")[-1]:
+                    tmux.send("Enter")
+                time.sleep(0.4)
+            switch_pane = tmux.wait_for(lambda p: switched in p, "the model switch notice")
+            assert "1 aborted turn skipped" in switch_pane.split(switched)[-1]  # the handoff preview
             tmux.type("second prompt please")
             tmux.send("Enter")
             final_pane = tmux.wait_for(lambda p: "Second model answer." in p, "the second model's answer")
