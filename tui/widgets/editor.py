@@ -1,8 +1,8 @@
 """The prompt editor: a multi-line TextArea with history and completion.
 
 Enter sends; Shift+Enter or Ctrl+J insert a newline; Alt+Enter sends as a follow-up; Up/Down on
-the first/last line walk the history; ``/`` and ``@`` open completions (Tab or Enter accepts, Esc
-closes); Ctrl+D on an empty editor asks to quit; Alt+Up asks for the queued messages back.
+the first/last line walk the history; ``/`` and ``@`` open completions (Tab or Enter accepts;
+Enter on a slash command also runs it; Esc closes); Ctrl+D on an empty editor asks to quit; Alt+Up asks for the queued messages back.
 
 In terminals without the kitty keyboard protocol Alt+Up arrives as Escape then Up; the editor
 waits a moment after Escape so that pair still means Alt+Up and not "abort".
@@ -138,7 +138,12 @@ class PromptEditor(TextArea):
                 popup.move(-1 if key == "up" else 1)
                 return self._consume(event)
             if key in ("tab", "enter"):
+                completing_command = self.text.startswith("/") and "\n" not in self.text
                 self._accept_completion()
+                if key == "enter" and completing_command:
+                    # Enter on a slash command (or its argument) runs it, as in Claude Code;
+                    # Tab only completes.
+                    self._submit(follow_up=False)
                 return self._consume(event)
             if key == "escape":
                 popup.hide()
