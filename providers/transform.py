@@ -80,7 +80,7 @@ class TransformReport:
     @property
     def is_empty(self) -> bool:
         """True when nothing was lost or added."""
-        return not any(getattr(self, f.name) for f in fields(self))
+        return not any(getattr(self, f.name) for f in fields(TransformReport))
 
     def summary(self) -> str:
         """A short human sentence, e.g. ``12 thinking blocks sent as text, 3 signatures dropped,
