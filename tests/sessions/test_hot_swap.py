@@ -218,3 +218,16 @@ async def test_thinking_handoff_drop_setting_reaches_the_request(
     assert isinstance(sent, AssistantMessage)
     assert [b.text for b in sent.content if isinstance(b, TextContent)] == ["visible answer"]
     await session.close()
+
+
+def test_a_preview_without_losses_is_empty() -> None:
+    from providers.messages import TextContent, UserMessage
+    from sessions.handoff import handoff_preview
+
+    model = faux_model("same", api="faux-a")
+    history = [UserMessage(content=[TextContent(text="hi")]),
+               AssistantMessage(content=[TextContent(text="hello")], api="faux-a", provider="faux", model="same")]
+    preview = handoff_preview(history, model)
+    assert preview.target == "faux/same"
+    assert preview.is_empty and preview.summary() == "nothing lost"
+    assert preview.to_dict()["summary"] == "nothing lost"
