@@ -2,6 +2,8 @@
 
 Run: ``python -m benchmarks.bench_transform``. Prints the time per call for each target protocol:
 best and median wall time and best CPU time of several runs, and the first (cold) call.
+``python -m benchmarks.bench_transform --profile [TARGET]`` instead profiles the warm calls on the
+synthetic transcript for one target (default ``anthropic-messages``) with cProfile.
 Targets: <= 25 ms for the 10,000 messages cross-provider, <= 5 ms for the real session (pi-ai:
 5.1 ms and 0.93 ms on the same inputs).
 The real session is read from ``../shared/fixtures/pi-sessions/before-compaction.jsonl``
@@ -10,9 +12,12 @@ The real session is read from ``../shared/fixtures/pi-sessions/before-compaction
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import random
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,7 +161,27 @@ def measure(messages: list[Any], target: Model) -> Figures:
                    report, size)
 
 
+def profile(target_name: str) -> None:
+    """cProfile of warm calls on the synthetic transcript (the profiler inflates function calls,
+    so read it for where the time goes, not for the figure)."""
+    transcript = synthetic_transcript()
+    target = TARGETS[target_name]
+    normalize = id_normalizer_for(target)
+    transform_messages(transcript, target, normalize)  # warm the id normaliser's cache
+    profiler = cProfile.Profile()
+    for _ in range(RUNS):
+        profiler.enable()
+        out = transform_messages(transcript, target, normalize, report=TransformReport())
+        profiler.disable()
+        del out
+    print(f"{RUNS} warm calls, synthetic transcript -> {target_name}")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--profile"]:
+        profile(sys.argv[2] if len(sys.argv) > 2 else "anthropic-messages")
+        return
     transcript = synthetic_transcript()
     print(f"synthetic transcript: {len(transcript):,} messages from {len(SOURCES)} models (target <= 25 ms)")
     for name, target in TARGETS.items():
