@@ -29,8 +29,8 @@ from tui.completer import Completer
 from tui.render import one_line
 from tui.widgets.completion import CompletionList
 from tui.widgets.editor import PromptEditor
-from tui.widgets.messages import NoticeLevel, compaction_notice, retry_notice, user_text
-from tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, status_from_session
+from tui.widgets.messages import NoticeLevel, retry_notice, user_text
+from tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
 from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -133,11 +133,44 @@ class BatonApp(App[int]):
         messages = list(getattr(self.session, "messages", []) or [])
         if messages:
             await self.transcript.load_history(messages)
+        self._startup_warnings()
         self.refresh_status()
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
             self.call_after_refresh(self._send, text, images)
+
+    def _startup_warnings(self) -> None:
+        """Say once what went wrong while opening (bad settings, skipped session lines,
+        models.json errors) and whether the model can be reached at all (no API key)."""
+        problems = [str(w) for w in getattr(self.session, "warnings", []) or []]
+        try:
+            from providers.catalog import models_json_errors
+
+            problems += [f"models.json: {e}" for e in models_json_errors()]
+        except Exception:
+            pass
+        for problem in problems:
+            self.notice(f"⚠ {one_line(problem, 300)}", "warning")
+        self._warn_if_no_key()
+
+    def _warn_if_no_key(self) -> None:
+        model = self.session.model
+        options = getattr(self.session, "options", None)
+        extra = {m.ref for m in getattr(options, "extra_models", None) or []}
+        if is_demo(model) or not model.base_url or model.ref in extra or getattr(options, "api_key", None):
+            return  # embedded models (tests, faux) bring their own transport
+        try:
+            from providers.catalog import env_var_for, has_api_key
+            from sessions.models import is_local
+
+            if is_local(model) or has_api_key(model.provider):
+                return
+            variable = env_var_for(model.provider)
+        except Exception:
+            return
+        self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in ~/.baton/models.json), "
+                    "or pick another model with /model.", "warning")
 
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
@@ -183,8 +216,11 @@ class BatonApp(App[int]):
             if getattr(event.message, "role", None) == "assistant":
                 self.refresh_status()
         elif kind == "agent_start":
+            self.editor.running = True
             self.activity.start()
         elif kind == "agent_end":
+            if not self._prompting:
+                self.editor.running = False
             if not self._busy:
                 self.activity.stop()
             self._sync_queue()
@@ -206,6 +242,8 @@ class BatonApp(App[int]):
                 self.notice(f"Retries exhausted: {one_line(event.final_error or 'unknown error', 300)}", "error")
         elif kind == "session_changed":
             self.reload_transcript()
+            if getattr(event, "reason", "") == "resume":
+                self._warn_if_no_key()
 
     def _compaction_ended(self, event: Any) -> None:
         self._compaction_reported = True
@@ -214,8 +252,9 @@ class BatonApp(App[int]):
         elif getattr(event, "error_message", None):
             self.notice(f"Compaction failed: {one_line(event.error_message, 300)}", "error")
         elif event.result is not None:
+            # The rebuilt transcript starts with the compaction entry (what was summarised and
+            # its gist); a second notice would only repeat it.
             self.reload_transcript()
-            self.notice(compaction_notice(getattr(event.result, "tokens_before", None)), "success")
         if self.session.is_running:
             self.activity.start("Working")
         elif not self._busy:
@@ -253,12 +292,16 @@ class BatonApp(App[int]):
             if command.strip():
                 self.run_worker(self._run_bash(command.strip(), exclude), group="bash", exit_on_error=False)
                 return
+        # Busy from now, not from when the worker starts: a second Enter right after the first
+        # (fast typing, a paste without bracketed paste) must queue, not start a second prompt.
+        self._busy += 1
+        self._prompting = True
+        self.editor.running = True
         self.run_worker(self._prompt(text, images), group="prompt", exit_on_error=False)
 
     async def _prompt(self, text: str, images: list[Any] | None) -> None:
-        self._busy += 1
-        self._prompting = True
         self.activity.start()
+        self.transcript.follow()
         try:
             await self.session.prompt(text, images=images)
         except Exception as exc:
@@ -266,6 +309,7 @@ class BatonApp(App[int]):
         finally:
             self._busy -= 1
             self._prompting = False
+            self.editor.running = False
             if not self.is_busy:
                 self.activity.stop()
             self.refresh_status()
@@ -273,6 +317,7 @@ class BatonApp(App[int]):
     async def _run_bash(self, command: str, exclude: bool) -> None:
         self._busy += 1
         self.activity.start("Running shell command")
+        self.transcript.follow()
         view = self.transcript.add_bash(command, exclude_from_context=exclude)
         started = time.monotonic()
         try:
@@ -364,10 +409,12 @@ class BatonApp(App[int]):
 
     @on(PromptEditor.ScrollRequested)
     def _scroll(self, message: PromptEditor.ScrollRequested) -> None:
+        # Not animated: a held or repeated key must move a page per press (an animated scroll
+        # starts each page from wherever the previous animation has got to).
         if message.direction < 0:
-            self.transcript.scroll_page_up()
+            self.transcript.scroll_page_up(animate=False)
         else:
-            self.transcript.scroll_page_down()
+            self.transcript.scroll_page_down(animate=False)
 
     def action_pick_model(self) -> None:
         """Ctrl+L: the model picker."""
@@ -421,11 +468,24 @@ class BatonApp(App[int]):
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(self.editor.text)
+            failure: Exception | None = None
+            returncode = 0
             try:
                 with self.suspend():
-                    subprocess.run([*shlex.split(editor), str(path)], check=False)
-            except Exception as exc:
-                self.notice(f"Cannot open $EDITOR here: {one_line(str(exc) or type(exc).__name__, 200)}", "warning")
+                    # Nothing may escape this block: Textual only resumes the app when it ends
+                    # normally (an editor that cannot start would leave a dead, blank screen).
+                    try:
+                        returncode = subprocess.run([*shlex.split(editor), str(path)], check=False).returncode
+                    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                        failure = exc
+            except Exception as exc:  # SuspendNotSupported and the like
+                failure = exc
+            if failure is not None:
+                reason = one_line(str(failure) or type(failure).__name__, 200)
+                self.notice(f"Cannot open $EDITOR ({one_line(editor, 60)}): {reason}", "warning")
+                return
+            if returncode != 0:
+                self.notice(f"The editor exited with status {returncode}; the prompt is unchanged.", "warning")
                 return
             self.editor.set_text(path.read_text(encoding="utf-8", errors="replace").rstrip("\n"))
         finally:

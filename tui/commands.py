@@ -360,8 +360,8 @@ async def cmd_name(app: BatonApp, args: str) -> None:
 
 HOTKEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send (while working: queue a steering message)"),
-    ("Alt+Enter", "queue a follow-up (delivered when the agent is done)"),
-    ("Shift+Enter / Ctrl+J", "new line"),
+    ("Tab / Alt+Enter", "while working: queue a follow-up (delivered when the agent is done)"),
+    ("Shift+Enter / Ctrl+J", "new line (so does \\ then Enter)"),
     ("Up / Down", "prompt history (on the first / last line)"),
     ("Alt+Up", "pull queued messages back into the editor"),
     ("@", "complete a file path (Tab or Enter accepts)"),

@@ -147,3 +147,52 @@ def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
     second = json.dumps(requests[1].json())
     assert "first prompt please" in second and "second prompt please" in second
     assert "word0" not in second
+
+
+def test_legacy_terminal_keys_newline_follow_up_and_editor_in_tmux(tmp_path: Path) -> None:
+    """tmux does not speak the kitty keyboard protocol: Shift+Enter and Alt+Enter arrive as a
+    plain Enter. A backslash before Enter still makes a newline, Tab queues a follow-up while the
+    agent works, and an $EDITOR that cannot start leaves a working app."""
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    replies = [slow_anthropic_stream(words=120, delay=0.03),
+               Reply.sse(text_reply("anthropic-messages", "Follow-up answered."))]
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider("anthropic-messages", server.url)})
+        env = baton_env(home, TERM="xterm-256color", EDITOR=str(tmp_path / "no-such-editor"))
+        env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
+        command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
+                   f"--model replay-am/replay-model")
+        tmux = Tmux(command)
+        try:
+            tmux.wait_for(lambda p: "replay-am/replay-model" in p, "the editor and footer")
+            tmux.type("first line\\")
+            tmux.send("Enter")
+            tmux.type("second line")
+            tmux.wait_for(lambda p: "  first line\n  second line" in _rstrip_lines(p), "a two-line editor")
+            assert not server.requests, "backslash + Enter must not send"
+            tmux.send("C-g")
+            tmux.wait_for(lambda p: "Cannot open $EDITOR" in p, "the editor failure notice")
+            tmux.type(" still typing")
+            tmux.wait_for(lambda p: "second line still typing" in p, "the app to take keys again")
+            tmux.send("Enter")
+            tmux.wait_for(lambda p: "word5 " in p, "the answer to start streaming")
+            tmux.type("and then this")
+            tmux.send("Tab")
+            queued = tmux.wait_for(lambda p: "follow-up: and then this" in p, "the queued follow-up")
+            final = tmux.wait_for(lambda p: "Follow-up answered." in p, "the follow-up's answer")
+        finally:
+            tmux.kill()
+        requests = [r.json() for r in server.requests]
+    assert "Tab queues a follow-up" in queued
+    assert len(requests) == 2
+    assert requests[0]["messages"][-1]["content"][0]["text"] == "first line\nsecond line still typing"
+    assert "and then this" in json.dumps(requests[1]["messages"][-1])
+    assert "word119" in json.dumps(requests[1]), "the follow-up came after the whole first answer"
+    assert "and then this" in final
+
+
+def _rstrip_lines(pane: str) -> str:
+    return "\n".join(line.rstrip() for line in pane.splitlines())

@@ -87,6 +87,14 @@ def test_error_result_is_red_text() -> None:
     assert any("error" in str(span.style) for span in rendered.preview.spans)
 
 
+def test_failed_shell_command_without_output_says_how_it_ended() -> None:
+    exited = result_body("bash", {}, "", {"exitCode": 1}, is_error=True, duration=0.004)
+    assert exited.preview.plain == "exit 1 · 4ms"
+    aborted = result_body("bash", {}, "", {"aborted": True}, is_error=True, duration=1.5)
+    assert aborted.preview.plain == "aborted · 1.5s"
+    assert result_body("bash", {}, "", None, is_error=True).preview.plain == "error"
+
+
 def test_parse_command() -> None:
     assert parse_command("/model  gpt") == parse_command("/model gpt")
     parsed = parse_command("/compact keep the API notes")

@@ -252,3 +252,79 @@ async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
         assert transcript.scroll_y > 0, "the view stays where the reader was"
         assert transcript.entries[first].widget is not None
         assert isinstance(transcript.entries[0], Entry)
+
+
+async def test_backslash_enter_is_a_newline_in_every_terminal() -> None:
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        # tmux and most terminals send Shift+Enter as a plain Enter; "\" + Enter still breaks the line
+        await pilot.press("a", "backslash", "enter", "b")
+        assert app.editor.text == "a\nb"
+        assert app.events == []
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.events == [("submit", "a\nb", False)]
+
+
+async def test_tab_queues_a_follow_up_only_while_the_agent_works(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("x", encoding="utf-8")
+    index = FileIndex(tmp_path)
+    index.load_now()
+    app = EditorApp(completer=Completer(tmp_path, [("model", "Switch model")], {}, index))
+    async with app.run_test() as pilot:
+        await pilot.press(*"later", "tab")
+        await pilot.pause()
+        assert app.events == [], "idle: Tab never sends"
+        app.editor.running = True
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.events == [("submit", "later", True)]
+        # a path to complete at the cursor: Tab completes it instead
+        app.editor.set_text("see @not")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.events == [("submit", "later", True)]
+        assert app.completion.is_open or app.editor.text.startswith("see @notes.md")
+
+
+async def test_page_down_at_the_bottom_keeps_following() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        for i in range(60):
+            transcript.add_notice(f"notice {i}")
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        transcript.scroll_page_up(animate=False)
+        await pilot.pause(0.05)
+        assert not transcript.following
+        for _ in range(3):  # back down, then once more at the bottom (the view cannot move)
+            transcript.scroll_page_down(animate=False)
+            await pilot.pause(0.05)
+        assert transcript.following
+        for i in range(60, 70):
+            transcript.add_notice(f"notice {i}")
+        await pilot.pause(0.1)
+        assert "notice 69" in screen_text(app)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        await pilot.resize_terminal(50, 24)  # narrower: taller content; the view stays at the end
+        await pilot.pause(0.2)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert "notice 69" in screen_text(app)
+
+
+async def test_follow_jumps_back_to_the_end() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        for i in range(60):
+            transcript.add_notice(f"notice {i}")
+        await pilot.pause(0.1)
+        transcript.scroll_home(animate=False)
+        await pilot.pause(0.05)
+        assert "notice 59" not in screen_text(app)
+        transcript.follow()
+        transcript.add_notice("after sending")
+        await pilot.pause(0.1)
+        assert "after sending" in screen_text(app)
+        assert transcript.following

@@ -1,11 +1,15 @@
 """The prompt editor: a multi-line TextArea with history and completion.
 
-Enter sends; Shift+Enter or Ctrl+J insert a newline; Alt+Enter sends as a follow-up; Up/Down on
-the first/last line walk the history; ``/`` and ``@`` open completions (Tab or Enter accepts;
-Enter on a slash command also runs it; Esc closes); Ctrl+D on an empty editor asks to quit; Alt+Up asks for the queued messages back.
+Enter sends; Shift+Enter, Ctrl+J or a backslash before Enter insert a newline; Alt+Enter, or Tab
+while the agent works (``running``), sends as a follow-up; Up/Down on the first/last line walk the
+history; ``/`` and ``@`` open completions (Tab or Enter accepts; Enter on a slash command also runs
+it; Esc closes); Ctrl+D on an empty editor asks to quit; Alt+Up asks for the queued messages back.
 
-In terminals without the kitty keyboard protocol Alt+Up arrives as Escape then Up; the editor
-waits a moment after Escape so that pair still means Alt+Up and not "abort".
+In terminals without the kitty keyboard protocol (tmux, most Linux terminals) Shift+Enter and
+Alt+Enter arrive as a plain Enter, so each has an alternative that every terminal delivers:
+Ctrl+J or a backslash then Enter for a newline, Tab (while the agent works) for a follow-up.
+Alt+Up arrives there as Escape then Up; the editor waits a moment after Escape so that pair still
+means Alt+Up and not "abort".
 """
 
 from __future__ import annotations
@@ -86,6 +90,8 @@ class PromptEditor(TextArea):
         self._draft = ""
         self._escape_timer: Timer | None = None
         self._suppress_completion = False
+        self.running = False
+        """Set by the app while the agent works: Tab then queues a follow-up."""
 
     # -- history ---------------------------------------------------------------------------------
 
@@ -160,7 +166,12 @@ class PromptEditor(TextArea):
 
     def _handle_key(self, key: str) -> bool:
         if key == "enter":
-            self._submit(follow_up=False)
+            if self._backslash_before_cursor():
+                # "\" + Enter: a newline that works in every terminal (as in Claude Code).
+                row, column = self.cursor_location
+                self.replace("\n", (row, column - 1), (row, column))
+            else:
+                self._submit(follow_up=False)
         elif key in ("shift+enter", "ctrl+j", "newline"):
             self.insert("\n")
         elif key == "alt+enter":
@@ -180,7 +191,10 @@ class PromptEditor(TextArea):
         elif key == "ctrl+g":
             self.post_message(self.ExternalEditorRequested())
         elif key == "tab":
-            self._open_completion(force=True)
+            if self.running and self.text.strip() and not self._completion_applies():
+                self._submit(follow_up=True)
+            else:
+                self._open_completion(force=True)
         elif key in ("pageup", "pagedown"):
             self.post_message(self.ScrollRequested(-1 if key == "pageup" else 1))
         else:
@@ -195,6 +209,18 @@ class PromptEditor(TextArea):
     def _escape_timeout(self) -> None:
         self._escape_timer = None
         self.post_message(self.EscapePressed())
+
+    def _backslash_before_cursor(self) -> bool:
+        row, column = self.cursor_location
+        return column > 0 and self.document[row][column - 1] == "\\" and not self.selected_text
+
+    def _completion_applies(self) -> bool:
+        """True when Tab would complete something at the cursor (a command or an ``@`` path)."""
+        if self.completer is None:
+            return False
+        row, column = self.cursor_location
+        result = self.completer.complete(self.document[row][:column], first_line=row == 0)
+        return result is not None and bool(result[1])
 
     def _submit(self, *, follow_up: bool) -> None:
         text = self.text

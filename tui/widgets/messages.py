@@ -410,6 +410,8 @@ class BashExecutionView(Widget):
             Content.assemble((marker + " ", "bold $accent"), one_line(self.command, 200), (note, "$text-muted"))
         )
         details: dict[str, Any] = {"exitCode": self._exit_code} if self._exit_code is not None else {}
+        if self._cancelled:
+            details = {"aborted": True}
         failed = self._cancelled or (self._exit_code not in (None, 0))
         rendered = result_body(
             "bash", {}, self._output, details, is_error=failed and self._done, running=not self._done,
@@ -419,8 +421,6 @@ class BashExecutionView(Widget):
         if rendered.hidden:
             hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
             preview = Content.assemble(hint, "\n", preview)
-        if self._cancelled:
-            preview = Content.assemble(preview, "\n", ("cancelled", "$text-warning"))
         self._body.update(preview)
         self._full.update(rendered.full)
         self.set_class(bool(rendered.hidden), "-collapsible")
@@ -434,7 +434,16 @@ def compaction_notice(tokens_before: int | None, summary: str | None = None) -> 
     head = Content.styled(f"⟳ Earlier conversation compacted{size}", "$text-accent")
     if not summary:
         return head
-    return Content.assemble(head, "\n", Content.styled(one_line(summary, 300), "$text-muted"))
+    return Content.assemble(head, "\n", Content.styled(one_line(_summary_gist(summary), 300), "$text-muted"))
+
+
+def _summary_gist(summary: str) -> str:
+    """The first line of a compaction summary that says something (not a Markdown heading)."""
+    for line in summary.splitlines():
+        text = line.strip().lstrip("-*• ").strip()
+        if text and not line.lstrip().startswith("#"):
+            return text
+    return summary
 
 
 def retry_notice(attempt: int, max_attempts: int, delay_ms: int, error: str) -> str:

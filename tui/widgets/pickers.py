@@ -45,7 +45,9 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
     ListPicker Input, ListPicker Input:focus {
         border: none; height: 1; padding: 0 1; margin: 0 0 1 0; background: $boost;
     }
-    ListPicker OptionList { height: auto; max-height: 20; border: none; padding: 0; background: $surface; }
+    ListPicker OptionList, ListPicker OptionList:focus {
+        height: auto; max-height: 20; border: none; padding: 0; background: $surface;
+    }
     ListPicker .picker-detail { height: auto; color: $text-warning; margin: 1 0 0 0; }
     ListPicker .picker-hint { height: auto; color: $text-muted; }
     """

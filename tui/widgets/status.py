@@ -250,20 +250,31 @@ class ActivityBar(Widget):
         self._frame = (self._frame + 1) % len(self.FRAMES)
         seconds = time.monotonic() - self._started
         elapsed = f"{int(seconds)}s" if seconds < 60 else format_duration(seconds)
+        # While the agent works, say how to talk to it (Tab: terminals without the kitty
+        # keyboard protocol deliver Alt+Enter as a plain Enter).
+        keys = " · Enter steers · Tab queues a follow-up" if self._label == "Working" else ""
         self._activity.set(Content.assemble(
             (self.FRAMES[self._frame] + " ", "bold"), (f"{self._label}… ", "bold"),
-            (f"{elapsed} · Esc to abort", "$text-muted"),
+            (f"{elapsed} · Esc to abort{keys}", "$text-muted"),
         ))
 
     def set_queue(self, queue: Sequence[tuple[str, str]]) -> None:
-        """Show queued messages: ``(kind, text)`` with kind ``steer`` or ``follow-up``."""
-        self.queue = list(queue)
+        """Show queued messages: ``(kind, text)`` with kind ``steer`` or ``follow-up``, in the
+        order they will be delivered (steering messages before follow-ups)."""
+        self.queue = sorted(queue, key=lambda item: item[0] != "steer")
         self.set_class(bool(self.queue), "-queued")
         if not self.queue:
             return
         lines = [
-            Content.assemble((f"↳ {kind}: ", "bold $text-accent"), one_line(text, 200))
+            Content.assemble((f"↳ {kind}: ", "bold $text-accent"), one_line(text, 200),
+                             (_more_lines(text), "$text-muted"))
             for kind, text in self.queue
         ]
         lines.append(Content.styled("Alt+Up to edit the queued messages", "$text-muted"))
         self._queued.update(Content("\n").join(lines))
+
+
+def _more_lines(text: str) -> str:
+    """`` (+N lines)`` when a queued message has more lines than the one shown."""
+    extra = len(text.strip().splitlines()) - 1
+    return f" (+{extra} line{'s' if extra > 1 else ''})" if extra > 0 else ""

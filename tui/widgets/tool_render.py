@@ -163,7 +163,11 @@ def result_body(
 ) -> Rendered:
     """The rendered result of a call (or the live output of a running bash)."""
     detail_map: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
-    if is_error and not (name == "bash" and text):
+    # A failed shell command without output still says how it ended ("exit 1 · 4ms", "aborted").
+    bash_facts = name == "bash" and (
+        bool(text) or duration is not None or any(k in detail_map for k in ("exitCode", "aborted", "timedOut"))
+    )
+    if is_error and not bash_facts:
         return _plain(text or "error", style="$text-error", head=True)
     if name in ("edit", "write"):
         diff = detail_map.get("diff")

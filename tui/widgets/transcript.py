@@ -137,6 +137,23 @@ class Transcript(VerticalScroll, can_focus=False):
             self.call_after_refresh(self._sync_anchor)
         return updated
 
+    def follow(self) -> None:
+        """Jump to the end and follow the conversation again (the user sent something)."""
+        if self.virtual_size.height > self.container_size.height:
+            self.anchor()
+        else:
+            self.call_after_refresh(self._sync_anchor)
+
+    def _scroll_to(self, x: float | None = None, y: float | None = None, **kwargs: Any) -> bool:
+        # Textual releases the anchor on every scroll, even one that cannot move because the view
+        # is already at the bottom (Page Down there), and only takes it back when the position
+        # changes; the transcript would then stop following new text and resizes. Scrolling to
+        # the end keeps (or takes back) the anchor.
+        scrolled = super()._scroll_to(x, y, **kwargs)
+        if y is not None and self.is_anchored and self._anchor_released and y >= self.max_scroll_y:
+            self._anchor_released = False
+        return scrolled
+
     def _sync_anchor(self) -> None:
         # Short content stays at the top; once it overflows, stick to the bottom (anchor) until
         # the user scrolls up.
