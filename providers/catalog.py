@@ -322,6 +322,11 @@ def providers() -> list[str]:
     return list(_load().provider_order)
 
 
+def is_builtin_provider(provider: str) -> bool:
+    """True for the providers baton knows out of the box (Anthropic, OpenAI, Google...)."""
+    return provider in _builtin()
+
+
 def env_vars_for(provider: str) -> list[str]:
     """The environment variables that may hold ``provider``'s API key, preferred first."""
     entry = _builtin().get(provider)

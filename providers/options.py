@@ -36,5 +36,7 @@ class StreamOptions:
     """Attempts in total for retryable failures before any content streamed."""
     retry_base_delay: float = 1.0
     max_retry_delay: float = 30.0
+    on_retry: Callable[[int, int, float, str], None] | None = None
+    """Told before each backoff wait: (failed attempt, attempts allowed, delay in seconds, error)."""
     thinking_handoff: ThinkingHandoff = "text"
     """What thinking from another model becomes: plain text (pi) or nothing."""

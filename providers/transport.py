@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import time
 import weakref
 from typing import Any
@@ -30,6 +31,8 @@ from providers.messages import AssistantMessage, Context, Usage
 from providers.models import Model, calculate_cost
 from providers.options import StreamOptions
 from providers.sse import SseDecoder
+
+logger = logging.getLogger(__name__)
 
 ABORTED_MESSAGE = "Request was aborted"
 """pi's ``errorMessage`` for an aborted request."""
@@ -160,6 +163,8 @@ class _Run:
         api_key = self.options.api_key
         if api_key is None:
             api_key = _catalog_api_key(self.model.provider)
+        if not api_key:
+            _require_key(self.model, self.options)
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
             self.options.on_payload(request.body)
@@ -194,6 +199,11 @@ class _Run:
                         status=exc.status, retryable=True, retry_after=exc.retry_after,
                     ) from exc
                 self._reset_output()
+                if options.on_retry is not None:
+                    try:
+                        options.on_retry(attempt, attempts, delay, exc.message)
+                    except Exception:
+                        logger.exception("on_retry callback failed")
                 await asyncio.sleep(delay)
 
     async def _attempt(
@@ -294,6 +304,27 @@ def _catalog_api_key(provider: str) -> str | None:
     except ImportError:
         return None
     return get_api_key(provider)
+
+
+_AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def _require_key(model: Model, options: StreamOptions) -> None:
+    """Fail at once, naming the variable to set, when a built-in provider's remote API would be
+    called without a key (custom and local servers may need none; their answer decides)."""
+    try:
+        from providers.catalog import env_var_for, is_builtin_provider
+    except ImportError:
+        return
+    headers = {k.lower() for k in {**(model.headers or {}), **(options.headers or {})}}
+    host = httpx.URL(model.base_url).host if model.base_url else ""
+    if not is_builtin_provider(model.provider) or host in _LOCAL_HOSTS or headers & _AUTH_HEADERS:
+        return
+    raise ProviderError(
+        f"No API key for {model.provider}: set {env_var_for(model.provider)} "
+        "(or add an apiKey for it in models.json)"
+    )
 
 
 def _backoff(options: StreamOptions, attempt: int, retry_after: float | None) -> float | None:

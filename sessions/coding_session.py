@@ -170,6 +170,7 @@ class CodingSession:
             tool_names=tool_names,
             context_files=files,
         )
+        agent.stream_options["on_retry"] = session._on_provider_retry
         session._requested_thinking = requested
         agent.get_api_key = session._api_key
         session._record_settings_if_changed()
@@ -239,6 +240,10 @@ class CodingSession:
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _on_provider_retry(self, attempt: int, max_attempts: int, delay: float, error: str) -> None:
+        """The adapter is retrying a request that failed before streaming anything."""
+        self._emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider"))
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
         if event.type == "message_end":

@@ -54,12 +54,16 @@ class AutoCompactionEndEvent:
 
 @dataclass(slots=True)
 class AutoRetryStartEvent:
-    """A transient provider error: retrying after ``delay_ms`` (attempt of max_attempts)."""
+    """A transient provider error: retrying after ``delay_ms`` (attempt of max_attempts).
+
+    ``source`` is ``session`` for the session's retries of a failed turn, ``provider`` for the
+    adapter's own retries of a request that failed before any content streamed."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
+    source: Literal["session", "provider"] = "session"
     type: Literal["auto_retry_start"] = "auto_retry_start"
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +73,7 @@ class AutoRetryStartEvent:
             "maxAttempts": self.max_attempts,
             "delayMs": self.delay_ms,
             "errorMessage": self.error_message,
+            "source": self.source,
         }
 
 

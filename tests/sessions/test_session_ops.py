@@ -212,7 +212,7 @@ async def test_thinking_levels_and_model_cycling(
 async def test_prompt_while_running_is_refused_but_steering_queues(
     options: SessionOptions, faux_a: FauxProvider
 ) -> None:
-    faux_a.add(FauxResponse(content=["slow " * 30], delay=0.002), "after steering")
+    faux_a.add(FauxResponse(content=["slow " * 30], delay=0.01), "after steering")
     session = await _open(options)
     task = asyncio.create_task(session.prompt("start"))
     await asyncio.sleep(0.02)

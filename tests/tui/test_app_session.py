@@ -25,7 +25,7 @@ PROSE = " ".join(f"word{i}" for i in range(120))
 
 
 async def test_a_prompt_streams_text(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
-    faux_a.add(FauxResponse.text("First part of the answer. " + PROSE + " THE END", delay=0.004))
+    faux_a.add(FauxResponse.text("First part of the answer. " + PROSE + " THE END", delay=0.015))
     session = await open_session(project, model_a)
     path = session.session_file
     assert path is not None
