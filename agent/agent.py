@@ -284,17 +284,25 @@ class Agent:
             await asyncio.wait([task])
 
     async def _start(self, prompts: list[AgentMessage]) -> None:
-        self._running = True
-        self._signal = asyncio.Event()
-        self.error = None
-        task = asyncio.create_task(self._run(prompts, self._signal), name="agent-run")
-        self._run_task = task
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if not task.done():
-                self.abort()
-            raise
+        while True:
+            self._running = True
+            signal = self._signal = asyncio.Event()
+            self.error = None
+            task = asyncio.create_task(self._run(prompts, signal), name="agent-run")
+            self._run_task = task
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():
+                    self.abort()
+                raise
+            # A message queued while the run was ending (agent_end subscribers may await) missed
+            # the loop's last look at the queues: deliver it now rather than at the next prompt.
+            if signal.is_set():
+                return
+            prompts = self._poll_steering() or self._dequeue(self._follow_up, self.follow_up_mode)
+            if not prompts:
+                return
 
     async def _run(self, prompts: list[AgentMessage], signal: asyncio.Event) -> None:
         added: list[AgentMessage] = []

@@ -288,6 +288,11 @@ class CodingSession:
                 return  # aborted while compacting: the prompt is not sent
             await self.agent.prompt(text, images)
             await self._after_run()
+            while not self._signal.is_set() and self.agent.queued_messages:
+                # Queued after the agent's last look at its queues (while this prompt was still
+                # finishing up): deliver now instead of leaving it for the next prompt.
+                await self.agent.continue_()
+                await self._after_run()
         finally:
             self._busy = False
         self._check_persisted()

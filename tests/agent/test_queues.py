@@ -117,6 +117,29 @@ async def test_follow_up_is_delivered_when_the_run_would_end() -> None:
                           "message_start", "message_update*", "message_end", "turn_end", "agent_end"]
 
 
+async def test_follow_up_queued_while_the_run_ends_is_delivered() -> None:
+    # agent_end subscribers may await (the session persists, the UI redraws); a follow-up typed
+    # in that window missed the loop's last look at the queue and must still be answered.
+    with faux(API, ["first answer", "second answer"]) as provider:
+        agent = Agent(model=model_of(provider), tools=[])
+        ends = 0
+
+        async def queue_on_first_end(event: Any) -> None:
+            nonlocal ends
+            if event.type == "agent_end":
+                ends += 1
+                if ends == 1:
+                    await asyncio.sleep(0)
+                    agent.follow_up("one more thing")
+
+        agent.subscribe(queue_on_first_end)
+        await agent.prompt("go")
+    assert [m.role for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert _text(agent.messages[2]) == "one more thing"
+    assert agent.messages[-1].text == "second answer"
+    assert agent.queued_messages == [] and not agent.is_running
+
+
 async def test_one_at_a_time_and_all_modes() -> None:
     cases: list[tuple[QueueMode, list[list[str]]]] = [("one-at-a-time", [["s1"], ["s2"]]), ("all", [["s1", "s2"]])]
     for mode, expected_user_turns in cases:

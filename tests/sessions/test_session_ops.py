@@ -209,6 +209,28 @@ async def test_thinking_levels_and_model_cycling(
     await session.close()
 
 
+async def test_a_follow_up_queued_as_the_run_ends_is_still_answered(
+    options: SessionOptions, faux_a: FauxProvider
+) -> None:
+    faux_a.add("first answer", "second answer")
+    session = await _open(options)
+    queued = False
+
+    def queue_late(event: Any) -> None:
+        nonlocal queued
+        if event.type == "agent_end" and not queued:
+            queued = True
+            # Lands after the agent's last look at its queues, while prompt() is finishing.
+            asyncio.get_running_loop().call_soon(session.follow_up, "one more")
+
+    session.subscribe(queue_late)
+    await session.prompt("go")
+    texts = [m.text for m in session.messages if isinstance(m, AssistantMessage)]
+    assert texts == ["first answer", "second answer"]
+    assert session.dequeue() == [] and not session.is_running
+    await session.close()
+
+
 async def test_prompt_while_running_is_refused_but_steering_queues(
     options: SessionOptions, faux_a: FauxProvider
 ) -> None:
