@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,13 @@ def lookup_model(ref: str) -> Model:
     try:
         return get_model(ref)
     except ModelNotFoundError as exc:
+        if ref.startswith("ollama/"):
+            from providers.ollama import discover_ollama_models
+
+            name = ref.split("/", 1)[1]
+            for model in discover_ollama_models():
+                if model.id in (name, f"{name}:latest"):
+                    return model
         raise CliError(str(exc), EXIT_USAGE) from exc
 
 
@@ -175,6 +183,13 @@ async def open_session(args: CliArgs) -> CodingSession:
     settings = load_settings()
     cwd = Path.cwd()
     model, level = resolve_model(args, settings)
+    extra_models: list[Model] = []
+    if not args.print_mode:
+        from providers.ollama import discover_ollama_models
+
+        # A local Ollama server's models are offered by /model and Ctrl+L (quick: a refused
+        # connection answers at once).
+        extra_models = await asyncio.to_thread(discover_ollama_models)
     tools: list[str] | None = None
     if args.no_tools:
         tools = []
@@ -193,6 +208,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         api_key=args.api_key,
         settings=settings,
         preload_tokenizer=not args.print_mode,
+        extra_models=extra_models,
     )
     try:
         try:
