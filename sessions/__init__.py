@@ -2,7 +2,7 @@
 JSONL session store, settings, context files and export.
 
 Public names load lazily (PEP 562), so importing ``sessions`` costs nothing until a name is used.
-See ``/notes/SESSION_API.md`` for the contract.
+See ``docs/session-api.md`` for the contract.
 """
 
 from __future__ import annotations

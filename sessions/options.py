@@ -12,7 +12,7 @@ from sessions.settings import Settings
 
 @dataclass
 class SessionOptions:
-    """How to open a session (see ``/notes/SESSION_API.md``)."""
+    """How to open a session (see ``docs/session-api.md``)."""
 
     cwd: Path
     model: Model | None = None
