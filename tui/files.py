@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 MAX_FILES = 50_000
-_ALWAYS_SKIP = {".git", ".hg", ".svn"}
+_OTHER_VCS = frozenset({".hg", ".svn"})  # tools.walk already skips .git
 
 
 def list_project_files(cwd: Path, *, limit: int = MAX_FILES) -> list[str]:
@@ -49,78 +48,18 @@ def _git_files(cwd: Path, limit: int) -> list[str] | None:
     return out
 
 
-class _Ignore:
-    """The patterns of one .gitignore, relative to its directory."""
-
-    def __init__(self, base: str, lines: Iterable[str]) -> None:
-        self.base = base
-        self.rules: list[tuple[str, bool, bool, bool]] = []  # pattern, negate, dir_only, anchored
-        for line in lines:
-            line = line.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
-                continue
-            negate = line.startswith("!")
-            if negate:
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.strip("/") if dir_only else line
-            anchored = "/" in line
-            self.rules.append((line.lstrip("/"), negate, dir_only, anchored))
-
-    def decide(self, rel: str, is_dir: bool) -> bool | None:
-        """True = ignored, False = re-included, None = no rule matched."""
-        verdict: bool | None = None
-        name = rel.rsplit("/", 1)[-1]
-        for pattern, negate, dir_only, anchored in self.rules:
-            if dir_only and not is_dir:
-                continue
-            target = rel if anchored else name
-            if fnmatch.fnmatchcase(target, pattern) or (anchored and fnmatch.fnmatchcase(rel, pattern + "/**")):
-                verdict = not negate
-        return verdict
-
-
 def _walk_files(cwd: Path, limit: int) -> list[str]:
+    """Outside a git work tree: the same .gitignore-aware walk the grep and find tools use."""
+    from tools.walk import walk
+
     out: list[str] = []
-    stack: list[tuple[str, list[_Ignore]]] = [("", [])]
-    while stack:
-        rel_dir, ignores = stack.pop()
-        abs_dir = os.path.join(cwd, rel_dir)
-        gitignore = os.path.join(abs_dir, ".gitignore")
-        if os.path.isfile(gitignore):
-            try:
-                with open(gitignore, encoding="utf-8", errors="replace") as handle:
-                    ignores = [*ignores, _Ignore(rel_dir, handle.readlines())]
-            except OSError:
-                pass
-        try:
-            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
-        except OSError:
+    for entry in walk(str(cwd)):
+        if entry.is_dir or _OTHER_VCS.intersection(entry.rel_path.split("/")):
             continue
-        for entry in entries:
-            if entry.name in _ALWAYS_SKIP:
-                continue
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(rel, is_dir, ignores):
-                continue
-            if is_dir:
-                stack.append((rel, ignores))
-            else:
-                out.append(rel)
-                if len(out) >= limit:
-                    return out
+        out.append(entry.rel_path)
+        if len(out) >= limit:
+            break
     return out
-
-
-def _ignored(rel: str, is_dir: bool, ignores: Sequence[_Ignore]) -> bool:
-    ignored = False
-    for ignore in ignores:
-        local = rel[len(ignore.base) + 1 :] if ignore.base else rel
-        verdict = ignore.decide(local, is_dir)
-        if verdict is not None:
-            ignored = verdict
-    return ignored
 
 
 # ---------------------------------------------------------------------------------------------
