@@ -428,6 +428,10 @@ class Transcript(VerticalScroll, can_focus=False):
                 if view.is_attached and not await view.finish(message):
                     waiting.append((view, message))
             self._finishing = waiting
+            if waiting:
+                # Their widgets are still being mounted (a reply that streamed within one frame):
+                # finish them right after the next refresh rather than waiting for a timer tick.
+                self.call_after_refresh(self.flush_now)
             for dirty in list(self._dirty_views):
                 if isinstance(dirty, ToolCallView):
                     dirty.flush()
