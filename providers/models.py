@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
+from urllib.parse import urlparse
 
 from pydantic import Field
 
@@ -16,6 +17,7 @@ THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium",
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 InputKind: TypeAlias = Literal["text", "image"]
 _TEXT_ONLY: list[InputKind] = ["text"]
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
 class ModelCost(_Wire):
@@ -52,6 +54,15 @@ class Model(_Wire):
     def ref(self) -> str:
         """``provider/id``, the name the CLI and settings use."""
         return f"{self.provider}/{self.id}"
+
+    @property
+    def is_local(self) -> bool:
+        """True for a model served on this machine (Ollama, llama.cpp...), which needs no key."""
+        try:
+            host = urlparse(self.base_url).hostname
+        except ValueError:
+            return False
+        return host in _LOCAL_HOSTS
 
     @property
     def supports_images(self) -> bool:

@@ -307,7 +307,6 @@ def _catalog_api_key(provider: str) -> str | None:
 
 
 _AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
 def _require_key(model: Model, options: StreamOptions) -> None:
@@ -318,8 +317,7 @@ def _require_key(model: Model, options: StreamOptions) -> None:
     except ImportError:
         return
     headers = {k.lower() for k in {**(model.headers or {}), **(options.headers or {})}}
-    host = httpx.URL(model.base_url).host if model.base_url else ""
-    if not is_builtin_provider(model.provider) or host in _LOCAL_HOSTS or headers & _AUTH_HEADERS:
+    if not is_builtin_provider(model.provider) or model.is_local or headers & _AUTH_HEADERS:
         return
     raise ProviderError(
         f"No API key for {model.provider}: set {env_var_for(model.provider)} "

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from urllib.parse import urlparse
 
 from providers.models import THINKING_LEVELS, Model, ThinkingLevel
-
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
 def _catalog_models() -> list[Model]:
@@ -26,15 +23,6 @@ def _has_key(provider: str) -> bool:
         return has_api_key(provider)
     except Exception:
         return False
-
-
-def is_local(model: Model) -> bool:
-    """True for a model served on this machine (no API key needed)."""
-    try:
-        host = urlparse(model.base_url).hostname
-    except ValueError:
-        return False
-    return host in _LOCAL_HOSTS
 
 
 def find_model(ref: str, extra: Iterable[Model] = ()) -> Model | None:
@@ -79,7 +67,7 @@ def available_models(extra: Iterable[Model] = (), current: Model | None = None) 
     for model in _catalog_models():
         if model.provider not in keyed:
             keyed[model.provider] = _has_key(model.provider)
-        if keyed[model.provider] or is_local(model):
+        if keyed[model.provider] or model.is_local:
             add(model)
     return out
 
@@ -87,7 +75,7 @@ def available_models(extra: Iterable[Model] = (), current: Model | None = None) 
 def first_model_with_key() -> Model | None:
     """The first catalog model whose provider has a key (or that runs locally)."""
     for model in _catalog_models():
-        if _has_key(model.provider) or is_local(model):
+        if _has_key(model.provider) or model.is_local:
             return model
     return None
 

@@ -162,9 +162,8 @@ class BatonApp(App[int]):
             return  # embedded models (tests, faux) bring their own transport
         try:
             from providers.catalog import env_var_for, has_api_key
-            from sessions.models import is_local
 
-            if is_local(model) or has_api_key(model.provider):
+            if model.is_local or has_api_key(model.provider):
                 return
             variable = env_var_for(model.provider)
         except Exception:

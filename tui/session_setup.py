@@ -6,7 +6,6 @@ import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
 
 from tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE, THINKING_CHOICES, CliArgs
 from tui.cli_errors import CliError
@@ -37,17 +36,11 @@ def split_thinking_suffix(ref: str) -> tuple[str, ThinkingLevel | None]:
     return ref, None
 
 
-def is_local(model: Model) -> bool:
-    """True for models served from this machine (Ollama, llama.cpp...), which need no key."""
-    host = urlparse(model.base_url).hostname or ""
-    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0")
-
-
 def ensure_api_key(model: Model, api_key: str | None) -> None:
     """Fail with a one-line error naming the env var when ``model`` has no usable key."""
     from providers.catalog import env_var_for, has_api_key
 
-    if api_key or model.provider == "demo" or is_local(model) or has_api_key(model.provider):
+    if api_key or model.provider == "demo" or model.is_local or has_api_key(model.provider):
         return
     raise CliError(
         f"no API key for {model.provider}: set {env_var_for(model.provider)} "
@@ -99,7 +92,7 @@ def default_model(settings: Settings, api_key: str | None) -> Model:
             except CliError:
                 continue
     for model in list_models():
-        if model.provider != "demo" and (has_api_key(model.provider) or is_local(model)):
+        if model.provider != "demo" and (has_api_key(model.provider) or model.is_local):
             return model
     return demo_model()
 
