@@ -1,7 +1,7 @@
 """The agent runtime: app messages, the turn loop, tool execution, events, queues and abort."""
 
-from agent.agent import Agent, AgentBusyError, AgentEventIterator, QueueMode
-from agent.events import (
+from baton.agent.agent import Agent, AgentBusyError, AgentEventIterator, QueueMode
+from baton.agent.events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -14,13 +14,13 @@ from agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from agent.execution import (
+from baton.agent.execution import (
     AfterToolCallContext,
     AfterToolCallResult,
     BeforeToolCallResult,
     ToolCallContext,
 )
-from agent.messages import (
+from baton.agent.messages import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
     COMPACTION_SUMMARY_PREFIX,
@@ -38,7 +38,7 @@ from agent.messages import (
     convert_to_llm,
     register_message_type,
 )
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
-from agent.events import (
+from baton.agent.events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -27,18 +27,18 @@ from agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from agent.execution import (
+from baton.agent.execution import (
     AfterToolCall,
     BeforeToolCall,
     ToolBatch,
     ToolExecutionMode,
     fail_truncated_calls,
 )
-from agent.listeners import Listeners
-from agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
-from agent.tool import AgentTool
-from providers.events import AssistantMessageEventStream, ErrorEvent
-from providers.messages import (
+from baton.agent.listeners import Listeners
+from baton.agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
+from baton.agent.tool import AgentTool
+from baton.providers.events import AssistantMessageEventStream, ErrorEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -46,7 +46,7 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class AgentBusyError(RuntimeError):
 
 
 def _default_stream_fn() -> StreamFn:
-    from providers.dispatch import stream
+    from baton.providers.dispatch import stream
 
     return stream
 

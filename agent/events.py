@@ -13,10 +13,10 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
-from agent.messages import AgentMessage
-from agent.tool import AgentToolResult
-from providers.events import AssistantMessageEvent, event_to_dict
-from providers.messages import AssistantMessage, ToolResultMessage
+from baton.agent.messages import AgentMessage
+from baton.agent.tool import AgentToolResult
+from baton.providers.events import AssistantMessageEvent, event_to_dict
+from baton.providers.messages import AssistantMessage, ToolResultMessage
 
 
 def tool_result_to_dict(result: AgentToolResult) -> dict[str, Any]:

@@ -12,15 +12,15 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
-from agent.events import (
+from baton.agent.events import (
     AgentEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
-from agent.messages import AgentMessage
-from agent.tool import AgentTool, AgentToolResult, ToolError
-from providers.messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
+from baton.agent.messages import AgentMessage
+from baton.agent.tool import AgentTool, AgentToolResult, ToolError
+from baton.providers.messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 

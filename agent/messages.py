@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     TextContent,
     ToolResultMessage,

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from providers.messages import ImageContent, TextContent, Tool
+from baton.providers.messages import ImageContent, TextContent, Tool
 
 
 @dataclass(slots=True)

@@ -28,10 +28,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from providers.dispatch import stream as start_stream
-from providers.messages import AssistantMessage, Context, UserMessage
-from providers.models import Model
-from providers.transport import aclose_shared_client
+from baton.providers.dispatch import stream as start_stream
+from baton.providers.messages import AssistantMessage, Context, UserMessage
+from baton.providers.models import Model
+from baton.providers.transport import aclose_shared_client
 from tests.replay_server import ReplayServer, Reply, rechunk
 
 TEXT_DELTA = "tok "  # every text delta
@@ -169,10 +169,10 @@ class Protocol:
 
 
 PROTOCOLS = [
-    Protocol("openai-completions", "providers.openai_completions", completions_text, completions_tool),
-    Protocol("anthropic-messages", "providers.anthropic_messages", anthropic_text, anthropic_tool),
-    Protocol("openai-responses", "providers.openai_responses", responses_text, responses_tool),
-    Protocol("google-generative-ai", "providers.google_generative_ai", gemini_text, None),
+    Protocol("openai-completions", "baton.providers.openai_completions", completions_text, completions_tool),
+    Protocol("anthropic-messages", "baton.providers.anthropic_messages", anthropic_text, anthropic_tool),
+    Protocol("openai-responses", "baton.providers.openai_responses", responses_text, responses_tool),
+    Protocol("google-generative-ai", "baton.providers.google_generative_ai", gemini_text, None),
 ]
 
 

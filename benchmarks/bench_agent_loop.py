@@ -13,10 +13,10 @@ import asyncio
 import statistics
 import time
 
-from agent import Agent
-from providers.dispatch import stream
-from providers.faux import FauxProvider, FauxResponse, faux_model
-from providers.messages import Context, UserMessage
+from baton.agent import Agent
+from baton.providers.dispatch import stream
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model
+from baton.providers.messages import Context, UserMessage
 
 API = "faux-bench"
 

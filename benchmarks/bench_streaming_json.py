@@ -13,7 +13,7 @@ import json
 import random
 import time
 
-from providers.streaming_json import StreamingJsonParser
+from baton.providers.streaming_json import StreamingJsonParser
 
 TARGET_BYTES = 140_000
 FRAGMENT = 4

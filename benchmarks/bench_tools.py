@@ -25,14 +25,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from providers.messages import TextContent  # noqa: E402
-from tools.edit import EditTool  # noqa: E402
-from tools.read import ReadTool  # noqa: E402
-from tools.sanitize import strip_control_sequences  # noqa: E402
+from baton.providers.messages import TextContent  # noqa: E402
+from baton.tools.edit import EditTool  # noqa: E402
+from baton.tools.read import ReadTool  # noqa: E402
+from baton.tools.sanitize import strip_control_sequences  # noqa: E402
 
 _BASH_CHILD = """
 import asyncio, json, time
-from tools.bash import BashTool
+from baton.tools.bash import BashTool
 
 def hwm_kb():
     for line in open('/proc/self/status'):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from providers.messages import (
+from baton.providers.messages import (
     MESSAGE_ADAPTER,
     AssistantMessage,
     ImageContent,
@@ -33,9 +33,9 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
-from providers.tool_ids import id_normalizer_for
-from providers.transform import TransformReport, transform_messages
+from baton.providers.models import Model
+from baton.providers.tool_ids import id_normalizer_for
+from baton.providers.transform import TransformReport, transform_messages
 
 SESSION = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 RUNS = 15

@@ -33,8 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from providers.faux import FauxProvider, FauxResponse, faux_model  # noqa: E402
-from providers.messages import AssistantMessage, TextContent, UserMessage  # noqa: E402
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model  # noqa: E402
+from baton.providers.messages import AssistantMessage, TextContent, UserMessage  # noqa: E402
 from tests.replay_server import PI_SESSIONS  # noqa: E402
 from tests.tui.cli_harness import baton_command, baton_env  # noqa: E402
 
@@ -162,8 +162,8 @@ def bench_startup(runs: int = 5) -> None:
 
 
 async def _open(cwd: Path, model: Any, messages: list[Any] | None = None) -> Any:
-    from sessions import CodingSession, SessionOptions
-    from sessions.settings import validate_settings
+    from baton.sessions import CodingSession, SessionOptions
+    from baton.sessions.settings import validate_settings
 
     session = await CodingSession.open(SessionOptions(
         cwd=cwd, model=model, tools=[], session="none", context_files=False,
@@ -176,7 +176,7 @@ async def _open(cwd: Path, model: Any, messages: list[Any] | None = None) -> Any
 
 async def stream_cpu(text: str, *, earlier: int = 0, ui: bool = True) -> tuple[float, float, int]:
     """(process CPU seconds, wall seconds, mounted widgets) for streaming ``text`` once."""
-    from tui.app import BatonApp
+    from baton.tui.app import BatonApp
 
     model = faux_model("bench-1", provider="bench", api="faux-bench", context_window=1_000_000)
     provider = FauxProvider("faux-bench", [FauxResponse.text(text)], chunk_size=CHUNK, delay=DELAY).register()
@@ -240,10 +240,10 @@ def bench_streaming(quick: bool) -> None:
 async def resume_first_paint(source: Path) -> tuple[float, float, int, int]:
     """(seconds to open the session, seconds to the first paint with the last message, entries,
     mounted widgets)."""
-    from sessions import CodingSession, SessionOptions
+    from baton.sessions import CodingSession, SessionOptions
+    from baton.tui.app import BatonApp
+    from baton.tui.widgets.messages import user_text
     from tests.tui.app_helpers import screen_text
-    from tui.app import BatonApp
-    from tui.widgets.messages import user_text
 
     model = faux_model("bench-1", provider="bench", api="faux-bench")
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,62 +11,62 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     # messages
-    "Message": "providers.messages",
-    "UserMessage": "providers.messages",
-    "AssistantMessage": "providers.messages",
-    "ToolResultMessage": "providers.messages",
-    "TextContent": "providers.messages",
-    "ThinkingContent": "providers.messages",
-    "ImageContent": "providers.messages",
-    "ToolCall": "providers.messages",
-    "Usage": "providers.messages",
-    "Cost": "providers.messages",
-    "StopReason": "providers.messages",
-    "Context": "providers.messages",
-    "Tool": "providers.messages",
-    "message_from_dict": "providers.messages",
-    "now_ms": "providers.messages",
+    "Message": "baton.providers.messages",
+    "UserMessage": "baton.providers.messages",
+    "AssistantMessage": "baton.providers.messages",
+    "ToolResultMessage": "baton.providers.messages",
+    "TextContent": "baton.providers.messages",
+    "ThinkingContent": "baton.providers.messages",
+    "ImageContent": "baton.providers.messages",
+    "ToolCall": "baton.providers.messages",
+    "Usage": "baton.providers.messages",
+    "Cost": "baton.providers.messages",
+    "StopReason": "baton.providers.messages",
+    "Context": "baton.providers.messages",
+    "Tool": "baton.providers.messages",
+    "message_from_dict": "baton.providers.messages",
+    "now_ms": "baton.providers.messages",
     # models
-    "Model": "providers.models",
-    "ModelCost": "providers.models",
-    "ThinkingLevel": "providers.models",
-    "THINKING_LEVELS": "providers.models",
-    "calculate_cost": "providers.models",
-    "clamp_thinking_level": "providers.models",
+    "Model": "baton.providers.models",
+    "ModelCost": "baton.providers.models",
+    "ThinkingLevel": "baton.providers.models",
+    "THINKING_LEVELS": "baton.providers.models",
+    "calculate_cost": "baton.providers.models",
+    "clamp_thinking_level": "baton.providers.models",
     # events
-    "AssistantMessageEvent": "providers.events",
-    "AssistantMessageEventStream": "providers.events",
-    "event_to_dict": "providers.events",
+    "AssistantMessageEvent": "baton.providers.events",
+    "AssistantMessageEventStream": "baton.providers.events",
+    "event_to_dict": "baton.providers.events",
     # options and adapter contract
-    "StreamOptions": "providers.options",
-    "ProviderError": "providers.adapter",
-    "MessageBuilder": "providers.adapter",
+    "StreamOptions": "baton.providers.options",
+    "ProviderError": "baton.providers.adapter",
+    "MessageBuilder": "baton.providers.adapter",
     # handoff
-    "transform_messages": "providers.transform",
-    "TransformReport": "providers.transform",
-    "id_normalizer_for": "providers.tool_ids",
-    "is_context_overflow": "providers.overflow",
+    "transform_messages": "baton.providers.transform",
+    "TransformReport": "baton.providers.transform",
+    "id_normalizer_for": "baton.providers.tool_ids",
+    "is_context_overflow": "baton.providers.overflow",
     # streaming JSON
-    "parse_streaming_json": "providers.streaming_json",
-    "StreamingJsonParser": "providers.streaming_json",
+    "parse_streaming_json": "baton.providers.streaming_json",
+    "StreamingJsonParser": "baton.providers.streaming_json",
     # streaming entry points
-    "stream": "providers.dispatch",
-    "complete": "providers.dispatch",
+    "stream": "baton.providers.dispatch",
+    "complete": "baton.providers.dispatch",
     # catalog
-    "get_model": "providers.catalog",
-    "list_models": "providers.catalog",
-    "find_models": "providers.catalog",
-    "get_api_key": "providers.catalog",
-    "ModelNotFoundError": "providers.catalog",
-    "env_var_for": "providers.catalog",
-    "has_api_key": "providers.catalog",
-    "models_json_errors": "providers.catalog",
-    "reload_catalog": "providers.catalog",
-    "baton_home": "providers.paths",
+    "get_model": "baton.providers.catalog",
+    "list_models": "baton.providers.catalog",
+    "find_models": "baton.providers.catalog",
+    "get_api_key": "baton.providers.catalog",
+    "ModelNotFoundError": "baton.providers.catalog",
+    "env_var_for": "baton.providers.catalog",
+    "has_api_key": "baton.providers.catalog",
+    "models_json_errors": "baton.providers.catalog",
+    "reload_catalog": "baton.providers.catalog",
+    "baton_home": "baton.providers.paths",
     # faux (scripted offline) provider
-    "FauxProvider": "providers.faux",
-    "FauxResponse": "providers.faux",
-    "faux_model": "providers.faux",
+    "FauxProvider": "baton.providers.faux",
+    "FauxResponse": "baton.providers.faux",
+    "faux_model": "baton.providers.faux",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -86,8 +86,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from providers.adapter import MessageBuilder, ProviderError
-    from providers.catalog import (
+    from baton.providers.adapter import MessageBuilder, ProviderError
+    from baton.providers.catalog import (
         ModelNotFoundError,
         env_var_for,
         find_models,
@@ -98,10 +98,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         models_json_errors,
         reload_catalog,
     )
-    from providers.dispatch import complete, stream
-    from providers.events import AssistantMessageEvent, AssistantMessageEventStream, event_to_dict
-    from providers.faux import FauxProvider, FauxResponse, faux_model
-    from providers.messages import (
+    from baton.providers.dispatch import complete, stream
+    from baton.providers.events import AssistantMessageEvent, AssistantMessageEventStream, event_to_dict
+    from baton.providers.faux import FauxProvider, FauxResponse, faux_model
+    from baton.providers.messages import (
         AssistantMessage,
         Context,
         Cost,
@@ -118,7 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         message_from_dict,
         now_ms,
     )
-    from providers.models import (
+    from baton.providers.models import (
         THINKING_LEVELS,
         Model,
         ModelCost,
@@ -126,9 +126,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         calculate_cost,
         clamp_thinking_level,
     )
-    from providers.options import StreamOptions
-    from providers.overflow import is_context_overflow
-    from providers.paths import baton_home
-    from providers.streaming_json import StreamingJsonParser, parse_streaming_json
-    from providers.tool_ids import id_normalizer_for
-    from providers.transform import TransformReport, transform_messages
+    from baton.providers.options import StreamOptions
+    from baton.providers.overflow import is_context_overflow
+    from baton.providers.paths import baton_home
+    from baton.providers.streaming_json import StreamingJsonParser, parse_streaming_json
+    from baton.providers.tool_ids import id_normalizer_for
+    from baton.providers.transform import TransformReport, transform_messages

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from providers.events import (
+from baton.providers.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
     TextEndEvent,
@@ -25,7 +25,7 @@ from providers.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     StopReason,
@@ -33,9 +33,9 @@ from providers.messages import (
     ThinkingContent,
     ToolCall,
 )
-from providers.models import Model
-from providers.options import StreamOptions
-from providers.streaming_json import StreamingJsonParser
+from baton.providers.models import Model
+from baton.providers.options import StreamOptions
+from baton.providers.streaming_json import StreamingJsonParser
 
 
 class ProviderError(Exception):

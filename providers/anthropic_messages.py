@@ -18,8 +18,8 @@ import json
 import re
 from typing import Any
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError
-from providers.messages import (
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -31,10 +31,10 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ThinkingLevel, clamp_thinking_level
-from providers.options import StreamOptions
-from providers.wire_common import merge_headers
-from providers.wire_common import sanitize_surrogates as sanitize
+from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.options import StreamOptions
+from baton.providers.wire_common import merge_headers
+from baton.providers.wire_common import sanitize_surrogates as sanitize
 
 API = "anthropic-messages"
 DEFAULT_BASE_URL = "https://api.anthropic.com"

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from providers.models import Model
-from providers.models_json import (
+from baton.providers.models import Model
+from baton.providers.models_json import (
     ProviderConfig,
     clear_command_cache,
     command_errors,
@@ -28,7 +28,7 @@ from providers.models_json import (
     resolve_config_value,
     resolve_headers,
 )
-from providers.paths import models_json_path
+from baton.providers.paths import models_json_path
 
 _DATA_FILE = Path(__file__).with_name("catalog_data.json")
 _DATED = re.compile(r"-\d{8}$")

@@ -14,8 +14,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.messages import Context, TextContent, ToolResultMessage, UserMessage
-from providers.models import Model
+from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
+from baton.providers.models import Model
 
 DEMO_PROVIDER = "demo"
 DEMO_API = "baton-demo"
@@ -189,7 +189,7 @@ def _summarise(context: Context) -> DemoTurn:
 
 
 def _respond(context: Context, model: Model) -> Any:
-    from providers.faux import FauxResponse, faux_tool_call
+    from baton.providers.faux import FauxResponse, faux_tool_call
 
     turn = plan_turn(context)
     content: list[Any] = [turn.text]
@@ -200,6 +200,6 @@ def _respond(context: Context, model: Model) -> Any:
 
 def register() -> None:
     """Register the demo model's stream function (``providers.stream`` does this on first use)."""
-    from providers.faux import FauxProvider
+    from baton.providers.faux import FauxProvider
 
     FauxProvider(DEMO_API, _respond, chunk_size=6, delay=0.003).register()

@@ -14,23 +14,23 @@ import importlib
 from collections.abc import Callable
 from typing import Any, cast
 
-from providers.adapter import WireAdapter
-from providers.events import AssistantMessageEventStream, ErrorEvent
-from providers.messages import AssistantMessage, Context
-from providers.models import Model
-from providers.options import StreamOptions
+from baton.providers.adapter import WireAdapter
+from baton.providers.events import AssistantMessageEventStream, ErrorEvent
+from baton.providers.messages import AssistantMessage, Context
+from baton.providers.models import Model
+from baton.providers.options import StreamOptions
 
 StreamFunction = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
 """An in-process provider: gets the already transformed context, returns a started stream."""
 
 _BUILTIN_ADAPTERS: dict[str, str] = {
-    "openai-completions": "providers.openai_completions",
-    "openai-responses": "providers.openai_responses",
-    "anthropic-messages": "providers.anthropic_messages",
-    "google-generative-ai": "providers.google_generative_ai",
+    "openai-completions": "baton.providers.openai_completions",
+    "openai-responses": "baton.providers.openai_responses",
+    "anthropic-messages": "baton.providers.anthropic_messages",
+    "google-generative-ai": "baton.providers.google_generative_ai",
 }
 _BUILTIN_FUNCTIONS: dict[str, str] = {
-    "baton-demo": "providers.demo",
+    "baton-demo": "baton.providers.demo",
 }
 """In-process providers registered on first use: each module has a ``register()`` function."""
 _adapters: dict[str, WireAdapter] = {}
@@ -70,8 +70,8 @@ def resolve(api: str) -> WireAdapter | StreamFunction | None:
 
 def prepare_context(model: Model, context: Context, options: StreamOptions) -> Context:
     """The context as the target model will receive it (the handoff transform applied)."""
-    from providers.tool_ids import id_normalizer_for
-    from providers.transform import transform_messages
+    from baton.providers.tool_ids import id_normalizer_for
+    from baton.providers.transform import transform_messages
 
     messages = transform_messages(
         context.messages,
@@ -100,7 +100,7 @@ def stream(model: Model, context: Context, **options: Any) -> AssistantMessageEv
     except Exception as exc:  # transform never raises on valid input; guard the contract anyway
         return failed_stream(model, f"Could not prepare the request: {exc}")
     if hasattr(handler, "build_request"):
-        from providers.transport import run_wire_adapter
+        from baton.providers.transport import run_wire_adapter
 
         return run_wire_adapter(cast(WireAdapter, handler), model, prepared, opts)
     return cast(StreamFunction, handler)(model, prepared, opts)

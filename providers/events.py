@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from providers.messages import AssistantMessage, ToolCall
+from baton.providers.messages import AssistantMessage, ToolCall
 
 
 @dataclass(slots=True)

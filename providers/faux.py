@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
-from providers.adapter import MessageBuilder
-from providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
-from providers.messages import (
+from baton.providers.adapter import MessageBuilder
+from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -37,8 +37,8 @@ from providers.messages import (
     ToolCall,
     Usage,
 )
-from providers.models import Model, ModelCost, calculate_cost
-from providers.options import StreamOptions
+from baton.providers.models import Model, ModelCost, calculate_cost
+from baton.providers.options import StreamOptions
 
 FauxBlock: TypeAlias = str | TextContent | ThinkingContent | ToolCall
 """A scripted content block; a plain string is a text block."""
@@ -177,14 +177,14 @@ class FauxProvider:
     # --- registration -----------------------------------------------------------------------
     def register(self) -> FauxProvider:
         """Register under ``self.api`` (replacing whatever was registered there)."""
-        from providers.dispatch import register_stream_function
+        from baton.providers.dispatch import register_stream_function
 
         register_stream_function(self.api, self.stream)
         return self
 
     def unregister(self) -> None:
         """Forget the registration, if it is still this provider's."""
-        from providers.dispatch import resolve, unregister
+        from baton.providers.dispatch import resolve, unregister
 
         if resolve(self.api) == self.stream:
             unregister(self.api)

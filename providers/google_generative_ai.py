@@ -22,9 +22,9 @@ import re
 import secrets
 from typing import Any
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError
-from providers.events import ToolCallDeltaEvent
-from providers.messages import (
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.events import ToolCallDeltaEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -35,10 +35,10 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ThinkingLevel, clamp_thinking_level
-from providers.options import StreamOptions
-from providers.wire_common import merge_headers
-from providers.wire_common import sanitize_surrogates as sanitize
+from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.options import StreamOptions
+from baton.providers.wire_common import merge_headers
+from baton.providers.wire_common import sanitize_surrogates as sanitize
 
 API = "google-generative-ai"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 from pydantic import Field
 
-from providers.messages import Usage, _Wire
+from baton.providers.messages import Usage, _Wire
 
 KnownApi: TypeAlias = Literal[
     "openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "faux"

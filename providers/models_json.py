@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from providers.models import KnownApi
+from baton.providers.models import KnownApi
 
 SUPPORTED_APIS: tuple[str, ...] = tuple(get_args(KnownApi))
 COMMAND_TIMEOUT = 10.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from providers.models import Model
+from baton.providers.models import Model
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 

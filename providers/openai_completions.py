@@ -19,8 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError
-from providers.messages import (
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -32,9 +32,9 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, clamp_thinking_level
-from providers.options import StreamOptions
-from providers.wire_common import (
+from baton.providers.models import Model, clamp_thinking_level
+from baton.providers.options import StreamOptions
+from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
     in_band_error,

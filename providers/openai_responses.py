@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError
-from providers.messages import (
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -30,9 +30,9 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ThinkingLevel, clamp_thinking_level
-from providers.options import StreamOptions
-from providers.wire_common import (
+from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.options import StreamOptions
+from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
     join_url,

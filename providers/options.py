@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from providers.models import CacheRetention, ThinkingLevel
+from baton.providers.models import CacheRetention, ThinkingLevel
 
 ThinkingHandoff = Literal["text", "drop"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from providers.messages import AssistantMessage
+from baton.providers.messages import AssistantMessage
 
 _I = re.IGNORECASE
 

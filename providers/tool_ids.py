@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from providers.models import Model
+from baton.providers.models import Model
 
 IdNormalizer = Callable[[str], str]
 

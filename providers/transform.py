@@ -31,7 +31,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -40,8 +40,8 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
-from providers.options import ThinkingHandoff
+from baton.providers.models import Model
+from baton.providers.options import ThinkingHandoff
 
 AnyMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 

@@ -25,12 +25,12 @@ from typing import Any
 
 import httpx
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError, WireAdapter
-from providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
-from providers.messages import AssistantMessage, Context, Usage
-from providers.models import Model, calculate_cost
-from providers.options import StreamOptions
-from providers.sse import SseDecoder
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError, WireAdapter
+from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
+from baton.providers.messages import AssistantMessage, Context, Usage
+from baton.providers.models import Model, calculate_cost
+from baton.providers.options import StreamOptions
+from baton.providers.sse import SseDecoder
 
 logger = logging.getLogger(__name__)
 
@@ -300,7 +300,7 @@ class _Run:
 
 def _catalog_api_key(provider: str) -> str | None:
     try:
-        from providers.catalog import get_api_key
+        from baton.providers.catalog import get_api_key
     except ImportError:
         return None
     return get_api_key(provider)
@@ -313,7 +313,7 @@ def _require_key(model: Model, options: StreamOptions) -> None:
     """Fail at once, naming the variable to set, when a built-in provider's remote API would be
     called without a key (custom and local servers may need none; their answer decides)."""
     try:
-        from providers.catalog import env_var_for, is_builtin_provider
+        from baton.providers.catalog import env_var_for, is_builtin_provider
     except ImportError:
         return
     headers = {k.lower() for k in {**(model.headers or {}), **(options.headers or {})}}

@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from providers.adapter import ProviderError
-from providers.messages import ImageContent, TextContent, ToolResultMessage
-from providers.models import Model
-from providers.options import StreamOptions
+from baton.providers.adapter import ProviderError
+from baton.providers.messages import ImageContent, TextContent, ToolResultMessage
+from baton.providers.models import Model
+from baton.providers.options import StreamOptions
 
 DEFAULT_MAX_TOKENS_CAP = 32_000
 """pi's default output budget when the caller gives none: ``min(model.maxTokens, 32000)``."""

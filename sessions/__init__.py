@@ -11,42 +11,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "CodingSession": "sessions.coding_session",
-    "SessionOptions": "sessions.options",
-    "SessionStats": "sessions.stats",
-    "ContextUsage": "sessions.stats",
-    "HandoffPreview": "sessions.handoff",
-    "CompactionResult": "sessions.compaction",
-    "SessionInfo": "sessions.listing",
-    "list_sessions": "sessions.listing",
-    "find_session": "sessions.listing",
-    "most_recent_session": "sessions.listing",
-    "default_session_dir": "sessions.listing",
-    "cwd_slug": "sessions.listing",
-    "Settings": "sessions.settings",
-    "load_settings": "sessions.settings",
-    "SessionStore": "sessions.store",
-    "SessionContext": "sessions.context",
-    "TreeNode": "sessions.tree",
-    "export_session": "sessions.export",
-    "SessionError": "sessions.errors",
-    "SessionLockedError": "sessions.errors",
-    "SessionFileError": "sessions.errors",
-    "SessionNotFoundError": "sessions.errors",
-    "SessionBusyError": "sessions.errors",
-    "NoModelError": "sessions.errors",
-    "CompactionError": "sessions.errors",
-    "CompactionAborted": "sessions.compaction",
+    "CodingSession": "baton.sessions.coding_session",
+    "SessionOptions": "baton.sessions.options",
+    "SessionStats": "baton.sessions.stats",
+    "ContextUsage": "baton.sessions.stats",
+    "HandoffPreview": "baton.sessions.handoff",
+    "CompactionResult": "baton.sessions.compaction",
+    "SessionInfo": "baton.sessions.listing",
+    "list_sessions": "baton.sessions.listing",
+    "find_session": "baton.sessions.listing",
+    "most_recent_session": "baton.sessions.listing",
+    "default_session_dir": "baton.sessions.listing",
+    "cwd_slug": "baton.sessions.listing",
+    "Settings": "baton.sessions.settings",
+    "load_settings": "baton.sessions.settings",
+    "SessionStore": "baton.sessions.store",
+    "SessionContext": "baton.sessions.context",
+    "TreeNode": "baton.sessions.tree",
+    "export_session": "baton.sessions.export",
+    "SessionError": "baton.sessions.errors",
+    "SessionLockedError": "baton.sessions.errors",
+    "SessionFileError": "baton.sessions.errors",
+    "SessionNotFoundError": "baton.sessions.errors",
+    "SessionBusyError": "baton.sessions.errors",
+    "NoModelError": "baton.sessions.errors",
+    "CompactionError": "baton.sessions.errors",
+    "CompactionAborted": "baton.sessions.compaction",
     # events
-    "AnySessionEvent": "sessions.events",
-    "SessionEvent": "sessions.events",
-    "AutoCompactionStartEvent": "sessions.events",
-    "AutoCompactionEndEvent": "sessions.events",
-    "AutoRetryStartEvent": "sessions.events",
-    "AutoRetryEndEvent": "sessions.events",
-    "ModelChangeEvent": "sessions.events",
-    "ThinkingLevelChangeEvent": "sessions.events",
-    "SessionChangedEvent": "sessions.events",
+    "AnySessionEvent": "baton.sessions.events",
+    "SessionEvent": "baton.sessions.events",
+    "AutoCompactionStartEvent": "baton.sessions.events",
+    "AutoCompactionEndEvent": "baton.sessions.events",
+    "AutoRetryStartEvent": "baton.sessions.events",
+    "AutoRetryEndEvent": "baton.sessions.events",
+    "ModelChangeEvent": "baton.sessions.events",
+    "ThinkingLevelChangeEvent": "baton.sessions.events",
+    "SessionChangedEvent": "baton.sessions.events",
 }
 
 __all__ = [
@@ -102,10 +102,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from sessions.coding_session import CodingSession
-    from sessions.compaction import CompactionAborted, CompactionResult
-    from sessions.context import SessionContext
-    from sessions.errors import (
+    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.compaction import CompactionAborted, CompactionResult
+    from baton.sessions.context import SessionContext
+    from baton.sessions.errors import (
         CompactionError,
         NoModelError,
         SessionBusyError,
@@ -114,7 +114,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SessionLockedError,
         SessionNotFoundError,
     )
-    from sessions.events import (
+    from baton.sessions.events import (
         AnySessionEvent,
         AutoCompactionEndEvent,
         AutoCompactionStartEvent,
@@ -125,9 +125,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SessionEvent,
         ThinkingLevelChangeEvent,
     )
-    from sessions.export import export_session
-    from sessions.handoff import HandoffPreview
-    from sessions.listing import (
+    from baton.sessions.export import export_session
+    from baton.sessions.handoff import HandoffPreview
+    from baton.sessions.listing import (
         SessionInfo,
         cwd_slug,
         default_session_dir,
@@ -135,8 +135,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         list_sessions,
         most_recent_session,
     )
-    from sessions.options import SessionOptions
-    from sessions.settings import Settings, load_settings
-    from sessions.stats import ContextUsage, SessionStats
-    from sessions.store import SessionStore
-    from sessions.tree import TreeNode
+    from baton.sessions.options import SessionOptions
+    from baton.sessions.settings import Settings, load_settings
+    from baton.sessions.stats import ContextUsage, SessionStats
+    from baton.sessions.store import SessionStore
+    from baton.sessions.tree import TreeNode

@@ -14,29 +14,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.agent import Agent, AgentBusyError
-from agent.events import AgentEvent
-from agent.listeners import Listeners
-from agent.messages import (
+from baton.agent.agent import Agent, AgentBusyError
+from baton.agent.events import AgentEvent
+from baton.agent.listeners import Listeners
+from baton.agent.messages import (
     AgentMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
     UserMessage,
 )
-from providers.models import Model, ThinkingLevel, clamp_thinking_level
-from sessions import compaction as compaction_mod
-from sessions.compaction import CompactionAborted, CompactionResult
-from sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
-from sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from sessions.errors import CompactionError, SessionBusyError, SessionError
-from sessions.events import (
+from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.sessions import compaction as compaction_mod
+from baton.sessions.compaction import CompactionAborted, CompactionResult
+from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
+from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from baton.sessions.errors import CompactionError, SessionBusyError, SessionError
+from baton.sessions.events import (
     AnySessionEvent,
     AutoCompactionEndEvent,
     AutoCompactionStartEvent,
@@ -48,19 +48,20 @@ from sessions.events import (
     SessionChangeReason,
     ThinkingLevelChangeEvent,
 )
-from sessions.handoff import HandoffPreview, handoff_preview
-from sessions.listing import default_session_dir, find_session
-from sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
-from sessions.options import SessionOptions, read_text_or_file
-from sessions.resume import interrupted_tool_results, open_store, resolve_model
-from sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
-from sessions.settings import Settings, load_settings
-from sessions.stats import ContextUsage, SessionStats, session_stats
-from sessions.store import SessionStore
-from sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
-from sessions.tokens import count_text_tokens, start_loading_tokenizer
-from sessions.tree import TreeNode, build_tree
-from sessions.user_bash import run_user_bash
+from baton.sessions.handoff import HandoffPreview, handoff_preview
+from baton.sessions.listing import default_session_dir, find_session
+from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
+from baton.sessions.options import SessionOptions, read_text_or_file
+from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.settings import Settings, load_settings
+from baton.sessions.stats import ContextUsage, SessionStats, session_stats
+from baton.sessions.store import SessionStore
+from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
+from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
+from baton.sessions.tool_gates import ToolGates
+from baton.sessions.tree import TreeNode, build_tree
+from baton.sessions.user_bash import run_user_bash
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +90,14 @@ class CodingSession:
         session_dir: Path,
         tool_names: list[str],
         context_files: list[ContextFile],
+        tool_gates: ToolGates | None = None,
     ) -> None:
         self.options = options
+        self.tool_gates = tool_gates or ToolGates()
+        """Checks around every tool call (hooks, permissions, checkpoints register here)."""
+        self.permission_hints: dict[str, str] = {}
+        """Tool call id → ``"allow"`` or ``"ask"``: what a PreToolUse hook said about that call,
+        for the permission policy (which still lets deny rules and protected paths win)."""
         self.settings = settings
         self.store = store
         self.agent = agent
@@ -119,8 +126,8 @@ class CodingSession:
         Raises :class:`SessionLockedError` / :class:`SessionFileError` /
         :class:`SessionNotFoundError` for the session file, and :class:`NoModelError` when no
         model is given and none can be resolved."""
-        settings = options.settings or load_settings()
         cwd = Path(options.cwd).expanduser().resolve()
+        settings = options.settings or load_settings(project_dir=cwd)
         session_dir = options.session_dir or default_session_dir(cwd)
         store = open_store(options.session, cwd, session_dir)
         try:
@@ -152,8 +159,11 @@ class CodingSession:
             append="\n\n".join(appends) or None,
             context_files=files,
         )
+        gates = ToolGates()
         agent = Agent(
             model=model,
+            before_tool_call=gates.before,
+            after_tool_call=gates.after,
             tools=tools,
             system_prompt=prompt,
             thinking=thinking,
@@ -169,6 +179,7 @@ class CodingSession:
             session_dir=session_dir,
             tool_names=tool_names,
             context_files=files,
+            tool_gates=gates,
         )
         agent.stream_options["on_retry"] = session._on_provider_retry
         session._requested_thinking = requested
@@ -361,7 +372,7 @@ class CodingSession:
         return None
 
     def _is_own_overflow(self, message: AssistantMessage) -> bool:
-        from providers.overflow import is_context_overflow
+        from baton.providers.overflow import is_context_overflow
 
         model = self.model
         if not self.settings.compaction.enabled or message.stop_reason != "error":
@@ -506,7 +517,7 @@ class CodingSession:
     def _api_key(self, provider: str) -> str | None:
         if self.options.api_key and provider == self._key_provider:
             return self.options.api_key
-        from providers.catalog import get_api_key
+        from baton.providers.catalog import get_api_key
 
         try:
             return get_api_key(provider)
@@ -654,13 +665,13 @@ class CodingSession:
 
     def export_html(self, path: Path | None = None) -> Path:
         """Write the current branch as a self-contained HTML page; returns its path."""
-        from sessions.export import write_export
+        from baton.sessions.export import write_export
 
         return write_export(self.store, path, "html")
 
     def export_markdown(self, path: Path | None = None) -> Path:
         """Write the current branch as Markdown; returns its path."""
-        from sessions.export import write_export
+        from baton.sessions.export import write_export
 
         return write_export(self.store, path, "markdown")
 
@@ -738,7 +749,7 @@ class CodingSession:
 def _make_tools(names: list[str], cwd: Path) -> list[Any]:
     if not names:
         return []
-    from tools import tools_by_name
+    from baton.tools import tools_by_name
 
     return list(tools_by_name(names, str(cwd)))
 

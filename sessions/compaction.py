@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
-from providers.messages import (
+from baton.agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     TextContent,
@@ -35,18 +35,18 @@ from providers.messages import (
     Usage,
     UserMessage,
 )
-from providers.models import Model
-from sessions.context import entry_message
-from sessions.entries import (
+from baton.providers.models import Model
+from baton.sessions.context import entry_message
+from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
     MessageEntry,
     SessionEntry,
 )
-from sessions.errors import CompactionError
-from sessions.settings import CompactionSettings
-from sessions.tokens import estimate_message_tokens
+from baton.sessions.errors import CompactionError
+from baton.sessions.settings import CompactionSettings
+from baton.sessions.tokens import estimate_message_tokens
 
 TOOL_RESULT_MAX_CHARS = 2_000
 
@@ -427,7 +427,7 @@ async def _complete_text(
     max_tokens: int,
     what: str,
 ) -> str:
-    from providers.dispatch import complete
+    from baton.providers.dispatch import complete
 
     response = await complete(model, context, api_key=api_key, signal=signal, max_tokens=max_tokens)
     if response.stop_reason == "aborted" or (signal is not None and signal.is_set()):

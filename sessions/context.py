@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent.messages import (
+from baton.agent.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
-from providers.messages import AssistantMessage
-from sessions.entries import (
+from baton.providers.messages import AssistantMessage
+from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,

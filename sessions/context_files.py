@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from providers.paths import baton_home
+from baton.providers.paths import baton_home
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 PROJECT_CONFIG_DIR = ".baton"

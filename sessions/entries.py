@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
 
-from agent.messages import AgentMessage, agent_message_from_dict, agent_message_to_dict
-from providers.messages import ImageContent, TextContent
+from baton.agent.messages import AgentMessage, agent_message_from_dict, agent_message_to_dict
+from baton.providers.messages import ImageContent, TextContent
 
 CURRENT_VERSION = 3
 

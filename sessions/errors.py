@@ -13,7 +13,7 @@ Hierarchy::
 
 from __future__ import annotations
 
-from agent.agent import AgentBusyError
+from baton.agent.agent import AgentBusyError
 
 
 class SessionError(Exception):

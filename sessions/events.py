@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from agent.events import AgentEvent
-from providers.models import Model, ThinkingLevel
-from sessions.compaction import CompactionResult
+from baton.agent.events import AgentEvent
+from baton.providers.models import Model, ThinkingLevel
+from baton.sessions.compaction import CompactionResult
 
 CompactionReason: TypeAlias = Literal["threshold", "overflow", "manual"]
 SessionChangeReason: TypeAlias = Literal["new", "fork", "resume", "navigate"]

@@ -17,13 +17,13 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.messages import (
+from baton.agent.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -32,7 +32,7 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from sessions.entries import (
+from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
@@ -41,8 +41,8 @@ from sessions.entries import (
     SessionEntry,
     ThinkingLevelChangeEntry,
 )
-from sessions.store import SessionStore
-from tools.sanitize import strip_control_sequences
+from baton.sessions.store import SessionStore
+from baton.tools.sanitize import strip_control_sequences
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"^[A-Za-z0-9+/\r\n]*={0,2}$")

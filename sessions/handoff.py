@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from agent.messages import AgentMessage, convert_to_llm
-from providers.models import Model
-from providers.tool_ids import id_normalizer_for
-from providers.transform import ThinkingHandoff, TransformReport, transform_messages
+from baton.agent.messages import AgentMessage, convert_to_llm
+from baton.providers.models import Model
+from baton.providers.tool_ids import id_normalizer_for
+from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
 
 
 @dataclass

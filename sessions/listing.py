@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from providers.paths import sessions_dir
-from sessions.entries import iso_to_ms
-from sessions.errors import SessionNotFoundError
+from baton.providers.paths import sessions_dir
+from baton.sessions.entries import iso_to_ms
+from baton.sessions.errors import SessionNotFoundError
 
 _SEPARATORS = re.compile(r"[/\\:]")
 

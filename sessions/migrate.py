@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessions.entries import CURRENT_VERSION, new_entry_id
+from baton.sessions.entries import CURRENT_VERSION, new_entry_id
 
 
 def file_version(header: dict[str, Any]) -> int:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from providers.models import THINKING_LEVELS, Model, ThinkingLevel
+from baton.providers.models import THINKING_LEVELS, Model, ThinkingLevel
 
 
 def _catalog_models() -> list[Model]:
-    from providers.catalog import list_models
+    from baton.providers.catalog import list_models
 
     try:
         return list_models()
@@ -17,7 +17,7 @@ def _catalog_models() -> list[Model]:
 
 
 def _has_key(provider: str) -> bool:
-    from providers.catalog import has_api_key
+    from baton.providers.catalog import has_api_key
 
     try:
         return has_api_key(provider)
@@ -33,11 +33,11 @@ def find_model(ref: str, extra: Iterable[Model] = ()) -> Model | None:
     for model in extra:
         if model.ref.lower() == wanted:
             return model
-    from providers.demo import DEMO_MODEL_REF, demo_model
+    from baton.providers.demo import DEMO_MODEL_REF, demo_model
 
     if wanted == DEMO_MODEL_REF:
         return demo_model()
-    from providers.catalog import ModelNotFoundError, get_model
+    from baton.providers.catalog import ModelNotFoundError, get_model
 
     try:
         return get_model(ref)

@@ -6,8 +6,8 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from providers.models import Model, ThinkingLevel
-from sessions.settings import Settings
+from baton.providers.models import Model, ThinkingLevel
+from baton.sessions.settings import Settings
 
 
 @dataclass

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.messages import AgentMessage
-from providers.messages import AssistantMessage, TextContent, ToolResultMessage
-from providers.models import Model
-from sessions.errors import NoModelError, SessionNotFoundError
-from sessions.listing import find_session, most_recent_session
-from sessions.models import find_model, first_model_with_key
-from sessions.settings import Settings
-from sessions.store import SessionStore
+from baton.agent.messages import AgentMessage
+from baton.providers.messages import AssistantMessage, TextContent, ToolResultMessage
+from baton.providers.models import Model
+from baton.sessions.errors import NoModelError, SessionNotFoundError
+from baton.sessions.listing import find_session, most_recent_session
+from baton.sessions.models import find_model, first_model_with_key
+from baton.sessions.settings import Settings
+from baton.sessions.store import SessionStore
 
 INTERRUPTED_TOOL_TEXT = (
     "Tool execution was interrupted: the session ended (baton was closed or crashed) before this "

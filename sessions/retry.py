@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import re
 
-from providers.messages import AssistantMessage
-from providers.overflow import is_context_overflow
+from baton.providers.messages import AssistantMessage
+from baton.providers.overflow import is_context_overflow
 
 _RETRYABLE = re.compile(
     r"overloaded|rate.?limit|too many requests|\b(?:429|500|502|503|504|520|522|524|529)\b"

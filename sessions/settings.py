@@ -1,9 +1,14 @@
-"""User settings: ``$BATON_HOME/settings.json``.
+"""User settings: ``$BATON_HOME/settings.json``, and a project's ``.baton/settings.json`` over them.
 
 Keys may be written snake_case (``default_model``) or in pi's camelCase (``defaultModel``), so
 a pi ``settings.json`` works as is (pi's separate ``defaultProvider`` + ``defaultModel`` pair is
 understood too). A file that cannot be read or has invalid values never stops baton: each bad
 value is reported in :attr:`Settings.problems` and its default is used instead.
+
+Project settings are merged over the global ones: objects key by key, the rule lists of
+``permissions`` and the event lists of ``hooks`` joined (global first), other values replaced.
+What the project file said is kept apart too (:attr:`Settings.project_data`), because some of it
+(hooks) runs commands and needs the user's trust first.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
-from providers.models import ThinkingLevel
-from providers.paths import baton_home
+from baton.providers.models import ThinkingLevel
+from baton.providers.paths import baton_home
 
 SETTINGS_FILE = "settings.json"
+PROJECT_DIR = ".baton"
+_JOINED_LISTS = ("permissions", "hooks")
 
 
 class _Section(BaseModel):
@@ -60,6 +67,9 @@ class Settings(_Section):
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
+    _project_path: Path | None = PrivateAttr(default=None)
+    _project_data: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _global_data: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
     def problems(self) -> list[str]:
@@ -71,19 +81,86 @@ class Settings(_Section):
         """The file these settings were loaded from, if any."""
         return self._path
 
+    @property
+    def project_path(self) -> Path | None:
+        """The project's ``.baton/settings.json`` when one was merged in."""
+        return self._project_path
+
+    @property
+    def project_data(self) -> dict[str, Any]:
+        """The raw object the project's settings file held (empty without one)."""
+        return self._project_data
+
+    @property
+    def global_data(self) -> dict[str, Any]:
+        """The raw object the global settings file held."""
+        return self._global_data
+
+
+def project_settings_path(project_dir: Path) -> Path:
+    """``<project>/.baton/settings.json``."""
+    return project_dir / PROJECT_DIR / SETTINGS_FILE
+
 
 def settings_path(home: Path | None = None) -> Path:
     """``$BATON_HOME/settings.json``."""
     return (home or baton_home()) / SETTINGS_FILE
 
 
-def load_settings(path: Path | None = None) -> Settings:
-    """Read settings (default: ``$BATON_HOME/settings.json``); never raises.
+def load_settings(path: Path | None = None, *, project_dir: Path | None = None) -> Settings:
+    """Read settings (default: ``$BATON_HOME/settings.json``), with ``project_dir``'s
+    ``.baton/settings.json`` merged over them when given; never raises.
 
     A missing file gives the defaults. An unreadable file or invalid JSON gives the defaults and
     one problem; invalid values are dropped one by one (each reported) and the rest is kept."""
     target = path or settings_path()
     problems: list[str] = []
+    data = _read_object(target, problems)
+    global_data = data
+    project_data: dict[str, Any] = {}
+    project_file: Path | None = None
+    if project_dir is not None:
+        candidate = project_settings_path(project_dir)
+        if candidate.resolve() != target.resolve():
+            project_data = _read_object(candidate, problems)
+            if project_data or candidate.is_file():
+                project_file = candidate
+                data = merge_settings(data, project_data)
+    settings = validate_settings(_from_pi(data), problems, source=str(target))
+    settings._path = target
+    settings._project_path = project_file
+    settings._project_data = project_data
+    settings._global_data = global_data
+    return settings
+
+
+def merge_settings(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged onto ``base`` (see the module docstring for the rules)."""
+    out = dict(base)
+    for key, value in over.items():
+        current = out.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            out[key] = _merge_section(current, value, join_lists=key in _JOINED_LISTS)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_section(base: dict[str, Any], over: dict[str, Any], *, join_lists: bool) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        current = out.get(key)
+        if join_lists and isinstance(current, list) and isinstance(value, list):
+            out[key] = [*current, *value]
+        elif isinstance(current, dict) and isinstance(value, dict):
+            out[key] = _merge_section(current, value, join_lists=join_lists)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_object(target: Path, problems: list[str]) -> dict[str, Any]:
+    """The JSON object in ``target`` ({} when missing; problems noted when unreadable or invalid)."""
     data: dict[str, Any] = {}
     try:
         text = target.read_text(encoding="utf-8")
@@ -102,9 +179,7 @@ def load_settings(path: Path | None = None) -> Settings:
             data = loaded
         else:
             problems.append(f"{target}: must hold a JSON object; using default settings")
-    settings = validate_settings(_from_pi(data), problems, source=str(target))
-    settings._path = target
-    return settings
+    return data
 
 
 def validate_settings(data: dict[str, Any], problems: list[str] | None = None, *, source: str = "settings") -> Settings:

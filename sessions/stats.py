@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from providers.messages import AssistantMessage, ToolResultMessage, UserMessage
-from sessions.entries import MessageEntry
-from sessions.store import SessionStore
+from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
+from baton.sessions.entries import MessageEntry
+from baton.sessions.store import SessionStore
 
 
 @dataclass(frozen=True, slots=True)

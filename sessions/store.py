@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agent.messages import AgentMessage
-from providers.messages import ImageContent, TextContent
-from sessions.context import SessionContext, build_session_context
-from sessions.entries import (
+from baton.agent.messages import AgentMessage
+from baton.providers.messages import ImageContent, TextContent
+from baton.sessions.context import SessionContext, build_session_context
+from baton.sessions.entries import (
     CURRENT_VERSION,
     BranchSummaryEntry,
     CompactionEntry,
@@ -49,8 +49,8 @@ from sessions.entries import (
     iso_now,
     new_entry_id,
 )
-from sessions.errors import SessionFileError, SessionLockedError
-from sessions.migrate import file_version, migrate
+from baton.sessions.errors import SessionFileError, SessionLockedError
+from baton.sessions.migrate import file_version, migrate
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from sessions.context_files import ContextFile
+from baton.sessions.context_files import ContextFile
 
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 

@@ -17,14 +17,14 @@ import threading
 import weakref
 from typing import Any
 
-from agent.messages import (
+from baton.agent.messages import (
     AgentMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

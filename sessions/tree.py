@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.messages import BashExecutionMessage, CustomMessage
-from providers.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from sessions.entries import (
+from baton.agent.messages import BashExecutionMessage, CustomMessage
+from baton.providers.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from agent.messages import BashExecutionMessage
-from agent.tool import AgentToolResult, ToolError
-from providers.messages import TextContent
+from baton.agent.messages import BashExecutionMessage
+from baton.agent.tool import AgentToolResult, ToolError
+from baton.providers.messages import TextContent
 
 
 async def run_user_bash(
@@ -21,7 +21,7 @@ async def run_user_bash(
 ) -> BashExecutionMessage:
     """Run ``command`` in ``cwd`` (no timeout; ``signal`` stops it, with its whole process
     group). ``on_output`` gets the output so far (its tail) while it runs."""
-    from tools.bash import BashTool
+    from baton.tools.bash import BashTool
 
     def forward(partial: AgentToolResult) -> None:
         if on_output is not None:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.tool import AgentTool
-from tools.bash import BashTool
-from tools.edit import EditTool
-from tools.find import FindTool
-from tools.grep import GrepTool
-from tools.ls import LsTool
-from tools.read import ReadTool
-from tools.sanitize import strip_control_sequences
-from tools.write import WriteTool
+from baton.agent.tool import AgentTool
+from baton.tools.bash import BashTool
+from baton.tools.edit import EditTool
+from baton.tools.find import FindTool
+from baton.tools.grep import GrepTool
+from baton.tools.ls import LsTool
+from baton.tools.read import ReadTool
+from baton.tools.sanitize import strip_control_sequences
+from baton.tools.write import WriteTool
 
 TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")

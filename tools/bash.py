@@ -29,12 +29,12 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from providers.messages import TextContent
-from tools.output_buffer import OutputBuffer, OutputSnapshot
-from tools.params import ToolParams
-from tools.shell import kill_group, shell_command, signal_group
-from tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.messages import TextContent
+from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
+from baton.tools.params import ToolParams
+from baton.tools.shell import kill_group, shell_command, signal_group
+from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 logger = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from tools.diff import display_diff, unified_patch
-from tools.edit_match import (
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.diff import display_diff, unified_patch
+from baton.tools.edit_match import (
     Edit,
     EditMatchError,
     apply_edits,
@@ -31,10 +31,10 @@ from tools.edit_match import (
     restore_line_endings,
     strip_bom,
 )
-from tools.file_lock import file_lock
-from tools.fs_atomic import atomic_write
-from tools.params import ToolParams
-from tools.paths import resolve_existing_path
+from baton.tools.file_lock import file_lock
+from baton.tools.fs_atomic import atomic_write
+from baton.tools.params import ToolParams
+from baton.tools.paths import resolve_existing_path
 
 
 class EditItem(BaseModel):

@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from tools.globs import glob_regex
+from baton.tools.globs import glob_regex
 
 
 @dataclass(slots=True, frozen=True)

@@ -24,12 +24,12 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from tools.globs import PathGlob
-from tools.params import ToolParams
-from tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
-from tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
-from tools.walk import walk
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.globs import PathGlob
+from baton.tools.params import ToolParams
+from baton.tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from baton.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from baton.tools.walk import walk
 
 DEFAULT_LIMIT = 100
 BINARY_SNIFF = 8192

@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from tools.params import ToolParams
-from tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
-from tools.truncate import DEFAULT_MAX_BYTES
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.params import ToolParams
+from baton.tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from baton.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LIMIT = 500
 

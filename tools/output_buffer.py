@@ -13,8 +13,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from tools.sanitize import strip_control_sequences
-from tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
+from baton.tools.sanitize import strip_control_sequences
+from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 TAIL_KEEP = DEFAULT_MAX_BYTES * 2
 """Bytes of tail kept after a trim (more than the model sees, so its first line is complete)."""

@@ -20,13 +20,13 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from providers.messages import ImageContent, TextContent
-from tools.file_pages import OffsetBeyondEnd, Page, read_page
-from tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
-from tools.params import ToolParams
-from tools.paths import resolve_existing_path
-from tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.messages import ImageContent, TextContent
+from baton.tools.file_pages import OffsetBeyondEnd, Page, read_page
+from baton.tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
+from baton.tools.params import ToolParams
+from baton.tools.paths import resolve_existing_path
+from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 BINARY_SNIFF = 8192
 MAX_IMAGE_READ_BYTES = 64 * 1024 * 1024

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from agent.tool import ToolError
-from tools.paths import resolve_path
-from tools.truncate import DEFAULT_MAX_BYTES, TruncationResult, format_size, truncate_head
+from baton.agent.tool import ToolError
+from baton.tools.paths import resolve_path
+from baton.tools.truncate import DEFAULT_MAX_BYTES, TruncationResult, format_size, truncate_head
 
 UNLIMITED_LINES = 10**12
 

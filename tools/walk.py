@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tools.gitignore import IgnoreFile, is_ignored, load_ignore_file, parent_ignore_files
+from baton.tools.gitignore import IgnoreFile, is_ignored, load_ignore_file, parent_ignore_files
 
 ALWAYS_SKIPPED = frozenset({".git"})
 

@@ -14,11 +14,11 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from tools.file_lock import file_lock
-from tools.fs_atomic import atomic_write
-from tools.params import ToolParams
-from tools.paths import resolve_path
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.file_lock import file_lock
+from baton.tools.fs_atomic import atomic_write
+from baton.tools.params import ToolParams
+from baton.tools.paths import resolve_path
 
 
 class WriteParams(ToolParams):

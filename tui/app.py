@@ -24,19 +24,19 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 
-from tui.commands import command_list, dispatch, parse_command
-from tui.completer import Completer
-from tui.render import one_line
-from tui.widgets.completion import CompletionList
-from tui.widgets.editor import PromptEditor
-from tui.widgets.messages import NoticeLevel, retry_notice, user_text
-from tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
-from tui.widgets.transcript import Transcript
+from baton import __version__
+from baton.tui.commands import command_list, dispatch, parse_command
+from baton.tui.completer import Completer
+from baton.tui.render import one_line
+from baton.tui.widgets.completion import CompletionList
+from baton.tui.widgets.editor import PromptEditor
+from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
+from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
+from baton.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from providers.models import Model
+    from baton.providers.models import Model
 
-VERSION = "0.1.0"
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
 
@@ -100,7 +100,7 @@ class BatonApp(App[int]):
 
     def _make_header(self) -> StartupHeader:
         return StartupHeader(
-            version=VERSION,
+            version=__version__,
             model=self.session.model,
             cwd=self.cwd,
             context_files=list(getattr(self.session, "context_files", []) or []),
@@ -116,7 +116,7 @@ class BatonApp(App[int]):
         return out
 
     def _argument_sources(self) -> dict[str, Any]:
-        from providers.models import THINKING_LEVELS
+        from baton.providers.models import THINKING_LEVELS
 
         def models() -> list[tuple[str, str]]:
             try:
@@ -145,7 +145,7 @@ class BatonApp(App[int]):
         models.json errors) and whether the model can be reached at all (no API key)."""
         problems = [str(w) for w in getattr(self.session, "warnings", []) or []]
         try:
-            from providers.catalog import models_json_errors
+            from baton.providers.catalog import models_json_errors
 
             problems += [f"models.json: {e}" for e in models_json_errors()]
         except Exception:
@@ -161,7 +161,7 @@ class BatonApp(App[int]):
         if is_demo(model) or not model.base_url or model.ref in extra or getattr(options, "api_key", None):
             return  # embedded models (tests, faux) bring their own transport
         try:
-            from providers.catalog import env_var_for, has_api_key
+            from baton.providers.catalog import env_var_for, has_api_key
 
             if model.is_local or has_api_key(model.provider):
                 return
@@ -419,7 +419,7 @@ class BatonApp(App[int]):
         """Ctrl+L: the model picker."""
         if self._modal_open():
             raise SkipAction()
-        from tui.commands import ParsedCommand
+        from baton.tui.commands import ParsedCommand
 
         self.run_worker(dispatch(self, ParsedCommand("model", "")), group="command", exit_on_error=False)
 
@@ -499,7 +499,7 @@ class BatonApp(App[int]):
     # -- model and thinking ----------------------------------------------------------------------
 
     def _handoff(self, model: Model) -> str | None:
-        from tui.commands import handoff_summary
+        from baton.tui.commands import handoff_summary
 
         return handoff_summary(self, model)
 

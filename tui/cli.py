@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from tui.cli_args import EXIT_OK, VERSION
+from baton.tui.cli_args import EXIT_OK, VERSION
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     if args_list in (["--version"], ["-V"]):
         print(f"baton {VERSION}")
         return EXIT_OK
-    from tui.launch import run
+    from baton.tui.launch import run
 
     return run(args_list)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
-VERSION = "0.1.0"
+from baton import __version__
+
+VERSION = __version__
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.cli_args import EXIT_USAGE
+from baton.tui.cli_args import EXIT_USAGE
 
 
 class CliError(Exception):

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
-from tui.files import fuzzy_score
-from tui.render import clean, format_cost, format_tokens, one_line, short_path
-from tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
+from baton.tui.files import fuzzy_score
+from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
+from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
-    from providers.models import Model
-    from tui.app import BatonApp
+    from baton.providers.models import Model
+    from baton.tui.app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
@@ -195,7 +195,7 @@ async def cmd_model(app: BatonApp, args: str) -> None:
 
 @command("thinking", "/thinking [level]", "Set the thinking level (off, minimal, low, medium, high, xhigh)")
 async def cmd_thinking(app: BatonApp, args: str) -> None:
-    from providers.models import THINKING_LEVELS
+    from baton.providers.models import THINKING_LEVELS
 
     level = args.strip().lower()
     if not level:
@@ -239,7 +239,7 @@ def _when(value: Any) -> str:
 
 @command("resume", "/resume", "Resume another session of this directory", while_running=False)
 async def cmd_resume(app: BatonApp, args: str) -> None:
-    from sessions import list_sessions
+    from baton.sessions import list_sessions
 
     sessions = [s for s in list_sessions(app.session.cwd) if s.path != app.session.session_file]
     if not sessions:

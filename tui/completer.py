@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tui.files import fuzzy_filter, list_project_files
-from tui.widgets.completion import Completion
+from baton.tui.files import fuzzy_filter, list_project_files
+from baton.tui.widgets.completion import Completion
 
 _COMMAND_TOKEN = re.compile(r"^/([\w-]*)$")
 _COMMAND_ARGS = re.compile(r"^/([\w-]+) (\S*)$")

@@ -50,7 +50,7 @@ def _git_files(cwd: Path, limit: int) -> list[str] | None:
 
 def _walk_files(cwd: Path, limit: int) -> list[str]:
     """Outside a git work tree: the same .gitignore-aware walk the grep and find tools use."""
-    from tools.walk import walk
+    from baton.tools.walk import walk
 
     out: list[str] = []
     for entry in walk(str(cwd)):

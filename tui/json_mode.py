@@ -14,13 +14,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from providers.messages import now_ms
-from tui.cli_args import EXIT_RUN_FAILED
-from tui.print_mode import RunTracker, install_interrupt_handler, silence_stdout
+from baton.providers.messages import now_ms
+from baton.tui.cli_args import EXIT_RUN_FAILED
+from baton.tui.print_mode import RunTracker, install_interrupt_handler, silence_stdout
 
 if TYPE_CHECKING:
-    from providers.messages import ImageContent
-    from sessions import CodingSession
+    from baton.providers.messages import ImageContent
+    from baton.sessions import CodingSession
 
 _DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
@@ -29,7 +29,7 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str
 def event_line(event: Any) -> str:
     """The JSON line for one session/agent event."""
     if getattr(event, "type", None) == "message_update":
-        from providers.events import event_to_dict
+        from baton.providers.events import event_to_dict
 
         inner = event.assistant_message_event
         out: dict[str, Any] = {

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from providers.messages import ImageContent
-from tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
-from tui.cli_errors import CliError
-from tui.prompt_input import build_prompt, read_piped_stdin
+from baton.providers.messages import ImageContent
+from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
+from baton.tui.cli_errors import CliError
+from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
-    from sessions import CodingSession
+    from baton.sessions import CodingSession
 
 
 def run(argv: list[str]) -> int:
@@ -24,7 +24,7 @@ def run(argv: list[str]) -> int:
         if args.export:
             return _export(args)
         if args.list_models_requested:
-            from tui.list_models import list_models_command
+            from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
         piped = read_piped_stdin()
@@ -42,35 +42,35 @@ def run(argv: list[str]) -> int:
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
-    from tui.session_setup import open_session
+    from baton.tui.session_setup import open_session
 
     session = await open_session(args)
     try:
         if args.print_mode:
             _print_warnings(session)
             if args.mode == "json":
-                from tui.json_mode import run_json_mode
+                from baton.tui.json_mode import run_json_mode
 
                 return await run_json_mode(session, text, images)
-            from tui.print_mode import run_print_mode
+            from baton.tui.print_mode import run_print_mode
 
             return await run_print_mode(session, text, images)
-        from tui.app import run_interactive_async
+        from baton.tui.app import run_interactive_async
 
         return await run_interactive_async(
             session, initial_prompt=text or None, initial_images=images or None
         )
     finally:
         await session.close()
-        if "providers.transport" in sys.modules:
-            from providers.transport import aclose_shared_client
+        if "baton.providers.transport" in sys.modules:
+            from baton.providers.transport import aclose_shared_client
 
             await aclose_shared_client()
 
 
 def _print_warnings(session: CodingSession) -> None:
     """Problems found while opening (bad settings, skipped session lines, models.json errors)."""
-    from providers.catalog import models_json_errors
+    from baton.providers.catalog import models_json_errors
 
     for warning in [*session.warnings, *(f"models.json: {e}" for e in models_json_errors())]:
         print(f"baton: warning: {warning}", file=sys.stderr)
@@ -80,10 +80,10 @@ def _export(args: CliArgs) -> int:
     """``baton --export SESSION [OUT]``: the format follows OUT's extension (``.md`` ->
     Markdown, else HTML); without OUT (or with a directory) the file is
     ``baton-session-<session file name>.html`` in the current directory (or that directory)."""
-    from sessions.errors import SessionError
-    from sessions.export import default_export_path, export_session, normalize_format
-    from sessions.listing import find_session
-    from sessions.store import SessionStore
+    from baton.sessions.errors import SessionError
+    from baton.sessions.export import default_export_path, export_session, normalize_format
+    from baton.sessions.listing import find_session
+    from baton.sessions.store import SessionStore
 
     try:
         source = find_session(args.export[0], Path.cwd())

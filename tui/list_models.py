@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tui.cli_args import EXIT_OK
+from baton.tui.cli_args import EXIT_OK
 
 
 def _fmt_tokens(n: int) -> str:
@@ -17,9 +17,9 @@ def _fmt_tokens(n: int) -> str:
 
 def list_models_command(search: str) -> int:
     """Print the catalog (plus local Ollama models and the demo model), filtered by ``search``."""
-    from providers.catalog import find_models, has_api_key, list_models, models_json_errors
-    from providers.demo import demo_model
-    from providers.ollama import discover_ollama_models
+    from baton.providers.catalog import find_models, has_api_key, list_models, models_json_errors
+    from baton.providers.demo import demo_model
+    from baton.providers.ollama import discover_ollama_models
 
     models = find_models(search) if search else list_models()
     local = discover_ollama_models()

@@ -13,11 +13,11 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tui.cli_args import EXIT_OK, EXIT_RUN_FAILED
+from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED
 
 if TYPE_CHECKING:
-    from providers.messages import AssistantMessage, ImageContent
-    from sessions import CodingSession
+    from baton.providers.messages import AssistantMessage, ImageContent
+    from baton.sessions import CodingSession
 
 
 def install_interrupt_handler(on_interrupt: Callable[[], None]) -> Callable[[], None]:
@@ -72,7 +72,7 @@ class RunTracker:
     @property
     def answer(self) -> AssistantMessage | None:
         """The run's final assistant message, when the run ended on one."""
-        from providers.messages import AssistantMessage
+        from baton.providers.messages import AssistantMessage
 
         return self.last_message if isinstance(self.last_message, AssistantMessage) else None
 
@@ -119,7 +119,7 @@ class _Progress:
     """One-line progress notes on a terminal's stderr."""
 
     def __init__(self) -> None:
-        from tools import strip_control_sequences
+        from baton.tools import strip_control_sequences
 
         self._clean = strip_control_sequences
 
@@ -166,7 +166,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     assert tracker.answer is not None
     answer = tracker.answer.text
     if sys.stdout.isatty():
-        from tools import strip_control_sequences
+        from baton.tools import strip_control_sequences
 
         answer = strip_control_sequences(answer)
     try:

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from providers.messages import ImageContent
-from tui.cli_errors import CliError
+from baton.providers.messages import ImageContent
+from baton.tui.cli_errors import CliError
 
 _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),

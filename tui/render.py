@@ -15,7 +15,7 @@ from pathlib import Path
 
 from textual.content import Content
 
-from tools.sanitize import strip_control_sequences
+from baton.tools.sanitize import strip_control_sequences
 
 # Belt and braces after strip_control_sequences: C0 controls except tab and newline, DEL, C1.
 _STRAY_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE, THINKING_CHOICES, CliArgs
-from tui.cli_errors import CliError
+from baton.tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE, THINKING_CHOICES, CliArgs
+from baton.tui.cli_errors import CliError
 
 if TYPE_CHECKING:
-    from providers.models import Model, ThinkingLevel
-    from sessions import CodingSession, Settings
+    from baton.providers.models import Model, ThinkingLevel
+    from baton.sessions import CodingSession, Settings
 
 # Preferred default per provider, in the order providers are tried when no model is configured.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -38,7 +38,7 @@ def split_thinking_suffix(ref: str) -> tuple[str, ThinkingLevel | None]:
 
 def ensure_api_key(model: Model, api_key: str | None) -> None:
     """Fail with a one-line error naming the env var when ``model`` has no usable key."""
-    from providers.catalog import env_var_for, has_api_key
+    from baton.providers.catalog import env_var_for, has_api_key
 
     if api_key or model.provider == "demo" or model.is_local or has_api_key(model.provider):
         return
@@ -51,8 +51,8 @@ def ensure_api_key(model: Model, api_key: str | None) -> None:
 
 def lookup_model(ref: str) -> Model:
     """The catalog model for ``ref`` (the demo model included), or a one-line CLI error."""
-    from providers.catalog import ModelNotFoundError, get_model
-    from providers.demo import DEMO_MODEL_REF, demo_model
+    from baton.providers.catalog import ModelNotFoundError, get_model
+    from baton.providers.demo import DEMO_MODEL_REF, demo_model
 
     if ref in (DEMO_MODEL_REF, "baton-demo"):
         return demo_model()
@@ -60,7 +60,7 @@ def lookup_model(ref: str) -> Model:
         return get_model(ref)
     except ModelNotFoundError as exc:
         if ref.startswith("ollama/"):
-            from providers.ollama import discover_ollama_models
+            from baton.providers.ollama import discover_ollama_models
 
             name = ref.split("/", 1)[1]
             for model in discover_ollama_models():
@@ -72,8 +72,8 @@ def lookup_model(ref: str) -> Model:
 def default_model(settings: Settings, api_key: str | None) -> Model:
     """The model to use when none is given: settings, then the first provider with a key,
     then a locally configured model, then the offline demo model."""
-    from providers.catalog import has_api_key, list_models
-    from providers.demo import demo_model
+    from baton.providers.catalog import has_api_key, list_models
+    from baton.providers.demo import demo_model
 
     if settings.default_model:
         try:
@@ -109,7 +109,7 @@ def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, Thin
         ensure_api_key(model, args.api_key)
         return model, suffix_level or level
     if args.provider:
-        from providers.catalog import list_models
+        from baton.providers.catalog import list_models
 
         candidates = [m for m in list_models() if m.provider == args.provider]
         preferred = [ref for ref in DEFAULT_MODELS if ref.startswith(args.provider + "/")]
@@ -141,7 +141,7 @@ def session_mode(args: CliArgs, cwd: Path) -> str:
 
 def pick_session(cwd: Path, args: CliArgs) -> Path:
     """Ask on the terminal which session of this directory to resume."""
-    from sessions import list_sessions
+    from baton.sessions import list_sessions
 
     session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
     infos = list_sessions(cwd, session_dir)
@@ -163,7 +163,7 @@ async def open_session(args: CliArgs) -> CodingSession:
     """Open the coding session the arguments describe, or raise :class:`CliError`."""
     from dataclasses import replace
 
-    from sessions import (
+    from baton.sessions import (
         CodingSession,
         NoModelError,
         SessionFileError,
@@ -173,12 +173,12 @@ async def open_session(args: CliArgs) -> CodingSession:
         load_settings,
     )
 
-    settings = load_settings()
     cwd = Path.cwd()
+    settings = load_settings(project_dir=cwd)
     model, level = resolve_model(args, settings)
     extra_models: list[Model] = []
     if not args.print_mode:
-        from providers.ollama import discover_ollama_models
+        from baton.providers.ollama import discover_ollama_models
 
         # A local Ollama server's models are offered by /model and Ctrl+L (quick: a refused
         # connection answers at once).
@@ -207,7 +207,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         try:
             session = await CodingSession.open(options)
         except NoModelError:
-            from providers.demo import demo_model
+            from baton.providers.demo import demo_model
 
             session = await CodingSession.open(replace(options, model=demo_model()))
     except SessionLockedError as exc:

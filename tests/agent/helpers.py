@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent import Agent, AgentEvent, AgentTool, AgentToolResult, ToolError
-from providers.faux import FauxProvider, FauxResponse
-from providers.models import Model
+from baton.agent import Agent, AgentEvent, AgentTool, AgentToolResult, ToolError
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.models import Model
 
 
 class NumberArgs(BaseModel):
@@ -209,6 +209,6 @@ def result_texts(agent: Agent) -> list[str]:
 
 
 def model_of(provider: FauxProvider, id: str = "faux-1", provider_name: str | None = None) -> Model:
-    from providers.faux import faux_model
+    from baton.providers.faux import faux_model
 
     return faux_model(id, api=provider.api, provider=provider_name or provider.api)

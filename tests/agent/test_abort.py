@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from agent import Agent
-from agent.execution import ABORTED_TEXT
-from providers.events import AssistantMessageEventStream, StartEvent, TextDeltaEvent, TextStartEvent
-from providers.faux import FauxResponse, faux_model, faux_tool_call
-from providers.messages import AssistantMessage, TextContent, ToolCall
+from baton.agent import Agent
+from baton.agent.execution import ABORTED_TEXT
+from baton.providers.events import AssistantMessageEventStream, StartEvent, TextDeltaEvent, TextStartEvent
+from baton.providers.faux import FauxResponse, faux_model, faux_tool_call
+from baton.providers.messages import AssistantMessage, TextContent, ToolCall
 from tests.agent.helpers import (
     EchoTool,
     Recorder,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent import Agent
-from providers.faux import faux_tool_call
+from baton.agent import Agent
+from baton.providers.faux import faux_tool_call
 from tests.agent.helpers import EchoTool, Recorder, faux, model_of, tool_reply
 
 API = "faux-events"
@@ -54,7 +54,7 @@ async def test_message_update_without_partial() -> None:
 
 
 async def test_tool_update_event_json() -> None:
-    from agent import AgentToolResult, ToolExecutionUpdateEvent
+    from baton.agent import AgentToolResult, ToolExecutionUpdateEvent
 
     event = ToolExecutionUpdateEvent("c1", "bash", {"command": "ls"},
                                      AgentToolResult.text("partial", details={"lines": 1}))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent import (
+from baton.agent import (
     AfterToolCallResult,
     Agent,
     AgentBusyError,
@@ -17,9 +17,9 @@ from agent import (
     BeforeToolCallResult,
     CustomMessage,
 )
-from agent.execution import SKIPPED_TEXT
-from providers.faux import FauxResponse, faux_model, faux_thinking, faux_tool_call
-from providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from baton.agent.execution import SKIPPED_TEXT
+from baton.providers.faux import FauxResponse, faux_model, faux_thinking, faux_tool_call
+from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
 from tests.agent.helpers import (
     BoomTool,
     EchoTool,
@@ -291,7 +291,7 @@ async def test_continue_from_tool_result_and_empty_history() -> None:
         AssistantMessage(api=API, provider=API, model="faux-1", content=[call], stop_reason="toolUse"),
     ])
     agent.messages.append(
-        __import__("providers.messages", fromlist=["ToolResultMessage"]).ToolResultMessage(
+        __import__("baton.providers.messages", fromlist=["ToolResultMessage"]).ToolResultMessage(
             tool_call_id="c1", tool_name="echo", content=[TextContent(text="got 1")]
         )
     )
@@ -397,7 +397,7 @@ async def test_get_api_key_is_called_per_request() -> None:
         return f"key-{len(keys)}"
 
     def spy_stream(model: Any, context: Any, **options: Any) -> Any:
-        from providers.dispatch import stream
+        from baton.providers.dispatch import stream
 
         received.append(options.get("api_key"))
         return stream(model, context, **options)
@@ -412,7 +412,7 @@ async def test_get_api_key_is_called_per_request() -> None:
 
 async def test_transform_context_runs_before_convert_on_every_call_without_mutating_history() -> None:
     calls: list[str] = []
-    from agent import convert_to_llm
+    from baton.agent import convert_to_llm
 
     async def transform(messages: list[Any], signal: asyncio.Event) -> list[Any]:
         calls.append(f"transform:{len(messages)}")
@@ -507,7 +507,7 @@ async def test_tool_result_details_and_images_survive() -> None:
         name = "img"
 
         async def run(self, tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
-            from providers.messages import ImageContent
+            from baton.providers.messages import ImageContent
 
             return AgentToolResult([TextContent(text="an image"), ImageContent(data="aGk=", mime_type="image/png")],
                                    details={"path": "x.png"})

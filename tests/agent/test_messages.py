@@ -9,7 +9,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import ValidationError
 
-from agent import (
+from baton.agent import (
     BRANCH_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_PREFIX,
     AgentMessage,
@@ -24,7 +24,7 @@ from agent import (
     convert_to_llm,
     register_message_type,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent import Agent, AgentEvent, AgentTool, AgentToolResult
-from providers.faux import faux_tool_call
+from baton.agent import Agent, AgentEvent, AgentTool, AgentToolResult
+from baton.providers.faux import faux_tool_call
 from tests.agent.helpers import faux, model_of, tool_reply
 
 API = "faux-qa-agent"

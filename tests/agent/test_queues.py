@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent import Agent, BeforeToolCallResult, QueueMode
-from agent.execution import SKIPPED_TEXT
-from providers.faux import faux_model, faux_tool_call
-from providers.messages import UserMessage
+from baton.agent import Agent, BeforeToolCallResult, QueueMode
+from baton.agent.execution import SKIPPED_TEXT
+from baton.providers.faux import faux_model, faux_tool_call
+from baton.providers.messages import UserMessage
 from tests.agent.helpers import EchoTool, Recorder, WaitTool, faux, model_of, result_texts, tool_reply
 
 API = "faux-queues"

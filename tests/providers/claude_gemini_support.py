@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from providers.adapter import MessageBuilder, ProviderError, WireAdapter
-from providers.events import AssistantMessageEvent, DoneEvent, ErrorEvent
-from providers.messages import (
+from baton.providers.adapter import MessageBuilder, ProviderError, WireAdapter
+from baton.providers.events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -31,8 +31,8 @@ from providers.messages import (
     Usage,
     UserMessage,
 )
-from providers.models import Model, ModelCost
-from providers.sse import SseDecoder
+from baton.providers.models import Model, ModelCost
+from baton.providers.sse import SseDecoder
 from tests.replay_server import ReplayServer, Reply, chunks_txt_to_sse
 
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -96,7 +96,7 @@ async def run_stream(
     target: Model, context: Context, replies: list[Reply], **options: Any
 ) -> Streamed:
     """Stream through :func:`providers.stream` against a replay server playing ``replies``."""
-    from providers.dispatch import stream
+    from baton.providers.dispatch import stream
 
     with ReplayServer(list(replies)) as server:
         live = target.model_copy(update={"base_url": server.url + _base_path(target)})
@@ -240,7 +240,7 @@ def handoff_transcript(source_api: str, target: Model | None = None) -> Context:
 
 def prepared(target: Model, context: Context, **options: Any) -> Context:
     """``context`` as the target receives it: :func:`providers.dispatch.prepare_context`."""
-    from providers.dispatch import prepare_context
-    from providers.options import StreamOptions
+    from baton.providers.dispatch import prepare_context
+    from baton.providers.options import StreamOptions
 
     return prepare_context(target, context, StreamOptions(**options))

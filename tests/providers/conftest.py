@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from providers.transport import aclose_shared_client
+from baton.providers.transport import aclose_shared_client
 
 
 @pytest.fixture(autouse=True)

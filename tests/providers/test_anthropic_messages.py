@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from providers.adapter import ProviderError
-from providers.anthropic_messages import (
+from baton.providers.adapter import ProviderError
+from baton.providers.anthropic_messages import (
     ADAPTER,
     REDACTED_THINKING_TEXT,
     build_body,
     messages_url,
     tool_choice,
 )
-from providers.events import TextDeltaEvent
-from providers.messages import (
+from baton.providers.events import TextDeltaEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -30,8 +30,8 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
-from providers.options import StreamOptions
+from baton.providers.models import Model
+from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     PNG_1PX,
     TOOLS,
@@ -575,7 +575,7 @@ async def test_abort_mid_stream_keeps_partial_text() -> None:
     context = Context(messages=[UserMessage(content="q")])
 
     async def abort_on_first_delta() -> None:
-        from providers.dispatch import stream
+        from baton.providers.dispatch import stream
         from tests.replay_server import ReplayServer
 
         with ReplayServer([reply]) as server:

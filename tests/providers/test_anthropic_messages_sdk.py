@@ -19,9 +19,9 @@ from anthropic._streaming import SSEDecoder
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 
-from providers.anthropic_messages import ADAPTER, REDACTED_THINKING_TEXT, build_body
-from providers.messages import TextContent, ThinkingContent, ToolCall
-from providers.options import StreamOptions
+from baton.providers.anthropic_messages import ADAPTER, REDACTED_THINKING_TEXT, build_body
+from baton.providers.messages import TextContent, ThinkingContent, ToolCall
+from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     SOURCE_APIS,
     decode,

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-import providers
-from providers import catalog
-from providers.catalog import (
+import baton.providers as providers
+from baton.providers import catalog
+from baton.providers.catalog import (
     ModelNotFoundError,
     env_var_for,
     find_models,
@@ -23,9 +23,9 @@ from providers.catalog import (
     list_models,
     models_json_errors,
 )
-from providers.models import Model
-from providers.models_json import SUPPORTED_APIS
-from providers.paths import baton_home, models_json_path, sessions_dir
+from baton.providers.models import Model
+from baton.providers.models_json import SUPPORTED_APIS
+from baton.providers.paths import baton_home, models_json_path, sessions_dir
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from providers.dispatch import resolve, stream
-from providers.events import AssistantMessageEvent
-from providers.faux import (
+from baton.providers.dispatch import resolve, stream
+from baton.providers.events import AssistantMessageEvent
+from baton.providers.faux import (
     NO_RESPONSE_LEFT,
     FauxProvider,
     FauxResponse,
@@ -20,7 +20,7 @@ from providers.faux import (
     faux_thinking,
     faux_tool_call,
 )
-from providers.messages import AssistantMessage, Context, TextContent, ToolCall, UserMessage
+from baton.providers.messages import AssistantMessage, Context, TextContent, ToolCall, UserMessage
 
 
 def _ctx(text: str = "hello") -> Context:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from providers.adapter import ProviderError
-from providers.events import TextDeltaEvent, ToolCallDeltaEvent
-from providers.google_generative_ai import (
+from baton.providers.adapter import ProviderError
+from baton.providers.events import TextDeltaEvent, ToolCallDeltaEvent
+from baton.providers.google_generative_ai import (
     ADAPTER,
     build_body,
     is_valid_signature,
@@ -20,7 +20,7 @@ from providers.google_generative_ai import (
     thinking_config,
     tool_config,
 )
-from providers.messages import (
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -30,8 +30,8 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
-from providers.options import StreamOptions
+from baton.providers.models import Model
+from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     PNG_1PX,
     TOOLS,
@@ -520,7 +520,7 @@ async def test_safety_stop_ends_in_error_keeping_the_text() -> None:
 
 
 async def test_abort_mid_stream_keeps_partial_text() -> None:
-    from providers.dispatch import stream
+    from baton.providers.dispatch import stream
 
     signal = asyncio.Event()
     first, second = _HELLO.split(b"\n\n", 1)

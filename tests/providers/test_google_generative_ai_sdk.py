@@ -30,9 +30,9 @@ from google.genai import types as gt
 from google.genai._api_client import HttpResponse
 from google.genai.models import _GenerateContentResponse_from_mldev
 
-from providers.google_generative_ai import ADAPTER, SKIP_THOUGHT_SIGNATURE, build_body
-from providers.messages import TextContent, ThinkingContent, ToolCall
-from providers.options import StreamOptions
+from baton.providers.google_generative_ai import ADAPTER, SKIP_THOUGHT_SIGNATURE, build_body
+from baton.providers.messages import TextContent, ThinkingContent, ToolCall
+from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     SOURCE_APIS,
     decode,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from providers import AssistantMessage, Message, ToolResultMessage, UserMessage
+from baton.providers import AssistantMessage, Message, ToolResultMessage, UserMessage
 
 ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
 LLM_ROLES = {"user", "assistant", "toolResult"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from providers.catalog import get_model
-from providers.dispatch import complete
-from providers.messages import Context, UserMessage
-from providers.models import Model
+from baton.providers.catalog import get_model
+from baton.providers.dispatch import complete
+from baton.providers.messages import Context, UserMessage
+from baton.providers.models import Model
 
 
 async def test_builtin_provider_without_key_fails_at_once(baton_home: Path) -> None:

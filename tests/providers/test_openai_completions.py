@@ -17,13 +17,13 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
-from providers.adapter import MessageBuilder, ProviderError
+from baton.providers.adapter import MessageBuilder, ProviderError
 
 # Import the functions from their module (the package exports them lazily too).
-from providers.dispatch import complete, prepare_context
-from providers.dispatch import stream as start_stream
-from providers.events import AssistantMessageEvent
-from providers.messages import (
+from baton.providers.dispatch import complete, prepare_context
+from baton.providers.dispatch import stream as start_stream
+from baton.providers.events import AssistantMessageEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -35,10 +35,10 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ModelCost
-from providers.openai_completions import ADAPTER, Compat, build_body, detect_compat, resolve_compat
-from providers.options import StreamOptions
-from providers.sse import SseDecoder
+from baton.providers.models import Model, ModelCost
+from baton.providers.openai_completions import ADAPTER, Compat, build_body, detect_compat, resolve_compat
+from baton.providers.options import StreamOptions
+from baton.providers.sse import SseDecoder
 from tests.providers.typeddict_oracle import check
 from tests.replay_server import ReplayServer, Reply, chunks_txt_to_sse, rechunk, sse_events
 

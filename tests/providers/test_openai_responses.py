@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from providers.dispatch import stream
-from providers.events import AssistantMessageEvent, DoneEvent, ErrorEvent
-from providers.messages import (
+from baton.providers.dispatch import stream
+from baton.providers.events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -26,9 +26,9 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model, ModelCost
-from providers.openai_responses import ADAPTER, build_body, build_request, parse_text_signature
-from providers.options import StreamOptions
+from baton.providers.models import Model, ModelCost
+from baton.providers.openai_responses import ADAPTER, build_body, build_request, parse_text_signature
+from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     PNG_1PX,
     SOURCE_APIS,
@@ -342,8 +342,8 @@ def test_random_split_points(provider_streams: Path, cuts: list[int]) -> None:
     body = (responses_dir(provider_streams) / WEB_SEARCH).read_bytes()
     points = sorted({c % len(body) for c in cuts} | {0, len(body)})
     message = AssistantMessage(api=GPT5.api, provider=GPT5.provider, model=GPT5.id)
-    from providers.adapter import MessageBuilder
-    from providers.sse import SseDecoder
+    from baton.providers.adapter import MessageBuilder
+    from baton.providers.sse import SseDecoder
 
     decoder = ADAPTER.create_decoder(GPT5, MessageBuilder(message, lambda _e: None))
     sse = SseDecoder()
@@ -668,7 +668,7 @@ def test_handoff_requests_validate_against_the_sdk(source_api: str, target: Mode
 
 def test_request_building_is_usable_as_a_wire_adapter() -> None:
     assert ADAPTER.api == "openai-responses"
-    from providers.dispatch import resolve
+    from baton.providers.dispatch import resolve
 
     assert resolve("openai-responses") is ADAPTER
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from providers import AssistantMessage, StopReason, Usage, is_context_overflow
+from baton.providers import AssistantMessage, StopReason, Usage, is_context_overflow
 
 
 def failed(text: str) -> AssistantMessage:

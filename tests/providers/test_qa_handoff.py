@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from providers import stream
-from providers.messages import (
+from baton.providers import stream
+from baton.providers.messages import (
     AssistantMessage,
     Context,
     Message,
@@ -15,7 +15,7 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
+from baton.providers.models import Model
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
 
@@ -93,9 +93,9 @@ def gemini(model_id: str) -> Model:
 
 
 def model_parts(model: Model, messages: list[Message]) -> list[dict[str, Any]]:
-    from providers.dispatch import prepare_context
-    from providers.google_generative_ai import build_body
-    from providers.options import StreamOptions
+    from baton.providers.dispatch import prepare_context
+    from baton.providers.google_generative_ai import build_body
+    from baton.providers.options import StreamOptions
 
     options = StreamOptions(thinking="high")
     body = build_body(model, prepare_context(model, Context(messages=messages), options), options)
@@ -105,7 +105,7 @@ def model_parts(model: Model, messages: list[Message]) -> list[dict[str, Any]]:
 def test_gemini_3_gets_the_skip_sentinel_on_calls_it_did_not_sign() -> None:
     # Gemini 3 answers 400 ("function call is missing a thought_signature") to a tool turn that
     # began on another model; Google documents a sentinel for exactly this (pi sends it too).
-    from providers.google_generative_ai import SKIP_THOUGHT_SIGNATURE
+    from baton.providers.google_generative_ai import SKIP_THOUGHT_SIGNATURE
 
     history: list[Message] = [UserMessage(content="read a.txt"), claude_call(thinking=True), result("toolu_1")]
     parts = model_parts(gemini("gemini-3-pro-preview"), history)

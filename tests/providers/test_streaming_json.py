@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providers import StreamingJsonParser, parse_streaming_json
+from baton.providers import StreamingJsonParser, parse_streaming_json
 
 JSON_SCALARS = st.one_of(
     st.none(),

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from providers import Model, id_normalizer_for
-from providers.tool_ids import (
+from baton.providers import Model, id_normalizer_for
+from baton.providers.tool_ids import (
     normalize_completions,
     normalize_mistral,
     normalize_responses,

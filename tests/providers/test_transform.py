@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from providers import (
+from baton.providers import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -19,7 +19,7 @@ from providers import (
     id_normalizer_for,
     transform_messages,
 )
-from providers.transform import (
+from baton.providers.transform import (
     NO_RESULT_TEXT,
     TOOL_IMAGE_PLACEHOLDER,
     USER_IMAGE_PLACEHOLDER,

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from providers import (
+from baton.providers import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -32,9 +32,9 @@ from providers import (
     id_normalizer_for,
     transform_messages,
 )
-from providers.messages import MESSAGE_ADAPTER
-from providers.options import ThinkingHandoff
-from providers.transform import TransformReport
+from baton.providers.messages import MESSAGE_ADAPTER
+from baton.providers.options import ThinkingHandoff
+from baton.providers.transform import TransformReport
 
 SAFE64 = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 ID_RULES: dict[str, Callable[[str], bool]] = {

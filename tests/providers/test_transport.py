@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providers.adapter import HttpRequest, MessageBuilder, ProviderError
-from providers.events import AssistantMessageEvent, AssistantMessageEventStream, ErrorEvent
-from providers.messages import AssistantMessage, Context, ToolCall, UserMessage
-from providers.models import Model, ModelCost
-from providers.options import StreamOptions
-from providers.sse import SseDecoder
-from providers.streaming_json import parse_streaming_json
-from providers.transport import (
+from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.events import AssistantMessageEvent, AssistantMessageEventStream, ErrorEvent
+from baton.providers.messages import AssistantMessage, Context, ToolCall, UserMessage
+from baton.providers.models import Model, ModelCost
+from baton.providers.options import StreamOptions
+from baton.providers.sse import SseDecoder
+from baton.providers.streaming_json import parse_streaming_json
+from baton.providers.transport import (
     ABORTED_MESSAGE,
     error_text_from_body,
     parse_retry_after,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from providers.faux import FauxProvider, faux_model
-from providers.models import Model
-from sessions import SessionOptions, Settings
-from sessions.settings import validate_settings
+from baton.providers.faux import FauxProvider, faux_model
+from baton.providers.models import Model
+from baton.sessions import SessionOptions, Settings
+from baton.sessions.settings import validate_settings
 
 
 @pytest.fixture

@@ -8,21 +8,21 @@ from typing import Any
 
 import pytest
 
-from agent.messages import AgentMessage, CompactionSummaryMessage
-from providers.faux import FauxProvider, FauxResponse, faux_tool_call
-from providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from providers.models import Model
-from sessions import CodingSession, CompactionAborted, CompactionError, SessionOptions
-from sessions.compaction import (
+from baton.agent.messages import AgentMessage, CompactionSummaryMessage
+from baton.providers.faux import FauxProvider, FauxResponse, faux_tool_call
+from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from baton.providers.models import Model
+from baton.sessions import CodingSession, CompactionAborted, CompactionError, SessionOptions
+from baton.sessions.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
     estimate_context_tokens,
     find_cut_point,
     prepare_compaction,
 )
-from sessions.entries import CompactionEntry, MessageEntry, SessionEntry
-from sessions.settings import CompactionSettings
-from sessions.store import SessionStore
-from sessions.tokens import estimate_message_tokens
+from baton.sessions.entries import CompactionEntry, MessageEntry, SessionEntry
+from baton.sessions.settings import CompactionSettings
+from baton.sessions.store import SessionStore
+from baton.sessions.tokens import estimate_message_tokens
 from tests.sessions.conftest import quiet_settings
 
 OVERFLOW = "prompt is too long: 213462 tokens > 200000 maximum"
@@ -313,7 +313,7 @@ async def test_abort_during_compaction_leaves_the_session_as_it_was(
 async def test_threshold_compaction_runs_after_a_large_turn(
     baton_home: Path, cwd: Path, faux_a: FauxProvider
 ) -> None:
-    from providers.faux import faux_model
+    from baton.providers.faux import faux_model
 
     small: Model = faux_model("small", provider="prov-a", api="faux-a", context_window=40_000)
     settings = quiet_settings(compaction={"reserveTokens": 4_000, "keepRecentTokens": 2_000})

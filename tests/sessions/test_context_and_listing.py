@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
-from providers.messages import AssistantMessage, TextContent, UserMessage
-from sessions import SessionNotFoundError, SessionStore, find_session, list_sessions
-from sessions.tree import build_tree
+from baton.agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from baton.providers.messages import AssistantMessage, TextContent, UserMessage
+from baton.sessions import SessionNotFoundError, SessionStore, find_session, list_sessions
+from baton.sessions.tree import build_tree
 
 
 def _user(text: str) -> UserMessage:

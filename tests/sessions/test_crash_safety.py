@@ -14,8 +14,8 @@ import random
 import sys
 from pathlib import Path
 
-from providers.messages import TextContent, UserMessage
-from sessions import SessionStore
+from baton.providers.messages import TextContent, UserMessage
+from baton.sessions import SessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 60
@@ -24,8 +24,8 @@ PARALLEL = 6
 ZYGOTE = r"""
 import os, random, signal, sys
 from pathlib import Path
-from providers.messages import TextContent, UserMessage
-from sessions.store import SessionStore
+from baton.providers.messages import TextContent, UserMessage
+from baton.sessions.store import SessionStore
 
 def write_forever(path, acks, seed):
     rng = random.Random(seed)

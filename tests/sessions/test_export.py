@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.messages import BashExecutionMessage
-from providers.messages import (
+from baton.agent.messages import BashExecutionMessage
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -20,8 +20,8 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from sessions import SessionStore, export_session
-from sessions.export import fence
+from baton.sessions import SessionStore, export_session
+from baton.sessions.export import fence
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)><a href="javascript:alert(2)">x</a>'
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from providers.faux import FauxProvider, FauxResponse, faux_model, faux_thinking, faux_tool_call
-from providers.messages import (
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_thinking, faux_tool_call
+from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -17,9 +17,9 @@ from providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from providers.models import Model
-from providers.transform import NO_RESULT_TEXT
-from sessions import CodingSession, SessionOptions, SessionStore
+from baton.providers.models import Model
+from baton.providers.transform import NO_RESULT_TEXT
+from baton.sessions import CodingSession, SessionOptions, SessionStore
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32).decode()
 
@@ -221,8 +221,8 @@ async def test_thinking_handoff_drop_setting_reaches_the_request(
 
 
 def test_a_preview_without_losses_is_empty() -> None:
-    from providers.messages import TextContent, UserMessage
-    from sessions.handoff import handoff_preview
+    from baton.providers.messages import TextContent, UserMessage
+    from baton.sessions.handoff import handoff_preview
 
     model = faux_model("same", api="faux-a")
     history = [UserMessage(content=[TextContent(text="hi")]),

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agent.messages import BashExecutionMessage, CompactionSummaryMessage
-from providers.faux import FauxProvider, FauxResponse, faux_model
-from providers.messages import AssistantMessage, ThinkingContent, ToolResultMessage, UserMessage
-from sessions import CodingSession, SessionOptions, SessionStore
-from sessions.entries import CompactionEntry
+from baton.agent.messages import BashExecutionMessage, CompactionSummaryMessage
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model
+from baton.providers.messages import AssistantMessage, ThinkingContent, ToolResultMessage, UserMessage
+from baton.sessions import CodingSession, SessionOptions, SessionStore
+from baton.sessions.entries import CompactionEntry
 
 FILES = ("large-session.jsonl", "before-compaction.jsonl")
 BIG = faux_model("big", provider="prov-a", api="faux-a", reasoning=True, context_window=1_000_000)

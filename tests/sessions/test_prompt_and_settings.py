@@ -6,10 +6,10 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from providers.faux import FauxProvider
-from sessions import CodingSession, SessionOptions, load_settings
-from sessions.context_files import load_append_system_md, load_context_files, load_system_md
-from sessions.system_prompt import build_system_prompt
+from baton.providers.faux import FauxProvider
+from baton.sessions import CodingSession, SessionOptions, load_settings
+from baton.sessions.context_files import load_append_system_md, load_context_files, load_system_md
+from baton.sessions.system_prompt import build_system_prompt
 
 
 def test_missing_settings_give_defaults(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_system_md_and_append_system_md(tmp_path: Path) -> None:
 
 
 def test_default_prompt_lists_tools_guidelines_context_date_and_cwd(tmp_path: Path) -> None:
-    from sessions.context_files import ContextFile
+    from baton.sessions.context_files import ContextFile
 
     prompt = build_system_prompt(
         cwd=tmp_path, tools=["read", "bash", "edit", "write", "grep"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from providers.models import Model
-from sessions import CodingSession, SessionOptions
+from baton.providers.models import Model
+from baton.sessions import CodingSession, SessionOptions
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from providers.faux import FauxProvider, FauxResponse
-from providers.messages import AssistantMessage
-from sessions import CodingSession, SessionOptions
-from sessions.entries import MessageEntry
-from sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.messages import AssistantMessage
+from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.entries import MessageEntry
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
 from tests.sessions.conftest import quiet_settings
 
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agent.agent import AgentBusyError
-from agent.messages import BashExecutionMessage
-from providers.faux import FauxProvider, FauxResponse
-from providers.messages import AssistantMessage, UserMessage
-from providers.models import Model
-from sessions import (
+from baton.agent.agent import AgentBusyError
+from baton.agent.messages import BashExecutionMessage
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.messages import AssistantMessage, UserMessage
+from baton.providers.models import Model
+from baton.sessions import (
     CodingSession,
     NoModelError,
     SessionBusyError,
@@ -24,7 +24,7 @@ from sessions import (
     SessionStore,
     list_sessions,
 )
-from sessions.listing import cwd_slug
+from baton.sessions.listing import cwd_slug
 
 
 async def _open(options: SessionOptions, **changes: Any) -> CodingSession:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from agent.messages import BashExecutionMessage
-from providers.messages import AssistantMessage, TextContent, UserMessage
-from sessions import SessionFileError, SessionLockedError, SessionStore
-from sessions.entries import CompactionEntry, MessageEntry, ModelChangeEntry, OpaqueEntry
+from baton.agent.messages import BashExecutionMessage
+from baton.providers.messages import AssistantMessage, TextContent, UserMessage
+from baton.sessions import SessionFileError, SessionLockedError, SessionStore
+from baton.sessions.entries import CompactionEntry, MessageEntry, ModelChangeEntry, OpaqueEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,8 +68,8 @@ def test_second_opener_gets_clear_error_in_process_and_in_another_process(tmp_pa
         SessionStore.open(store.path)
     code = (
         "import sys\n"
-        "from sessions.store import SessionStore\n"
-        "from sessions.errors import SessionLockedError\n"
+        "from baton.sessions.store import SessionStore\n"
+        "from baton.sessions.errors import SessionLockedError\n"
         "try:\n"
         "    SessionStore.open(sys.argv[1])\n"
         "except SessionLockedError as exc:\n"

@@ -6,10 +6,10 @@ import math
 
 import tiktoken
 
-from agent.messages import BashExecutionMessage
-from providers.messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage
-from sessions import tokens
-from sessions.tokens import IMAGE_TOKENS, count_text_tokens, estimate_message_tokens, load_tokenizer
+from baton.agent.messages import BashExecutionMessage
+from baton.providers.messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage
+from baton.sessions import tokens
+from baton.sessions.tokens import IMAGE_TOKENS, count_text_tokens, estimate_message_tokens, load_tokenizer
 
 
 async def test_counts_come_from_cl100k_once_loaded() -> None:

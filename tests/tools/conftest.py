@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.tool import AgentTool, AgentToolResult
+from baton.agent.tool import AgentTool, AgentToolResult
 
 
 @pytest.fixture(autouse=True)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.tool import AgentToolResult, ToolError
+from baton.agent.tool import AgentToolResult, ToolError
+from baton.tools.bash import BashTool
+from baton.tools.shell import shell_command
 from tests.tools.conftest import Call, text_of
-from tools.bash import BashTool
-from tools.shell import shell_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,8 +200,8 @@ def test_memory_stays_bounded_for_ten_megabytes(tmp_path: Path) -> None:
     """Peak RSS growth of a fresh interpreter running 10 MB of output through the tool."""
     script = f"""
 import asyncio, json
-from tools.bash import BashTool
-from tools.output_buffer import OutputBuffer
+from baton.tools.bash import BashTool
+from baton.tools.output_buffer import OutputBuffer
 
 def hwm():
     for line in open('/proc/self/status'):
@@ -245,7 +245,7 @@ async def test_missing_working_directory(tmp_path: Path, call: Call) -> None:
 
 
 def test_sh_fallback_when_bash_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.shell as shell
+    import baton.tools.shell as shell
 
     monkeypatch.setattr(shell.shutil, "which", lambda name: "/bin/sh" if name == "sh" else None)
     monkeypatch.setattr(shell.os.path, "exists", lambda path: False)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.diff import display_diff, unified_patch
+from baton.tools.diff import display_diff, unified_patch
 
 lines = st.lists(st.sampled_from(["a", "b", "c", "d", "", "x y"]), max_size=30)
 

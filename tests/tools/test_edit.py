@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agent.tool import ToolError
+from baton.agent.tool import ToolError
+from baton.tools.edit import EditTool
 from tests.tools.conftest import Call, text_of
-from tools.edit import EditTool
 
 
 async def edit(cwd: Path, call: Call, content: str | bytes, **args: object) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.gitignore import IgnoreFile, is_ignored, parse_gitignore
-from tools.globs import PathGlob, glob_regex
+from baton.tools.gitignore import IgnoreFile, is_ignored, parse_gitignore
+from baton.tools.globs import PathGlob, glob_regex
 
 
 def ignored(rules: str, path: str, is_dir: bool = False) -> bool:

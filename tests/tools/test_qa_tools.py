@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from baton.tools.grep import GrepTool
 from tests.tools.conftest import Call, text_of
-from tools.grep import GrepTool
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.tool import ToolError
-from providers.messages import ImageContent
+from baton.agent.tool import ToolError
+from baton.providers.messages import ImageContent
+from baton.tools.read import ReadTool
 from tests.tools.conftest import Call, text_of
-from tools.read import ReadTool
 
 
 def numbered(count: int, trailing_newline: bool = False) -> str:
@@ -204,7 +204,7 @@ async def test_image_for_a_text_only_model_is_a_notice(cwd: Path, call: Call) ->
 
 async def test_oversized_image_without_pillow_is_refused_clearly(cwd: Path, call: Call,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.images as images
+    import baton.tools.images as images
 
     monkeypatch.setattr(images, "MAX_IMAGE_BYTES", 1000)
     monkeypatch.setattr(images, "_resize_with_pillow", lambda raw, mime: None)
@@ -226,7 +226,7 @@ async def test_large_image_is_resized_with_pillow(cwd: Path, call: Call) -> None
 
 async def test_first_page_of_a_huge_file_estimates_the_total(cwd: Path, call: Call,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.file_pages as pages
+    import baton.tools.file_pages as pages
 
     monkeypatch.setattr(pages, "EXACT_COUNT_LIMIT", 1024 * 1024)
     line = "y" * 9 + "\n"

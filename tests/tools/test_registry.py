@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import TOOL_NAMES, all_tools, default_tools, read_only_tools, tools_by_name
-from tools.read import ReadTool
+from baton.tools import TOOL_NAMES, all_tools, default_tools, read_only_tools, tools_by_name
+from baton.tools.read import ReadTool
 
 
 def test_sets(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.sanitize import strip_control_sequences
+from baton.tools.sanitize import strip_control_sequences
 
 CONTROL: tuple[Literal["Cc"]] = ("Cc",)
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.tool import ToolError
+from baton.agent.tool import ToolError
+from baton.tools.find import FindTool
+from baton.tools.grep import GrepTool
+from baton.tools.ls import LsTool
 from tests.tools.conftest import Call, text_of
-from tools.find import FindTool
-from tools.grep import GrepTool
-from tools.ls import LsTool
 
 
 def tree(root: Path, files: dict[str, str | bytes]) -> None:

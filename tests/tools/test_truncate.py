@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.truncate import format_size, truncate_head, truncate_line, truncate_tail
+from baton.tools.truncate import format_size, truncate_head, truncate_line, truncate_tail
 
 
 def test_format_size() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.tool import ToolError
+from baton.agent.tool import ToolError
+from baton.tools.write import WriteTool
 from tests.tools.conftest import Call, text_of
-from tools.write import WriteTool
 
 
 async def test_creates_parents_and_reports_bytes_not_characters(cwd: Path, call: Call) -> None:
@@ -54,7 +54,7 @@ async def test_parent_that_is_a_file_is_an_error(cwd: Path, call: Call) -> None:
 
 
 async def test_failed_write_keeps_the_old_file(cwd: Path, call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.fs_atomic as fs_atomic
+    import baton.tools.fs_atomic as fs_atomic
 
     target = cwd / "keep.txt"
     target.write_text("precious")

@@ -11,9 +11,9 @@ from typing import Any
 from textual.app import App
 from textual.pilot import Pilot
 
-from providers.models import Model
-from sessions import CodingSession, SessionOptions
-from sessions.settings import validate_settings
+from baton.providers.models import Model
+from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.settings import validate_settings
 
 
 def screen_text(app: App[Any]) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.faux import FauxProvider, faux_model
-from providers.models import Model
+from baton.providers.faux import FauxProvider, faux_model
+from baton.providers.models import Model
 
 
 @pytest.fixture

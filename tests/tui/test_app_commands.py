@@ -6,12 +6,12 @@ from pathlib import Path
 
 from textual import events
 
-from providers.faux import FauxProvider, FauxResponse
-from providers.models import Model
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.models import Model
+from baton.tui.app import BatonApp
+from baton.tui.widgets.messages import UserMessageView
+from baton.tui.widgets.pickers import ListPicker
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, wait_until
-from tui.app import BatonApp
-from tui.widgets.messages import UserMessageView
-from tui.widgets.pickers import ListPicker
 
 
 async def test_compact_replaces_history_with_a_summary(project: Path, model_a: Model, faux_a: FauxProvider) -> None:

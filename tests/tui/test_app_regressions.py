@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from providers.faux import FauxProvider, FauxResponse, faux_model
-from providers.models import Model
-from sessions import CodingSession, SessionOptions
-from sessions.settings import validate_settings
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model
+from baton.providers.models import Model
+from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.settings import validate_settings
+from baton.tui.app import BatonApp
+from baton.tui.widgets.messages import BashExecutionView, UserMessageView
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_messages, wait_until
-from tui.app import BatonApp
-from tui.widgets.messages import BashExecutionView, UserMessageView
 
 PROSE = " ".join(f"word{i}" for i in range(120))
 
@@ -156,7 +156,7 @@ async def test_two_quick_enters_queue_the_second_message(project: Path, model_a:
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
-        from tui.widgets.editor import PromptEditor
+        from baton.tui.widgets.editor import PromptEditor
 
         app.post_message(PromptEditor.Submitted("one"))
         app.post_message(PromptEditor.Submitted("two"))

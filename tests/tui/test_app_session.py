@@ -5,9 +5,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
-from providers.messages import UserMessage
-from providers.models import Model
+from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from baton.providers.messages import UserMessage
+from baton.providers.models import Model
+from baton.tui.app import BatonApp
+from baton.tui.widgets.messages import AssistantMessageView, UserMessageView, user_text
+from baton.tui.widgets.pickers import ConfirmScreen
+from baton.tui.widgets.tool_call import ToolCallView
 from tests.tui.app_helpers import (
     open_session,
     screen_text,
@@ -16,10 +20,6 @@ from tests.tui.app_helpers import (
     stored_messages,
     wait_until,
 )
-from tui.app import BatonApp
-from tui.widgets.messages import AssistantMessageView, UserMessageView, user_text
-from tui.widgets.pickers import ConfirmScreen
-from tui.widgets.tool_call import ToolCallView
 
 PROSE = " ".join(f"word{i}" for i in range(120))
 
@@ -442,7 +442,7 @@ async def test_initial_prompt_is_sent(project: Path, model_a: Model, faux_a: Fau
 
 
 async def test_demo_model_says_so(project: Path, faux_a: FauxProvider) -> None:
-    from providers.faux import faux_model
+    from baton.providers.faux import faux_model
 
     demo = faux_model("demo", provider="demo", api="faux-a")
     session = await open_session(project, demo)

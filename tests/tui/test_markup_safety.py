@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
-from providers.models import Model
+from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from baton.providers.models import Model
+from baton.tui.app import BatonApp
+from baton.tui.render import StreamCleaner, clean, safe
+from baton.tui.widgets.markdown_stream import StreamingMarkdown
 from tests.tui.app_helpers import open_session, screen_text, settle
-from tui.app import BatonApp
-from tui.render import StreamCleaner, clean, safe
-from tui.widgets.markdown_stream import StreamingMarkdown
 
 HOSTILE = (
     "Look: [bold red]x[/] and [@click=app.quit]click me[/] "

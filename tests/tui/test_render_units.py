@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tui.commands import COMMANDS, match_models, parse_command
-from tui.completer import Completer, FileIndex
-from tui.files import fuzzy_filter, fuzzy_score, list_project_files
-from tui.render import format_bytes, format_cost, format_duration, format_tokens, one_line, short_path
-from tui.widgets.tool_render import PREVIEW_LINES, args_body, header, result_body
+from baton.tui.commands import COMMANDS, match_models, parse_command
+from baton.tui.completer import Completer, FileIndex
+from baton.tui.files import fuzzy_filter, fuzzy_score, list_project_files
+from baton.tui.render import format_bytes, format_cost, format_duration, format_tokens, one_line, short_path
+from baton.tui.widgets.tool_render import PREVIEW_LINES, args_body, header, result_body
 
 
 def test_formatters() -> None:
@@ -111,7 +111,7 @@ def test_every_command_in_the_issue_exists() -> None:
 
 
 def test_match_models() -> None:
-    from providers.faux import faux_model
+    from baton.providers.faux import faux_model
 
     models = [faux_model("claude-sonnet", provider="anthropic"), faux_model("gpt-5", provider="openai"),
               faux_model("gpt-5-mini", provider="openai")]

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
-from providers.models import Model
-from sessions import CodingSession
+from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from baton.providers.models import Model
+from baton.sessions import CodingSession
+from baton.tui.app import BatonApp
 from tests.tui.app_helpers import open_session, settle, wait_until
-from tui.app import BatonApp
 
 USAGE = {"input": 1200, "output": 340, "cacheRead": 800}
 ANSWER = """## Plan

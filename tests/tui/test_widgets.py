@@ -10,13 +10,13 @@ from textual.app import App, ComposeResult
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownFence
 
-from providers.messages import AssistantMessage, TextContent, UserMessage
+from baton.providers.messages import AssistantMessage, TextContent, UserMessage
+from baton.tui.completer import Completer, FileIndex
+from baton.tui.widgets.completion import CompletionList
+from baton.tui.widgets.editor import PromptEditor
+from baton.tui.widgets.markdown_stream import StreamingMarkdown
+from baton.tui.widgets.transcript import Entry, Transcript
 from tests.tui.app_helpers import screen_text, wait_until
-from tui.completer import Completer, FileIndex
-from tui.widgets.completion import CompletionList
-from tui.widgets.editor import PromptEditor
-from tui.widgets.markdown_stream import StreamingMarkdown
-from tui.widgets.transcript import Entry, Transcript
 
 
 class EditorApp(App[None]):

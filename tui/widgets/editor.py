@@ -19,8 +19,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import TextArea
 
-from tui.completer import Completer
-from tui.widgets.completion import CompletionList
+from baton.tui.completer import Completer
+from baton.tui.widgets.completion import CompletionList
 
 ESCAPE_PAIR_WINDOW = 0.05
 """Seconds to wait after Escape for an Up that would make it Alt+Up."""

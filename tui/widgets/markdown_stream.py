@@ -25,7 +25,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.render import StreamCleaner, clean
+from baton.tui.render import StreamCleaner, clean
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown

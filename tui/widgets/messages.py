@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from providers.events import (
+from baton.providers.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
     TextEndEvent,
@@ -23,11 +23,11 @@ from providers.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
-from tui.render import StreamCleaner, clean, format_duration, one_line, safe
-from tui.widgets.markdown_stream import StreamingMarkdown
-from tui.widgets.tool_call import ToolCallView
-from tui.widgets.tool_render import result_body, result_text
+from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+from baton.tui.render import StreamCleaner, clean, format_duration, one_line, safe
+from baton.tui.widgets.markdown_stream import StreamingMarkdown
+from baton.tui.widgets.tool_call import ToolCallView
+from baton.tui.widgets.tool_render import result_body, result_text
 
 NoticeLevel = Literal["info", "success", "warning", "error"]
 
@@ -428,7 +428,7 @@ class BashExecutionView(Widget):
 
 def compaction_notice(tokens_before: int | None, summary: str | None = None) -> Content:
     """The notice shown where earlier context was compacted."""
-    from tui.render import format_tokens
+    from baton.tui.render import format_tokens
 
     size = f" ({format_tokens(tokens_before)} tokens summarised)" if tokens_before else ""
     head = Content.styled(f"⟳ Earlier conversation compacted{size}", "$text-accent")

@@ -16,8 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.files import fuzzy_score
-from tui.render import safe
+from baton.tui.files import fuzzy_score
+from baton.tui.render import safe
 
 T = TypeVar("T")
 

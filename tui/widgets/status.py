@@ -14,7 +14,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
+from baton.tui.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
 
 DEMO_PROVIDER = "demo"
 KEY_HINTS = (

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.widgets.tool_render import args_body, header, result_body, result_text
+from baton.tui.widgets.tool_render import args_body, header, result_body, result_text
 
 ToolState = Literal["streaming", "pending", "running", "done", "error", "skipped"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from textual.content import Content
 
-from tui.render import clean, format_bytes, format_duration, one_line, short_path
+from baton.tui.render import clean, format_bytes, format_duration, one_line, short_path
 
 PREVIEW_LINES = 8
 """Lines of tool output shown before a tool widget collapses (Ctrl+O shows all)."""

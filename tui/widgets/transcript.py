@@ -26,14 +26,14 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.messages import (
+from baton.agent.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
-from providers.messages import AssistantMessage, ToolResultMessage, UserMessage
-from tui.widgets.messages import (
+from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
+from baton.tui.widgets.messages import (
     AssistantMessageView,
     BashExecutionView,
     NoticeLevel,
@@ -42,7 +42,7 @@ from tui.widgets.messages import (
     compaction_notice,
     user_text,
 )
-from tui.widgets.tool_call import ToolCallView
+from baton.tui.widgets.tool_call import ToolCallView
 
 EntryKind = Literal["header", "user", "assistant", "tool_result", "bash", "notice", "compaction", "custom"]
 

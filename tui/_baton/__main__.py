@@ -1,0 +1,5 @@
+"""``python -m baton``: the same as the ``baton`` command."""
+
+from baton.tui.cli import main
+
+raise SystemExit(main())
