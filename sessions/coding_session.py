@@ -327,6 +327,11 @@ class CodingSession:
             self._bash_signal.set()
         self.agent.abort()
 
+    def abort_bash(self) -> None:
+        """Stop the running ``!cmd`` (only that: a model run goes on)."""
+        if self._bash_signal is not None:
+            self._bash_signal.set()
+
     async def _after_run(self) -> None:
         """Overflow recovery, auto-retry and threshold compaction after a run ended."""
         overflow_retried = False

@@ -24,6 +24,8 @@ examples:
   git diff | baton -p "review this"      piped stdin joins the prompt
   baton @src/app.py "what does this do?" attach files (text or images)
   baton -c                               continue the most recent session here
+  baton --mode rpc                       JSON commands on stdin, events on stdout (pi's RPC)
+  baton --mode acp                       serve an editor over the Agent Client Protocol
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
 
@@ -76,8 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-p", "--print", dest="print_mode", action="store_true",
                    help="non-interactive: run the prompt, print the final answer, exit")
-    p.add_argument("--mode", choices=("text", "json"), default="text",
-                   help="print-mode output: final text (default) or one JSON event per line")
+    p.add_argument("--mode", choices=("text", "json", "rpc", "acp"), default="text",
+                   help="text (default) or json: print-mode output; rpc: pi's RPC protocol on "
+                        "stdin/stdout; acp: Agent Client Protocol for editors")
     p.add_argument("--model", metavar="PROVIDER/ID[:LEVEL]",
                    help="model to use, optionally with a thinking level (e.g. openai/gpt-5.1:high)")
     p.add_argument("--thinking", choices=THINKING_CHOICES, help="thinking level")

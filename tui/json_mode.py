@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
 _DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+"""One compact JSON line (no newline); non-ASCII kept as is (the framing is LF only)."""
 
 
 def event_line(event: Any) -> str:
@@ -38,8 +39,8 @@ def event_line(event: Any) -> str:
         }
         if inner.type not in _DELTA_TYPES:
             out["message"] = event.message.to_json_dict()
-        return _dumps(out)
-    return _dumps(event.to_dict())
+        return dumps(out)
+    return dumps(event.to_dict())
 
 
 def session_header(session: CodingSession) -> dict[str, Any]:
@@ -59,7 +60,7 @@ def session_header(session: CodingSession) -> dict[str, Any]:
     }
 
 
-class _LineWriter:
+class LineWriter:
     """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
 
     When the reader goes away (a closed pipe), writing stops and ``on_closed`` is called once:
@@ -105,8 +106,8 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
 
     If stdout's reader goes away mid-run, the run is aborted (exit code 1)."""
     tracker = RunTracker()
-    writer = _LineWriter(sys.stdout, on_closed=session.abort)
-    writer.write(_dumps(session_header(session)))
+    writer = LineWriter(sys.stdout, on_closed=session.abort)
+    writer.write(dumps(session_header(session)))
     unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))

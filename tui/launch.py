@@ -27,6 +27,8 @@ def run(argv: list[str]) -> int:
             from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
+        if args.mode in ("rpc", "acp"):
+            return asyncio.run(_run_protocol(args))  # stdin is the protocol, never a prompt
         piped = read_piped_stdin()
         if piped is not None:
             args.print_mode = True
@@ -62,6 +64,30 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
         )
     finally:
         await session.close()
+        if "baton.providers.transport" in sys.modules:
+            from baton.providers.transport import aclose_shared_client
+
+            await aclose_shared_client()
+
+
+async def _run_protocol(args: CliArgs) -> int:
+    """``--mode rpc`` (one session, opened now) or ``--mode acp`` (sessions opened on request)."""
+    try:
+        if args.mode == "acp":
+            from baton.tui.acp.server import run_acp_mode
+
+            return await run_acp_mode(args)
+        from baton.tui.session_setup import open_session
+
+        session = await open_session(args)
+        try:
+            _print_warnings(session)
+            from baton.tui.rpc_mode import run_rpc_mode
+
+            return await run_rpc_mode(session)
+        finally:
+            await session.close()
+    finally:
         if "baton.providers.transport" in sys.modules:
             from baton.providers.transport import aclose_shared_client
 
