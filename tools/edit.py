@@ -31,6 +31,7 @@ from baton.tools.edit_match import (
     restore_line_endings,
     strip_bom,
 )
+from baton.tools.file_access import FileAccess, is_text_file
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import atomic_write
 from baton.tools.params import ToolParams
@@ -115,6 +116,8 @@ class EditTool(AgentTool):
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.file_access: FileAccess | None = None
+        """Reads and writes text through this backend first; see :mod:`tools.file_access`."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -126,7 +129,7 @@ class EditTool(AgentTool):
         path = resolve_existing_path(args.path, self.cwd)
         edits = args.all_edits()
         async with file_lock(path):
-            raw = _read(path, args.path)
+            raw = await _read_text_first(self.file_access, path, args.path)
             text = raw.decode("utf-8", "surrogateescape")
             bom, content = strip_bom(text)
             ending = detect_line_ending(content)
@@ -139,7 +142,8 @@ class EditTool(AgentTool):
                 raise ToolError("Operation aborted")
             final = bom + restore_line_endings(applied.new_content, ending)
             try:
-                atomic_write(path, final.encode("utf-8", "surrogateescape"))
+                if self.file_access is None or not await self.file_access.write_text(path, final):
+                    atomic_write(path, final.encode("utf-8", "surrogateescape"))
             except OSError as exc:
                 raise ToolError(f"Could not write {args.path}: {exc.strerror or exc}.") from None
         shown = _displayable
@@ -155,6 +159,14 @@ class EditTool(AgentTool):
             "fuzzyMatch": applied.used_fuzzy_match,
         }
         return AgentToolResult.text(f"Successfully replaced {len(edits)} block(s) in {args.path}.", details)
+
+
+async def _read_text_first(access: FileAccess | None, path: str, shown: str) -> bytes:
+    if access is not None and is_text_file(path):
+        text = await access.read_text(path)
+        if text is not None:
+            return text.encode("utf-8", "surrogateescape")
+    return _read(path, shown)
 
 
 def _read(path: str, shown: str) -> bytes:

@@ -268,3 +268,22 @@ def test_rpc_eof_aborts_the_run_and_exits_cleanly(home: Path, workdir: Path) -> 
     aborted = last_assistant(path)
     assert aborted["stopReason"] == "aborted" and "Half" in json.dumps(aborted["content"])
     assert b"" not in [line.strip() for line in rpc.raw]  # nothing but JSON lines on stdout
+
+
+def test_protocol_modes_never_import_textual(home: Path, workdir: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.tui.cli_harness import baton_env
+
+    for mode in ("rpc", "acp"):
+        code = (
+            "import sys; from baton.tui.cli import main; rc = main(['--mode', '" + mode + "', '--model', "
+            "'demo/baton-demo']); loaded = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')]; "
+            "sys.stderr.write('TEXTUAL-LOADED' if loaded else 'NO-TEXTUAL')"
+        )
+        result = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=baton_env(home), input="",
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.endswith("NO-TEXTUAL"), result.stderr
+        assert result.stdout == ""  # EOF at once: nothing was asked, nothing is said
