@@ -354,13 +354,13 @@ class RpcCommands:
     # ------------------------------------------------------------------ baton's own
 
     async def cmd_set_approval(self, command: dict[str, Any]) -> Any:
-        from baton.tui.session_features import require
+        from baton.tui.session_features import jsonable, require
 
         setter = require(self.session, "set_approval_mode", "permissions")
         result = setter(_field(command, "mode"))
         if inspect.isawaitable(result):
-            await result
-        return _NO_DATA
+            result = await result
+        return {"mode": jsonable(result) if result is not None else command["mode"]}
 
     async def cmd_get_checkpoints(self, command: dict[str, Any]) -> Any:
         from baton.tui.session_features import checkpoints_json, require
@@ -369,9 +369,25 @@ class RpcCommands:
         return {"checkpoints": checkpoints_json(checkpoints)}
 
     async def cmd_rewind(self, command: dict[str, Any]) -> Any:
-        from baton.tui.session_features import jsonable, require
+        from baton.tui.session_features import checkpoints_json, require
 
         rewind = require(self.session, "rewind", "checkpoints")
         restore = command.get("restore", "both")
-        result = await rewind(_field(command, "entryId"), restore)
-        return jsonable(result)
+        if restore not in ("both", "conversation", "code"):
+            raise _error('"restore" must be "both", "conversation" or "code"')
+        extra = {"confirm_hand_edits": True} if command.get("confirmHandEdits") is True else {}
+        result = await rewind(_field(command, "entryId"), restore, **extra)
+        data: dict[str, Any] = {
+            "restored": list(getattr(result, "restored", []) or []),
+            "removed": list(getattr(result, "removed", []) or []),
+            "checkpoints": checkpoints_json(require(self.session, "checkpoints", "checkpoints")()),
+        }
+        for attr, key in (("text", "text"), ("needs_confirmation", "needsConfirmation"),
+                          ("hand_edited", "handEdited"), ("checkpoint_id", "checkpointId")):
+            value = getattr(result, attr, None)
+            if value:
+                data[key] = value
+        summary = getattr(result, "summary", None)
+        if callable(summary):
+            data["summary"] = summary()
+        return data

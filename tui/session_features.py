@@ -22,7 +22,7 @@ def require(session: Any, attr: str, feature: str) -> Any:
 
 
 def jsonable(value: Any) -> Any:
-    """A JSON-ready form of a feature's result (``to_dict``, pydantic, dataclass, paths)."""
+    """A JSON-ready form of a feature's result (``to_json``/``to_dict``, pydantic, dataclass, paths)."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, Path):
@@ -31,9 +31,10 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [jsonable(v) for v in value]
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return jsonable(to_dict())
+    for name in ("to_json", "to_dict"):
+        convert = getattr(value, name, None)
+        if callable(convert):
+            return jsonable(convert())
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", by_alias=True, exclude_none=True)

@@ -64,6 +64,7 @@ async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bo
         transport.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if method == "session/new":
             agent.sessions[result["sessionId"]].announce()
+            transport.flush()  # out before the SDK's import holds the loop
             return True
 
 

@@ -33,6 +33,10 @@ class AcpSession:
         self.mapper = UpdateMapper(self.cwd, self.send, usage=self.usage_update)
         self._unsubscribe = session.subscribe(self._on_event)
         self._attach_file_access()
+        if hasattr(type(session), "approver"):  # the permissions feature: ask in the editor
+            from baton.tui.acp.permission import editor_approver
+
+            setattr(session, "approver", editor_approver(client, self.id, self.cwd))  # noqa: B010
 
     # ------------------------------------------------------------------ wiring
 

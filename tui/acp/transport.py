@@ -87,6 +87,10 @@ class StdioTransport:
         """Write one message from synchronous code; order on the wire is call order."""
         self._writer.write(dumps(message))
 
+    def flush(self) -> None:
+        """Write out what is buffered now (before a long synchronous step)."""
+        self._writer.flush()
+
     async def close(self) -> None:
         """Flush what is buffered."""
         self._writer.flush()
