@@ -154,6 +154,14 @@ async def run_story(home: Path, workdir: Path, server: ReplayServer) -> tuple[st
         # 4. the unstable session/set_model switches back
         await conn._conn.send_request("session/set_model", {"sessionId": session_id,
                                                              "modelId": "replay-am/replay-model"})
+
+        # 5. /compact is a built-in command: the summary arrives as a notice
+        commands = client.of_kind("available_commands_update")[0]["availableCommands"]
+        assert "compact" in [c["name"] for c in commands]
+        result = await conn.prompt(session_id=session_id, prompt=[text_block("/compact the edits")])
+        assert result.stop_reason == "end_turn"
+        assert "Summary of the edits." in json.dumps(client.updates[-2:])
+        assert "the edits" in json.dumps([r.json() for r in server.requests[-2:]])  # the focus was used
     return session_id, client
 
 
@@ -166,7 +174,10 @@ def test_acp_story_and_load_in_a_new_process(home: Path, workdir: Path) -> None:
         Reply.sse(text_reply(AM, "Done.")),
         Reply.sse(text_reply(OC, "Hello from the other API.")),
         stalled(OC, ["Partial ", "answer ", "that ", "never ", "ends"], sent=2),
+        Reply.sse(text_reply(AM, "## Goal\nSummary of the edits.")),
+        Reply.sse(text_reply(AM, "Turn prefix summary.")),  # the split turn's beginning
     ]
+    (home / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay-am": models_json_provider(AM, server.url),
                                  "replay-oc": models_json_provider(OC, server.url)})

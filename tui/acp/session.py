@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 _notice_ids = itertools.count(1)
+BUILTIN_COMMANDS: list[dict[str, Any]] = [
+    {"name": "compact", "description": "Summarise the older part of the conversation to free context",
+     "input": {"hint": "what the summary should focus on (optional)"}},
+]
 _REFUSAL_WORDS = ("refused to respond", "safety filter", "flagged by safety")
 
 
@@ -87,15 +91,21 @@ class AcpSession:
         """Updates a client wants right after the session opens: commands and usage."""
         from baton.tui.session_features import prompt_commands
 
-        commands = [
+        templates = [
             {"name": c["name"], "description": c.get("description") or c["name"], "input": {"hint": "arguments"}}
             for c in prompt_commands(self.session)
         ]
+        names = {c["name"] for c in templates}
+        commands = [*templates, *(c for c in BUILTIN_COMMANDS if c["name"] not in names)]
         self.send({"sessionUpdate": "available_commands_update", "availableCommands": commands})
 
     def replay(self) -> None:
-        """Send the stored conversation as updates (``session/load``)."""
-        for update in replay_updates(self.session.messages, self.cwd):
+        """Send the stored conversation as updates (``session/load``): the whole current branch,
+        including what a compaction has summarised away from the model's context."""
+        from baton.sessions.entries import MessageEntry
+
+        messages = [e.message for e in self.session.store.branch_path() if isinstance(e, MessageEntry)]
+        for update in replay_updates(messages, self.cwd):
             self.send(update)
 
     async def close(self) -> None:
@@ -112,6 +122,9 @@ class AcpSession:
 
         if self.session.is_running:
             raise AcpError(INVALID_PARAMS, "A prompt is already running in this session; cancel it first")
+        focus = self._builtin_compact(text)
+        if focus is not None:
+            return await self._compact(focus or None)
         tracker = RunTracker()
         unsubscribe = self.session.subscribe(tracker)
         self.cancelled = False
@@ -127,6 +140,34 @@ class AcpSession:
             total = sum(self._run_usage.values())
             result["usage"] = {"totalTokens": total, **self._run_usage}
         return result
+
+    def _builtin_compact(self, text: str) -> str | None:
+        """The focus of a ``/compact [focus]`` prompt ("" without one); ``None`` for any other
+        prompt (or when a prompt template named ``compact`` takes precedence)."""
+        from baton.tui.session_features import prompt_commands
+
+        head, _, rest = text.strip().partition(" ")
+        if head != "/compact" or any(c["name"] == "compact" for c in prompt_commands(self.session)):
+            return None
+        return rest.strip()
+
+    async def _compact(self, focus: str | None) -> dict[str, Any]:
+        from baton.sessions.compaction import CompactionAborted
+        from baton.sessions.errors import CompactionError
+
+        self.cancelled = False
+        try:
+            result = await self.session.compact(focus)
+        except CompactionAborted:
+            return {"stopReason": "cancelled"}
+        except CompactionError as exc:
+            raise AcpError(INTERNAL_ERROR, str(exc)) from exc
+        self.notice(f"Compacted the conversation ({result.tokens_before:,} tokens before)", result.summary,
+                    "other", {"notice": "compaction", "firstKeptEntryId": result.first_kept_entry_id})
+        usage = self.usage_update()
+        if usage is not None:
+            self.send(usage)
+        return {"stopReason": "end_turn"}
 
     def _stop_reason(self, tracker: Any) -> str:
         if self.cancelled:
@@ -196,10 +237,16 @@ class AcpSession:
         text = f"Switched from {previous.ref} to {model.ref}."
         if handoff is not None:
             text += f" Handoff: {handoff['summary']}."
+        self.notice(f"Model: {model.ref}", text, "switch_mode",
+                    {"notice": "model_switch", "from": previous.ref, "to": model.ref, "handoff": handoff})
+
+    def notice(self, title: str, text: str, kind: str, meta: dict[str, Any]) -> None:
+        """Something baton tells the user (not the model): a finished card in the thread, with
+        ``_meta.baton`` for clients that want the details."""
         self.send({
-            "sessionUpdate": "tool_call", "toolCallId": f"baton-notice-{next(_notice_ids)}",
-            "title": f"Model: {model.ref}", "kind": "switch_mode", "status": "completed",
+            "sessionUpdate": "tool_call", "toolCallId": f"baton-notice-{next(_notice_ids)}", "title": title,
+            "kind": kind, "status": "completed",
             "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-            "_meta": {"baton": {"notice": "model_switch", "from": previous.ref, "to": model.ref, "handoff": handoff}},
+            "_meta": {"baton": meta},
         })
 
