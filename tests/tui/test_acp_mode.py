@@ -269,3 +269,70 @@ def test_acp_without_a_key_reports_an_error_the_editor_can_show(home: Path, work
     finally:
         proc.kill()
         proc.wait()
+
+
+class TerminalEditor(EditorClient):
+    """An editor offering terminals: each runs as a real local process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terminals: dict[str, asyncio.subprocess.Process] = {}
+        self.created: list[tuple[str, list[str], str | None]] = []
+        self.released: list[str] = []
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: Any = None, cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> Any:
+        self.created.append((command, list(args or []), cwd))
+        proc = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.STDOUT)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = proc
+        return acp.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        code = await self.terminals[terminal_id].wait()
+        return acp.WaitForTerminalExitResponse(exit_code=code)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        proc = self.terminals[terminal_id]
+        assert proc.stdout is not None
+        output = (await proc.stdout.read()).decode()
+        status = acp.schema.TerminalExitStatus(exit_code=proc.returncode) if proc.returncode is not None else None
+        return acp.TerminalOutputResponse(output=output, truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.terminals[terminal_id].kill()
+        return acp.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.released.append(terminal_id)
+        return acp.ReleaseTerminalResponse()
+
+
+def test_acp_bash_runs_in_the_editors_terminal(home: Path, workdir: Path) -> None:
+    replies = [
+        Reply.sse(tool_call_reply(AM, "toolu_sh", "bash", {"command": "echo from-the-terminal; exit 3"})),
+        Reply.sse(text_reply(AM, "It failed with 3.")),
+    ]
+
+    async def story(server: ReplayServer) -> TerminalEditor:
+        client = TerminalEditor()
+        cmd = acp_command("--model", "replay-am/replay-model", "--no-session")
+        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
+                conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities(terminal=True))
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            result = await conn.prompt(session_id=new.session_id, prompt=[text_block("run it")])
+            assert result.stop_reason == "end_turn"
+        return client
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        client = asyncio.run(story(server))
+        sent = json.dumps(server.requests[1].json())
+    assert client.created == [("bash", ["-c", "echo from-the-terminal; exit 3"], str(workdir))]
+    assert client.released == ["term-1"]
+    assert "from-the-terminal" in sent and "Command exited with code 3" in sent
+    final = [u for u in client.of_kind("tool_call_update") if u.get("status")][-1]
+    assert final["status"] == "failed" and final["content"] == [{"type": "terminal", "terminalId": "term-1"}]

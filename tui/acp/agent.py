@@ -99,7 +99,7 @@ class BatonAcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         """Open a new baton session in ``cwd`` (client MCP servers connect when baton has MCP)."""
-        session = await self._open(cwd, "new", self.args.model is not None)
+        session = await self._open(cwd, "none" if self.args.no_session else "new", self.args.model is not None)
         acp_session = self._adopt(session, mcp_servers)
         return {"sessionId": acp_session.id, **acp_session.describe()}
 
@@ -150,7 +150,7 @@ class BatonAcpAgent:
         if not Path(cwd).is_dir():
             raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
         settings = load_settings(project_dir=Path(cwd))
-        resumed = mode != "new"
+        resumed = mode not in ("new", "none")
         try:
             model, level = resolve_model(self.args, settings) if (self.args.model or not resumed) else (None, None)
         except CliError as exc:

@@ -37,6 +37,7 @@ class AcpSession:
         self.mapper = UpdateMapper(self.cwd, self.send, usage=self.usage_update)
         self._unsubscribe = session.subscribe(self._on_event)
         self._attach_file_access()
+        self._attach_terminal()
         if hasattr(type(session), "approver"):  # the permissions feature: ask in the editor
             from baton.tui.acp.permission import editor_approver
 
@@ -66,6 +67,22 @@ class AcpSession:
         for tool in self.session.agent.tools:
             if hasattr(tool, "file_access"):
                 tool.file_access = access
+
+    def _attach_terminal(self) -> None:
+        """bash runs in the editor's terminal when the editor offers terminals."""
+        if not self.client.capabilities.get("terminal"):
+            return
+        from baton.tui.acp.terminal_bash import EditorTerminalBash
+
+        tools = self.session.agent.tools
+        for index, tool in enumerate(tools):
+            if tool.name == "bash":
+                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal)
+
+    def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        self.mapper.terminals[tool_call_id] = terminal_id
+        self.send({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id,
+                   "content": [{"type": "terminal", "terminalId": terminal_id}]})
 
     def _count_usage(self, usage: Any) -> None:
         for key, value in (("inputTokens", usage.input), ("outputTokens", usage.output),

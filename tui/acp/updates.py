@@ -71,6 +71,8 @@ class UpdateMapper:
         self.send = send
         self.usage = usage
         self._calls: dict[str, _Call] = {}
+        self.terminals: dict[str, str] = {}
+        """Tool call id → the editor terminal showing it (its content stays that terminal)."""
 
     def __call__(self, event: Any) -> None:
         handler = getattr(self, "_on_" + getattr(event, "type", ""), None)
@@ -146,11 +148,13 @@ class UpdateMapper:
         state = self._calls.pop(event.tool_call_id, None)
         args = (state.args if state else None) or {}
         details = event.result.details
+        terminal = self.terminals.pop(event.tool_call_id, None)
+        content = [{"type": "terminal", "terminalId": terminal}] if terminal else result_content(
+            event.tool_name, args, self.cwd, event.result, event.is_error, state.old_text if state else None)
         update: Update = {
             "sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
             "status": "failed" if event.is_error else "completed",
-            "content": result_content(event.tool_name, args, self.cwd, event.result, event.is_error,
-                                      state.old_text if state else None),
+            "content": content,
             "rawOutput": {"content": "".join(getattr(b, "text", "") for b in event.result.content),
                           "details": details if isinstance(details, dict) else None},
         }
