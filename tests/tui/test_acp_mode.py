@@ -336,3 +336,47 @@ def test_acp_bash_runs_in_the_editors_terminal(home: Path, workdir: Path) -> Non
     assert "from-the-terminal" in sent and "Command exited with code 3" in sent
     final = [u for u in client.of_kind("tool_call_update") if u.get("status")][-1]
     assert final["status"] == "failed" and final["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+
+
+def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
+    marker = workdir / "still-running"
+    command = f"sleep 30; touch {marker}"
+    replies = [Reply.sse(tool_call_reply(AM, "toolu_sleep", "bash", {"command": command}))]
+
+    async def story() -> tuple[Any, float]:
+        client = EditorClient()
+        cmd = acp_command("--model", "replay-am/replay-model")
+        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
+                conn, _):
+            await conn.initialize(protocol_version=1)
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            task = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("wait")]))
+            await wait_until(lambda: any(u.get("status") == "in_progress" for u in client.updates))
+            await asyncio.sleep(0.3)
+            started = asyncio.get_running_loop().time()
+            await conn.cancel(session_id=new.session_id)
+            result = await asyncio.wait_for(task, 20)
+            elapsed = asyncio.get_running_loop().time() - started
+            assert _processes_mentioning(str(marker)) == []  # killed by the cancel, baton still running
+            return result, elapsed
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        result, elapsed = asyncio.run(story())
+        assert len(server.requests) == 1  # nothing was sent after the cancel
+    assert result.stop_reason == "cancelled" and elapsed < 10
+    [path] = sorted((home / "sessions").rglob("*.jsonl"))
+    tool_result = [m for m in session_messages(path) if m["role"] == "toolResult"][-1]
+    assert tool_result["isError"] is True and "aborted" in json.dumps(tool_result["content"]).lower()
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
