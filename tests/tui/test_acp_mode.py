@@ -380,3 +380,53 @@ def _processes_mentioning(text: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+class ApprovingEditor(EditorClient):
+    """Answers permission requests from a script: one option id (or "cancel") per request."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__()
+        self.answers = answers
+        self.asked: list[Any] = []
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        self.asked.append((tool_call, [o.option_id for o in options]))
+        answer = self.answers.pop(0)
+        if answer == "cancel":
+            return acp.RequestPermissionResponse(outcome=acp.schema.DeniedOutcome(outcome="cancelled"))
+        return acp.RequestPermissionResponse(outcome=acp.schema.AllowedOutcome(outcome="selected", option_id=answer))
+
+
+def test_acp_permission_requests_answered_allow_and_reject(home: Path, workdir: Path) -> None:
+    pytest.importorskip("baton.sessions.permissions", reason="the permissions feature is not in this build")
+    replies = [
+        Reply.sse(tool_call_reply(AM, "toolu_w1", "write", {"path": "allowed.txt", "content": "yes\n"})),
+        Reply.sse(tool_call_reply(AM, "toolu_w2", "write", {"path": "rejected.txt", "content": "no\n"})),
+        Reply.sse(text_reply(AM, "One written, one refused.")),
+    ]
+
+    async def story() -> ApprovingEditor:
+        client = ApprovingEditor(["allow_once", "reject_once"])
+        cmd = acp_command("--model", "replay-am/replay-model", "--approval", "ask")
+        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
+                conn, _):
+            await conn.initialize(protocol_version=1)
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            result = await conn.prompt(session_id=new.session_id, prompt=[text_block("write both")])
+            assert result.stop_reason == "end_turn"
+        return client
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        client = asyncio.run(story())
+        last_request = json.dumps(server.requests[-1].json())
+    assert (workdir / "allowed.txt").read_text() == "yes\n"
+    assert not (workdir / "rejected.txt").exists()
+    assert [call.tool_call_id for call, _ in client.asked] == ["toolu_w1", "toolu_w2"]
+    first_call, options = client.asked[0]
+    assert options[0] == "allow_once" and options[-1] == "reject_once"
+    assert first_call.kind == "edit" and first_call.content and first_call.content[0].type == "diff"
+    assert "denied" in last_request.lower()  # the model was told the user refused
+    statuses = {u["toolCallId"]: u["status"] for u in client.of_kind("tool_call_update") if u.get("status")}
+    assert statuses == {"toolu_w1": "completed", "toolu_w2": "failed"}
