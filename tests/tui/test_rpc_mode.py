@@ -287,3 +287,30 @@ def test_protocol_modes_never_import_textual(home: Path, workdir: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert result.stderr.endswith("NO-TEXTUAL"), result.stderr
         assert result.stdout == ""  # EOF at once: nothing was asked, nothing is said
+
+
+def test_rpc_checkpoints_and_rewind(home: Path, workdir: Path) -> None:
+    pytest.importorskip("baton.sessions.checkpoints", reason="the checkpoints feature is not in this build")
+    replies = [
+        Reply.sse(tool_call_reply(AM, "toolu_w", "write", {"path": "made.txt", "content": "new file\n"})),
+        Reply.sse(text_reply(AM, "Made it.")),
+    ]
+    with ReplayServer(replies) as server:
+        configure(home, server)
+        rpc = RpcProcess(home, workdir, "--model", "replay-am/replay-model")
+        try:
+            rpc.call({"type": "prompt", "message": "make a file"})
+            rpc.event("agent_end")
+            assert (workdir / "made.txt").exists()
+            response = rpc.call({"type": "get_checkpoints"})
+            assert response["success"], response
+            checkpoints = response["data"]["checkpoints"]
+            assert checkpoints[0]["prompt"] == "make a file"
+            rewound = rpc.call({"type": "rewind", "entryId": checkpoints[0]["entryId"], "restore": "both"})
+            assert rewound["success"], rewound
+            assert rewound["data"]["removed"] == ["made.txt"] and "checkpoints" in rewound["data"]
+            assert not (workdir / "made.txt").exists()
+            assert rpc.call({"type": "get_state"})["data"]["messageCount"] == 0
+            assert rpc.close_stdin() == 0
+        finally:
+            rpc.kill()
