@@ -62,6 +62,9 @@ def prompt_commands(session: Any) -> list[dict[str, Any]]:
         for key in ("description", "location", "path"):
             if data.get(key):
                 entry[key] = data[key]
+        hint = data.get("argumentHint") or data.get("argument_hint")
+        if hint:
+            entry["argumentHint"] = hint
         if entry["source"] not in ("extension", "prompt", "skill"):
             entry["location"] = entry.get("location", entry["source"])
             entry["source"] = "prompt"

@@ -109,7 +109,8 @@ class AcpSession:
         from baton.tui.session_features import prompt_commands
 
         templates = [
-            {"name": c["name"], "description": c.get("description") or c["name"], "input": {"hint": "arguments"}}
+            {"name": c["name"], "description": c.get("description") or c["name"],
+             "input": {"hint": c.get("argumentHint") or "arguments"}}
             for c in prompt_commands(self.session)
         ]
         names = {c["name"] for c in templates}

@@ -71,6 +71,9 @@ def tool_title(name: str, args: dict[str, Any], cwd: str) -> str:
         return _short(f"{name} {args['pattern']}{where}")
     if name == "ls":
         return f"List {shown or '.'}"
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        _, server, tool = name.split("__", 2)
+        return f"{server} › {tool}"
     return name
 
 
