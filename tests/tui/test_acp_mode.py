@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -430,3 +431,47 @@ def test_acp_permission_requests_answered_allow_and_reject(home: Path, workdir: 
     assert "denied" in last_request.lower()  # the model was told the user refused
     statuses = {u["toolCallId"]: u["status"] for u in client.of_kind("tool_call_update") if u.get("status")}
     assert statuses == {"toolu_w1": "completed", "toolu_w2": "failed"}
+
+
+def test_acp_client_mcp_servers_and_prompt_templates(home: Path, workdir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("baton.tools.mcp", reason="the MCP feature is not in this build")
+    server_app = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "server_app.py"
+    if not server_app.exists():
+        pytest.skip("the MCP test server is not in this build")
+    prompts = workdir / ".baton" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "review.md").write_text("---\ndescription: Review a file\nargument-hint: FILE\n---\n"
+                                       "Review $1 with great care.\n")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    replies = [
+        Reply.sse(tool_call_reply(AM, "toolu_mcp", "mcp__editor__shout", {"text": "hello"})),
+        Reply.sse(text_reply(AM, "Shouted.")),
+    ]
+
+    async def story() -> EditorClient:
+        client = EditorClient()
+        cmd = acp_command("--model", "replay-am/replay-model")
+        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
+                conn, _):
+            await conn.initialize(protocol_version=1)
+            server = acp.schema.McpServerStdio(
+                name="editor", command=sys.executable, args=[str(server_app), "stdio"],
+                env=[acp.schema.EnvVariable(name="MCP_TEST_MARKERS", value=str(markers)),
+                     acp.schema.EnvVariable(name="MCP_TEST_NAME", value="editor")])
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[server])
+            await wait_until(lambda: client.of_kind("available_commands_update"))
+            result = await conn.prompt(session_id=new.session_id, prompt=[text_block("/review app.py")])
+            assert result.stop_reason == "end_turn"
+        return client
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        client = asyncio.run(story())
+        first, second = (json.dumps(r.json()) for r in server.requests)
+    commands = {c["name"]: c for c in client.of_kind("available_commands_update")[0]["availableCommands"]}
+    assert commands["review"]["description"] == "Review a file" and commands["review"]["input"]["hint"] == "FILE"
+    assert "Review app.py with great care." in first and "mcp__editor__shout" in first  # expanded; tool offered
+    assert "HELLO" in second  # the editor's MCP server answered the call
+    start = client.of_kind("tool_call")[0]
+    assert start["title"] == "editor › shout" and start["kind"] == "other"
