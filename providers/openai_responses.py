@@ -189,22 +189,90 @@ def convert_tool(tool: Tool) -> dict[str, Any]:
 
 
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The ``input`` items: system prompt, then the transcript in Responses shape."""
+    """The ``input`` items: system prompt, then the transcript in Responses shape.
+
+    Every item id and every ``call_id`` in the result is unique (the API rejects a request
+    with "Duplicate item found with id ..."): ids made up for text without a stored id are
+    minted per output item, and :func:`_dedupe_ids` makes a last pass over the whole input."""
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         compat = model.compat or {}
         developer = model.reasoning and compat.get("supportsDeveloperRole", True)
         items.append({"role": "developer" if developer else "system", "content": clean_text(context.system_prompt)})
     images = model.supports_images
+    ids = _Ids()
     for index, message in enumerate(context.messages):
         if isinstance(message, UserMessage):
             user = _user_item(message, images)
             if user is not None:
                 items.append(user)
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(model, message, index))
+            items.extend(_assistant_items(model, message, index, ids))
         elif isinstance(message, ToolResultMessage):
-            items.extend(_tool_result_items(message, images))
+            items.extend(_tool_result_items(message, images, ids))
+    return _dedupe_ids(items, ids)
+
+
+class _Ids:
+    """Id bookkeeping for one :func:`convert_input` call."""
+
+    __slots__ = ("call_ids", "minted", "reasoning", "sent_calls")
+
+    def __init__(self) -> None:
+        self.minted: set[int] = set()
+        """``id()`` of the message items whose id was made up here (not stored)."""
+        self.reasoning: set[str] = set()
+        """Reasoning item ids already in the input."""
+        self.call_ids: dict[str, str] = {}
+        """Stored tool-call id -> the ``call_id`` sent for its latest call (results follow it)."""
+        self.sent_calls: set[str] = set()
+        """Every ``call_id`` sent so far."""
+
+    def call_id(self, tool_call_id: str) -> str:
+        """A ``call_id`` for a new function call: the stored one's call part, unless an earlier
+        call of this input already used it (two calls sharing a ``call_id`` with different item
+        ids, or a server that reuses ids across turns)."""
+        call_id = tool_call_id.partition("|")[0]
+        if call_id in self.sent_calls:
+            base = call_id[: MAX_ITEM_ID - 11] or "call"
+            n = 0
+            while call_id in self.sent_calls:
+                n += 1
+                call_id = f"{base}_{_short_hash(f'{tool_call_id}#{n}')}"
+        self.sent_calls.add(call_id)
+        self.call_ids[tool_call_id] = call_id
+        return call_id
+
+    def result_call_id(self, tool_call_id: str) -> str:
+        """The ``call_id`` of the call a tool result answers."""
+        return self.call_ids.get(tool_call_id) or tool_call_id.partition("|")[0]
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def _dedupe_ids(items: list[dict[str, Any]], ids: _Ids) -> list[dict[str, Any]]:
+    """``items`` with every item ``id`` unique: stored ids are kept the first time they occur;
+    a made-up message id that collides with any stored id, or a repeated id, gets a fresh one
+    (a repeated function call item id is left out: it is optional)."""
+    stored = {item["id"] for item in items if "id" in item and id(item) not in ids.minted}
+    seen: set[str] = set()
+    for item in items:
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            continue
+        minted = id(item) in ids.minted
+        if item_id in seen or (minted and item_id in stored):
+            if item.get("type") == "function_call":
+                del item["id"]
+                continue
+            base, n = item_id[: MAX_ITEM_ID - 4], 1
+            while item_id in seen or item_id in stored:
+                n += 1
+                item_id = f"{base}_{n}"
+            item["id"] = item_id
+        seen.add(item_id)
     return items
 
 
@@ -224,24 +292,25 @@ def _user_item(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant_items(model: Model, message: AssistantMessage, index: int) -> list[dict[str, Any]]:
+def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _Ids) -> list[dict[str, Any]]:
     same_model = model.same_model(message.provider, message.api, message.model)
     skipped_thinking = False
     items: list[dict[str, Any]] = []
-    for block in message.content:
+    for position, block in enumerate(message.content):
         if isinstance(block, ThinkingContent):
             item = _reasoning_item(block) if same_model and model.reasoning else None
-            if item is None:
+            if item is None or item["id"] in ids.reasoning:  # a reasoning item goes in once
                 skipped_thinking = True
             else:
+                ids.reasoning.add(item["id"])
                 items.append(item)
         elif isinstance(block, TextContent):
-            items.append(_output_message(block, index))
+            items.append(_output_message(block, f"msg_{index}_{position}", ids))
         elif isinstance(block, ToolCall):
-            call_id, _, item_id = block.id.partition("|")
+            item_id = block.id.partition("|")[2]
             call: dict[str, Any] = {
                 "type": "function_call",
-                "call_id": call_id,
+                "call_id": ids.call_id(block.id),
                 "name": block.name,
                 "arguments": clean_text(json.dumps(block.arguments, ensure_ascii=False)),
             }
@@ -291,10 +360,13 @@ def text_signature(item_id: str, phase: str | None) -> str:
     return json.dumps(payload, separators=(",", ":"))
 
 
-def _output_message(block: TextContent, index: int) -> dict[str, Any]:
+def _output_message(block: TextContent, fallback_id: str, ids: _Ids) -> dict[str, Any]:
+    """An output message item; ``fallback_id`` (unique per output item) when the block has no
+    stored id."""
     message_id, phase = parse_text_signature(block.text_signature)
+    minted = not message_id
     if not message_id:
-        message_id = f"msg_{index}"
+        message_id = fallback_id
     elif len(message_id) > MAX_ITEM_ID:
         message_id = "msg_" + hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
     item: dict[str, Any] = {
@@ -306,13 +378,15 @@ def _output_message(block: TextContent, index: int) -> dict[str, Any]:
     }
     if phase:
         item["phase"] = phase
+    if minted:
+        ids.minted.add(id(item))
     return item
 
 
-def _tool_result_items(message: ToolResultMessage, images: bool) -> list[dict[str, Any]]:
+def _tool_result_items(message: ToolResultMessage, images: bool, ids: _Ids) -> list[dict[str, Any]]:
     text = tool_result_text(message)
     pictures = tool_result_images(message)
-    call_id = message.tool_call_id.partition("|")[0]
+    call_id = ids.result_call_id(message.tool_call_id)
     output = text if text or not pictures else IMAGE_ONLY_RESULT_TEXT
     items: list[dict[str, Any]] = [{"type": "function_call_output", "call_id": call_id, "output": clean_text(output)}]
     if pictures and images:
