@@ -41,6 +41,7 @@ from baton.providers.wire_common import (
     join_url,
     merge_headers,
     parse_json_event,
+    prompt_cache_key,
     tool_result_images,
     tool_result_text,
 )
@@ -52,6 +53,8 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 some servers send the same text under two names)."""
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
+NO_TOOL_OUTPUT = "(no tool output)"
+"""The content of a tool result with neither text nor images (pi's)."""
 ASSISTANT_BRIDGE_TEXT = "I have processed the tool results."
 ASSISTANT_TEXT_SEPARATOR = "\n\n"
 """Between the text blocks of an assistant message sent as one string."""
@@ -218,7 +221,7 @@ def build_body(model: Model, context: Context, options: StreamOptions, compat: C
         body["tool_choice"] = _tool_choice(options.tool_choice)
     _apply_thinking(body, model, options, compat)
     if options.session_id and options.cache_retention != "none" and compat.supports_store:
-        body["prompt_cache_key"] = options.session_id
+        body["prompt_cache_key"] = prompt_cache_key(options.session_id)
     return body
 
 
@@ -375,7 +378,7 @@ def _tool_result(result: ToolResultMessage, compat: Compat) -> dict[str, Any]:
     text = tool_result_text(result)
     out: dict[str, Any] = {
         "role": "tool",
-        "content": text if text else IMAGE_ONLY_TOOL_RESULT,
+        "content": text if text else IMAGE_ONLY_TOOL_RESULT if tool_result_images(result) else NO_TOOL_OUTPUT,
         "tool_call_id": result.tool_call_id,
     }
     if compat.requires_tool_result_name and result.tool_name:

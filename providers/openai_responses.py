@@ -37,6 +37,7 @@ from baton.providers.wire_common import (
     image_data_url,
     join_url,
     merge_headers,
+    prompt_cache_key,
     tool_result_images,
     tool_result_text,
 )
@@ -49,6 +50,8 @@ MIN_OUTPUT_TOKENS = 16
 MAX_ITEM_ID = 64
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 IMAGE_ONLY_RESULT_TEXT = "(see attached image)"
+NO_TOOL_OUTPUT = "(no tool output)"
+"""The output of a tool result with neither text nor images (pi's)."""
 
 _RETRYABLE_CODES = frozenset(
     {"rate_limit_exceeded", "server_error", "server_is_overloaded", "overloaded", "internal_error",
@@ -91,7 +94,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         "store": False,
     }
     if options.cache_retention != "none" and options.session_id:
-        body["prompt_cache_key"] = _prompt_cache_key(options.session_id)
+        body["prompt_cache_key"] = prompt_cache_key(options.session_id)
     if options.cache_retention == "long" and compat.get(
         "supportsLongCacheRetention", "api.openai.com" in model.base_url
     ):
@@ -110,13 +113,6 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
             body["reasoning"] = reasoning
         body["include"] = ["reasoning.encrypted_content"]
     return body
-
-
-def _prompt_cache_key(session_id: str) -> str:
-    # OpenAI caps prompt_cache_key at 64 characters; a long id keeps a stable, distinct hash.
-    if len(session_id) <= MAX_ITEM_ID:
-        return session_id
-    return "pck_" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _reasoning(model: Model, level: ThinkingLevel | None) -> dict[str, Any] | None:
@@ -387,7 +383,7 @@ def _tool_result_items(message: ToolResultMessage, images: bool, ids: _Ids) -> l
     text = tool_result_text(message)
     pictures = tool_result_images(message)
     call_id = ids.result_call_id(message.tool_call_id)
-    output = text if text or not pictures else IMAGE_ONLY_RESULT_TEXT
+    output = text or (IMAGE_ONLY_RESULT_TEXT if pictures else NO_TOOL_OUTPUT)
     items: list[dict[str, Any]] = [{"type": "function_call_output", "call_id": call_id, "output": clean_text(output)}]
     if pictures and images:
         parts: list[dict[str, Any]] = [{"type": "input_text", "text": TOOL_RESULT_IMAGES_TEXT}]
