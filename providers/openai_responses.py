@@ -189,7 +189,8 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
 
     Every item id and every ``call_id`` in the result is unique (the API rejects a request
     with "Duplicate item found with id ..."): ids made up for text without a stored id are
-    minted per output item, and :func:`_dedupe_ids` makes a last pass over the whole input."""
+    minted per output item (never per source message), a stored id is used once, and made-up
+    ids are settled last, so none can meet a stored one (:meth:`_Ids.settle`)."""
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         compat = model.compat or {}
@@ -206,23 +207,45 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
             items.extend(_assistant_items(model, message, index, ids))
         elif isinstance(message, ToolResultMessage):
             items.extend(_tool_result_items(message, images, ids))
-    return _dedupe_ids(items, ids)
+    ids.settle()
+    return items
 
 
 class _Ids:
     """Id bookkeeping for one :func:`convert_input` call."""
 
-    __slots__ = ("call_ids", "minted", "reasoning", "sent_calls")
+    __slots__ = ("call_ids", "minted", "sent_calls", "taken")
 
     def __init__(self) -> None:
-        self.minted: set[int] = set()
-        """``id()`` of the message items whose id was made up here (not stored)."""
-        self.reasoning: set[str] = set()
-        """Reasoning item ids already in the input."""
+        self.taken: set[str] = set()
+        """Item ids in the input so far (stored ones as they come, made-up ones when settled)."""
+        self.minted: list[dict[str, Any]] = []
+        """Message items whose id is made up here: named by :meth:`settle` once every stored id
+        is known."""
         self.call_ids: dict[str, str] = {}
         """Stored tool-call id -> the ``call_id`` sent for its latest call (results follow it)."""
         self.sent_calls: set[str] = set()
         """Every ``call_id`` sent so far."""
+
+    def claim(self, item_id: str) -> bool:
+        """Take a stored item id; False when the input already holds it."""
+        if item_id in self.taken:
+            return False
+        self.taken.add(item_id)
+        return True
+
+    def settle(self) -> None:
+        """Give every made-up message id a suffix if a stored id (or an earlier made-up one)
+        already has it."""
+        taken = self.taken
+        for item in self.minted:
+            base = candidate = item["id"]
+            n = 1
+            while candidate in taken:
+                n += 1
+                candidate = f"{base}_{n}"
+            taken.add(candidate)
+            item["id"] = candidate
 
     def call_id(self, tool_call_id: str) -> str:
         """A ``call_id`` for a new function call: the stored one's call part, unless an earlier
@@ -248,30 +271,6 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
-def _dedupe_ids(items: list[dict[str, Any]], ids: _Ids) -> list[dict[str, Any]]:
-    """``items`` with every item ``id`` unique: stored ids are kept the first time they occur;
-    a made-up message id that collides with any stored id, or a repeated id, gets a fresh one
-    (a repeated function call item id is left out: it is optional)."""
-    stored = {item["id"] for item in items if "id" in item and id(item) not in ids.minted}
-    seen: set[str] = set()
-    for item in items:
-        item_id = item.get("id")
-        if not isinstance(item_id, str):
-            continue
-        minted = id(item) in ids.minted
-        if item_id in seen or (minted and item_id in stored):
-            if item.get("type") == "function_call":
-                del item["id"]
-                continue
-            base, n = item_id[: MAX_ITEM_ID - 4], 1
-            while item_id in seen or item_id in stored:
-                n += 1
-                item_id = f"{base}_{n}"
-            item["id"] = item_id
-        seen.add(item_id)
-    return items
-
-
 def _image_part(block: ImageContent) -> dict[str, Any]:
     return {"type": "input_image", "detail": "auto", "image_url": image_data_url(block)}
 
@@ -295,13 +294,12 @@ def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _
     for position, block in enumerate(message.content):
         if isinstance(block, ThinkingContent):
             item = _reasoning_item(block) if same_model and model.reasoning else None
-            if item is None or item["id"] in ids.reasoning:  # a reasoning item goes in once
+            if item is None or not ids.claim(item["id"]):  # a reasoning item goes in once
                 skipped_thinking = True
             else:
-                ids.reasoning.add(item["id"])
                 items.append(item)
         elif isinstance(block, TextContent):
-            items.append(_output_message(block, f"msg_{index}_{position}", ids))
+            items.append(_output_message(block, index, position, ids))
         elif isinstance(block, ToolCall):
             item_id = block.id.partition("|")[2]
             call: dict[str, Any] = {
@@ -312,7 +310,7 @@ def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _
             }
             # An fc_ id is paired server-side with the reasoning item that produced it: send it
             # only when that pairing is intact (same model, its reasoning replayed).
-            if item_id and same_model and not skipped_thinking:
+            if item_id and same_model and not skipped_thinking and ids.claim(item_id):
                 call["id"] = item_id
             items.append(call)
     return items
@@ -356,15 +354,15 @@ def text_signature(item_id: str, phase: str | None) -> str:
     return json.dumps(payload, separators=(",", ":"))
 
 
-def _output_message(block: TextContent, fallback_id: str, ids: _Ids) -> dict[str, Any]:
-    """An output message item; ``fallback_id`` (unique per output item) when the block has no
-    stored id."""
+def _output_message(block: TextContent, index: int, position: int, ids: _Ids) -> dict[str, Any]:
+    """An output message item: block ``position`` of message ``index``. Its stored id is used
+    when it has one not yet in the input; otherwise an id is made up for this output item."""
     message_id, phase = parse_text_signature(block.text_signature)
-    minted = not message_id
-    if not message_id:
-        message_id = fallback_id
-    elif len(message_id) > MAX_ITEM_ID:
+    if message_id and len(message_id) > MAX_ITEM_ID:
         message_id = "msg_" + hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    minted = not message_id or not ids.claim(message_id)
+    if minted:
+        message_id = f"msg_{index}_{position}"
     item: dict[str, Any] = {
         "type": "message",
         "role": "assistant",
@@ -375,7 +373,7 @@ def _output_message(block: TextContent, fallback_id: str, ids: _Ids) -> dict[str
     if phase:
         item["phase"] = phase
     if minted:
-        ids.minted.add(id(item))
+        ids.minted.append(item)
     return item
 
 
