@@ -18,12 +18,12 @@ def _model_description(model: Model) -> str:
     return " · ".join(p for p in (model.provider, model.api, window) if p)
 
 
-def config_options(session: CodingSession) -> list[dict[str, Any]]:
+def config_options(session: CodingSession, models: list[Model] | None = None) -> list[dict[str, Any]]:
     """The model selector (category ``model``) and the thinking level (``thought_level``)."""
     from baton.sessions.models import thinking_levels_for
 
     current = session.model
-    models = session.available_models()
+    models = session.available_models() if models is None else models
     return [
         {
             "id": MODEL_OPTION, "name": "Model", "type": "select", "category": "model",
@@ -39,13 +39,13 @@ def config_options(session: CodingSession) -> list[dict[str, Any]]:
     ]
 
 
-def model_state(session: CodingSession) -> dict[str, Any]:
+def model_state(session: CodingSession, models: list[Model] | None = None) -> dict[str, Any]:
     """The unstable ``models`` field of ``session/new`` and ``session/load``."""
     return {
         "currentModelId": session.model.ref,
         "availableModels": [
             {"modelId": m.ref, "name": m.name, "description": _model_description(m)}
-            for m in session.available_models()
+            for m in (session.available_models() if models is None else models)
         ],
     }
 

@@ -102,7 +102,8 @@ class AcpSession:
 
     def describe(self) -> dict[str, Any]:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
-        return {"configOptions": config_options(self.session), "models": model_state(self.session)}
+        models = self.session.available_models()
+        return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
 
     def announce(self) -> None:
         """Updates a client wants right after the session opens: commands and usage."""
