@@ -119,6 +119,7 @@ class BatonAcpAgent:
         session = await self._open(cwd, str(path), True)
         acp_session = self._adopt(session, mcp_servers)
         acp_session.replay()
+        acp_session.announce()
         return acp_session.describe()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
