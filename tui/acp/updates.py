@@ -163,6 +163,14 @@ class UpdateMapper:
             update["locations"] = locations
         self.send(update)
 
+    def _on_agent_end(self, event: Any) -> None:
+        """Calls the model started but that never ran (cancelled, or cut off by the length
+        limit) are closed as failed, so the editor does not show them pending forever."""
+        for call_id in list(self._calls):
+            self._calls.pop(call_id)
+            self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
+                       "content": [text_content("Not run: the turn ended before this call.")]})
+
     # ------------------------------------------------------------------ answers
 
     def _on_message_end(self, event: Any) -> None:
