@@ -220,6 +220,12 @@ class SessionStore:
                 if isinstance(entry, OpaqueEntry):
                     report.warnings.append(f"{path.name}: entry {entry.id} kept as is ({entry.reason})")
                 store._index(entry)
+            store._reattach_orphans()
+            if original_version > CURRENT_VERSION:
+                report.warnings.append(
+                    f"{path.name}: written by a newer version (session format {original_version}; this baton "
+                    f"knows {CURRENT_VERSION}): entries it does not understand are kept as they are"
+                )
             store._tail = reader.tail
             store._rewrite_pending = report.migrated
             return store
@@ -431,6 +437,22 @@ class SessionStore:
             else:
                 self.labels.pop(entry.target_id, None)
 
+    def _reattach_orphans(self) -> None:
+        """An entry whose parent is missing (a damaged or skipped line) would cut the history
+        before it out of every path through it: attach it to the entry before it in the file
+        instead (in memory; the file is not changed), and say so."""
+        previous: SessionEntry | None = None
+        for entry in self.entries:
+            parent = entry.parent_id
+            if parent is not None and (parent not in self.by_id or parent == entry.id):
+                entry.parent_id = previous.id if previous is not None else None
+                name = self.path.name if self.path else "session"
+                where = f"the entry before it ({previous.id})" if previous is not None else "the root"
+                self.report.warnings.append(
+                    f"{name}: entry {entry.id} names a missing parent {parent}; attached to {where}"
+                )
+            previous = entry
+
     def _buffer_existing(self, entries: Iterable[SessionEntry], *, chain: bool = False) -> None:
         for entry in entries:
             copy = entry.model_copy()
@@ -503,6 +525,18 @@ class LineReader:
         self.report = LoadReport()
         self.tail = TailFix()
 
+    def _lossy(self, raw: bytes, number: int) -> Any:
+        """A line that is not valid UTF-8 but otherwise whole JSON, decoded with U+FFFD for the
+        bad bytes (as pi does), so one damaged byte does not drop the entry; else ``None``."""
+        try:
+            value = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        self.report.warnings.append(
+            f"{self.path.name}: line {number} holds bytes that are not UTF-8 (kept, shown as \ufffd)"
+        )
+        return value
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         path = self.path
         offset = 0
@@ -516,7 +550,7 @@ class LineReader:
             try:
                 value = json.loads(raw)
             except ValueError:  # includes invalid UTF-8
-                value = None
+                value = self._lossy(raw, number)
             if not seen_header:
                 if not _is_header(value):
                     raise SessionFileError(
