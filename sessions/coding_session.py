@@ -151,6 +151,7 @@ class CodingSession:
         thinking = clamp_thinking_level(model, requested)
         tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
         tools = _make_tools(tool_names, cwd)
+        _limit_tool_processes(settings.tools.max_processes)
         files = load_context_files(cwd) if options.context_files else []
         custom = read_text_or_file(options.system_prompt) or load_system_md(cwd)
         appends = [a for a in (load_append_system_md(cwd), read_text_or_file(options.append_system_prompt)) if a]
@@ -749,6 +750,12 @@ class CodingSession:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _limit_tool_processes(limit: int) -> None:
+    from baton.tools.process_slots import PROCESS_SLOTS
+
+    PROCESS_SLOTS.set_limit(limit)
 
 
 def _make_tools(names: list[str], cwd: Path) -> list[Any]:
