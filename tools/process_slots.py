@@ -22,7 +22,7 @@ class ProcessSlots:
     def __init__(self, limit: int = DEFAULT_MAX_PROCESSES) -> None:
         self.limit = max(1, limit)
         self.active = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: deque[asyncio.Future[object]] = deque()
 
     def set_limit(self, limit: int) -> None:
         """Change the limit (waiting calls start at once if the new limit allows)."""
@@ -45,11 +45,15 @@ class ProcessSlots:
         if self.active < self.limit and not self._waiters:
             self.active += 1
             return True
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
-        aborted = asyncio.ensure_future(signal.wait()) if signal is not None else None
+        aborted: asyncio.Future[object] | None = None
+        watched: set[asyncio.Future[object]] = {waiter}
+        if signal is not None:
+            aborted = asyncio.ensure_future(_wait_for(signal))
+            watched.add(aborted)
         try:
-            await asyncio.wait({waiter, *([aborted] if aborted else [])}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             self._give_back(waiter)
             raise
@@ -61,7 +65,7 @@ class ProcessSlots:
         self._give_back(waiter)
         return False
 
-    def _give_back(self, waiter: asyncio.Future[None]) -> None:
+    def _give_back(self, waiter: asyncio.Future[object]) -> None:
         """Withdraw a waiter (aborted or cancelled), returning its slot if it already got one."""
         if waiter.done() and not waiter.cancelled():
             self.active -= 1
@@ -78,6 +82,10 @@ class ProcessSlots:
                 continue
             self.active += 1
             waiter.set_result(None)
+
+
+async def _wait_for(signal: asyncio.Event) -> object:
+    return await signal.wait()
 
 
 PROCESS_SLOTS = ProcessSlots()

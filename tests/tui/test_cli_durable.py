@@ -14,7 +14,14 @@ import pytest
 
 from tests.provider_scripts import APIS, models_json_provider, text_reply
 from tests.replay_server import ReplayServer, Reply
-from tests.tui.cli_harness import baton_command, baton_env, run_baton, session_files, session_messages, write_models_json
+from tests.tui.cli_harness import (
+    baton_command,
+    baton_env,
+    run_baton,
+    session_files,
+    session_messages,
+    write_models_json,
+)
 
 API_SHORT = {"openai-completions": "oc", "openai-responses": "or", "anthropic-messages": "am",
              "google-generative-ai": "gg"}
