@@ -68,6 +68,8 @@ def read_piped_stdin(*, have_prompt: bool = False, limit: int = MAX_ATTACHMENT_B
     except (OSError, ValueError):
         return None
     if stat.S_ISREG(mode):
+        if os.fstat(fd).st_size > limit:
+            raise CliError(f"piped input is larger than {limit // (1024 * 1024)} MB; pass a smaller file")
         data = _read_bounded(fd, limit, "piped input")
     elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         if have_prompt and not _ready(fd, STDIN_GRACE_SECONDS):
