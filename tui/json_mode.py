@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from baton.providers.messages import now_ms
+from baton.providers.surrogates import join_surrogates
 from baton.tui.cli_args import EXIT_RUN_FAILED
 from baton.tui.print_mode import (
     RunTracker,
@@ -81,6 +82,7 @@ class _LineWriter:
     def write(self, line: str) -> None:
         if self.closed:
             return
+        line = join_surrogates(line)  # a file name that is not UTF-8 in a tool result
         try:
             self._out.write(line + "\n")
         except BrokenPipeError:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.provider_scripts import APIS, models_json_provider, text_reply
+from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import (
     baton_command,
@@ -198,3 +198,20 @@ def test_fifo_named_like_a_session_does_not_block_continue(home: Path, workdir: 
                            timeout=30)
     assert second.returncode == 0, second.stderr
     assert answer_texts(path) == ["first", "second"]
+
+
+def test_json_mode_survives_a_file_name_that_is_not_utf8(home: Path, workdir: Path) -> None:
+    os.close(os.open(os.path.join(os.fsencode(workdir), b"caf\xe9.txt"), os.O_CREAT | os.O_WRONLY))
+    with ReplayServer([Reply.sse(tool_call_reply("openai-completions", "call_1", "ls", {})),
+                       Reply.sse(text_reply("openai-completions", "listed"))]) as server:
+        configure(home, server)
+        result = run_baton(home, workdir, "--model", model_ref("openai-completions"), "--tools", "ls",
+                           "--mode", "json", "-p", "list")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["result"]["content"][0]["text"] == "caf\ufffd.txt"
+    assert events[-1]["type"] == "agent_end"
+    [path] = session_files(home)
+    results = [m for m in session_messages(path) if m["role"] == "toolResult"]
+    assert results[0]["content"][0]["text"] == "caf\ufffd.txt"
