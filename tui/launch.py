@@ -29,7 +29,7 @@ def run(argv: list[str]) -> int:
             return list_models_command(args.list_models or "")
         if args.mode in ("rpc", "acp"):
             return asyncio.run(_run_protocol(args))  # stdin is the protocol, never a prompt
-        piped = read_piped_stdin()
+        piped = read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
         if piped is not None:
             args.print_mode = True
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
