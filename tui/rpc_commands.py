@@ -71,7 +71,6 @@ class RpcCommands:
         self.session = session
         self.emit = emit
         self.prompt_task: asyncio.Task[None] | None = None
-        self.bash_task: asyncio.Future[Any] | None = None
         self.compacting = False
         self.retrying = False
         self._handlers: dict[str, Handler] = {
@@ -276,9 +275,7 @@ class RpcCommands:
 
     async def cmd_bash(self, command: dict[str, Any]) -> Any:
         text = _field(command, "command")
-        task = asyncio.ensure_future(self.session.run_bash(text))
-        self.bash_task = task
-        message = await task
+        message = await self.session.run_bash(text)
         data: dict[str, Any] = {
             "output": message.output,
             "exitCode": message.exit_code,
