@@ -511,8 +511,10 @@ class CodingSession:
         return self.set_thinking_level(levels[(index + 1) % len(levels)])
 
     def handoff_preview(self, model: Model) -> HandoffPreview:
-        """What the next request to ``model`` will lose or change compared with the history."""
-        return handoff_preview(self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff)
+        """What the next request to ``model`` will lose or change that the current model keeps."""
+        return handoff_preview(
+            self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff, current=self.model
+        )
 
     def _api_key(self, provider: str) -> str | None:
         if self.options.api_key and provider == self._key_provider:
@@ -614,6 +616,9 @@ class CodingSession:
         else:
             self.store.branch(entry_id)
         self.agent.replace_messages(self.store.build_context().messages)
+        # The live model and thinking level stay as they are; the new branch records them so
+        # that resuming it (baton -c) restores what the footer shows.
+        self._record_settings_if_changed()
         self._emit_soon(SessionChangedEvent("navigate"))
         return text
 

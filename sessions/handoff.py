@@ -34,15 +34,25 @@ class HandoffPreview(TransformReport):
 
 
 def handoff_preview(
-    messages: Sequence[AgentMessage], model: Model, *, thinking_handoff: ThinkingHandoff = "text"
+    messages: Sequence[AgentMessage],
+    model: Model,
+    *,
+    thinking_handoff: ThinkingHandoff = "text",
+    current: Model | None = None,
 ) -> HandoffPreview:
-    """What a request to ``model`` with this history would lose or change."""
-    preview = HandoffPreview(target=model.ref)
-    transform_messages(
-        convert_to_llm(list(messages)),
-        model,
-        id_normalizer_for(model),
-        thinking_handoff=thinking_handoff,
-        report=preview,
-    )
+    """What a request to ``model`` with this history would lose or change.
+
+    With ``current`` (the model in use), only what the switch itself costs is counted: losses
+    every model suffers alike (an aborted turn is skipped for the current model too) are not."""
+    llm_messages = convert_to_llm(list(messages))
+    preview = _report(llm_messages, model, thinking_handoff, HandoffPreview(target=model.ref))
+    if current is not None:
+        baseline = _report(llm_messages, current, thinking_handoff, TransformReport())
+        for f in fields(TransformReport):
+            setattr(preview, f.name, max(0, getattr(preview, f.name) - getattr(baseline, f.name)))
     return preview
+
+
+def _report(messages: list[Any], model: Model, thinking_handoff: ThinkingHandoff, report: Any) -> Any:
+    transform_messages(messages, model, id_normalizer_for(model), thinking_handoff=thinking_handoff, report=report)
+    return report

@@ -25,6 +25,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 
 from baton import __version__
+from baton.providers.paths import baton_home_display
 from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
@@ -168,7 +169,8 @@ class BatonApp(App[int]):
             variable = env_var_for(model.provider)
         except Exception:
             return
-        self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in ~/.baton/models.json), "
+        models_json = f"{baton_home_display()}/models.json"
+        self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in {models_json}), "
                     "or pick another model with /model.", "warning")
 
     def on_unmount(self) -> None:
@@ -234,8 +236,8 @@ class BatonApp(App[int]):
         elif kind == "auto_compaction_end":
             self._compaction_ended(event)
         elif kind == "auto_retry_start":
-            self.notice(retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or ""),
-                        "warning")
+            text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
+            self.transcript.add_notice_before_reply(text, "warning")
         elif kind == "auto_retry_end":
             if not event.success:
                 self.notice(f"Retries exhausted: {one_line(event.final_error or 'unknown error', 300)}", "error")
@@ -434,7 +436,7 @@ class BatonApp(App[int]):
             self.notice(f"Could not switch model: {one_line(str(exc), 300)}", "error")
             return
         if model is None:
-            self.notice("No favourite models to cycle: add favorite_models to ~/.baton/settings.json, "
+            self.notice(f"No favourite models to cycle: add favoriteModels to {baton_home_display()}/settings.json, "
                         "or use Ctrl+L.", "warning")
             return
         self._model_switched(previous, model, self._handoff(model))

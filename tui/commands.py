@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
+from baton.providers.paths import baton_home_display
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
@@ -155,7 +156,7 @@ def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
 async def cmd_model(app: BatonApp, args: str) -> None:
     models = list(app.session.available_models())
     if not models:
-        app.notice("No models are available: set an API key or add ~/.baton/models.json.", "error")
+        app.notice(f"No models are available: set an API key or add {baton_home_display()}/models.json.", "error")
         return
     current = app.session.model
     if args:

@@ -165,6 +165,11 @@ class AssistantMessageView(Widget):
         yield self._status
 
     @property
+    def is_empty(self) -> bool:
+        """True while nothing of the reply has arrived (no block yet)."""
+        return not self._order
+
+    @property
     def tool_views(self) -> list[ToolCallView]:
         """The tool-call widgets of this message, in order."""
         return [w for w in self._order if isinstance(w, ToolCallView)]

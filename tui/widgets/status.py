@@ -14,6 +14,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from baton.providers.paths import baton_home_display
 from baton.tui.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
 
 DEMO_PROVIDER = "demo"
@@ -165,7 +166,7 @@ class StartupHeader(Static):
             lines.append(Content.styled(
                 "⚠ Offline demo model: no API key or configured model was found, so the replies are "
                 "canned. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or add "
-                "~/.baton/models.json), then pick a model with /model.",
+                f"{baton_home_display()}/models.json), then pick a model with /model.",
                 "$text-warning",
             ))
         files = [short_path(str(f), cwd) for f in context_files]

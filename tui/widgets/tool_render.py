@@ -34,6 +34,8 @@ class Rendered:
     hidden: int
     tail: bool = False
     """True when the preview is the end of the output (the hidden lines come before it)."""
+    hint: str | None = None
+    """What the collapsed box says about the hidden lines, when "… N more lines" would mislead."""
 
 
 def _arg(args: Mapping[str, Any], *names: str) -> Any:
@@ -264,7 +266,9 @@ def _read(text: str, details: Mapping[str, Any]) -> Rendered:
     preview = Content.styled(summary, "$text-muted")
     full_lines = _clip(lines[:_MAX_RENDER_LINES])
     full = Content.assemble(preview, "\n", "\n".join(full_lines)) if full_lines else preview
-    return Rendered(preview, full, count)
+    # Collapsed, the box shows only the summary: none of the lines is "more" than another.
+    noun = "line" if count == 1 else "lines"
+    return Rendered(preview, full, count, hint=f"(Ctrl+O shows the {count} {noun})")
 
 
 def _bash(

@@ -1,0 +1,146 @@
+"""Regression tests for the second QA pass of the interactive app (pilot, faux and replay models)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from baton.providers.demo import plan_turn
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
+from baton.providers.models import Model
+from baton.sessions import CodingSession, SessionOptions
+from baton.tui.app import BatonApp
+from baton.tui.widgets.messages import AssistantMessageView, NoticeView
+from baton.tui.widgets.pickers import ListPicker
+from tests.provider_scripts import text_reply
+from tests.replay_server import ReplayServer, Reply
+from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+
+
+async def test_provider_retry_notice_sits_above_the_answer_that_followed(project: Path) -> None:
+    busy = Reply.json_error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
+                            headers={"retry-after-ms": "10"})
+    with ReplayServer([busy, Reply.sse(text_reply("anthropic-messages", "Made it after all."))]) as server:
+        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
+        session = await CodingSession.open(SessionOptions(
+            cwd=project, model=model, tools=[], session="none", context_files=False, api_key="k"))
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 30)) as pilot:
+            app.editor.set_text("hello")
+            await pilot.press("enter")
+            await settle(pilot, app)
+            order = [w for w in app.transcript.mounted_widgets if isinstance(w, NoticeView | AssistantMessageView)]
+            kinds = ["retry" if isinstance(w, NoticeView) and "Retrying" in str(w.render()) else type(w).__name__
+                     for w in order]
+            assert kinds.index("retry") < kinds.index("AssistantMessageView"), kinds
+            text = screen_text(app)
+            assert text.index("Retrying") < text.index("Made it after all.")
+        await session.close()
+
+
+async def test_tree_onto_a_model_change_keeps_the_previous_reply(
+    project: Path, model_a: Model, model_b: Model, faux_a: FauxProvider, faux_b: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.text("Answer from A."))
+    faux_b.add(FauxResponse.text("Answer from B."))
+    session = await open_session(project, model_a, extra_models=[model_a, model_b])
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.editor.set_text("one")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        await app.switch_model(model_b, None)
+        app.editor.set_text("two")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        target = [n for n in session.tree() if n.kind == "model_change"][-1]
+        app.editor.set_text("/tree")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the tree picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        picker.dismiss(target.id)
+        await wait_until(pilot, lambda: "Moved to the selected point" in screen_text(app), what="the move")
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "Answer from A." in text
+        assert "Answer from B." not in text
+    await session.close()
+
+
+def test_demo_greeting_names_the_real_baton_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "elsewhere" / "conf"))
+    turn = plan_turn(Context(messages=[UserMessage(content="hi")]))
+    assert "~/elsewhere/conf/models.json" in turn.text
+    assert "~/.baton" not in turn.text
+    monkeypatch.setenv("BATON_HOME", "/opt/baton-home")
+    assert "/opt/baton-home/models.json" in plan_turn(Context(messages=[UserMessage(content="hi")])).text
+
+
+def test_demo_does_not_repeat_tool_output_the_tool_box_shows() -> None:
+    output = "\n".join(f"file_{i}.py" for i in range(30))
+    result = ToolResultMessage(tool_call_id="c1", tool_name="ls", content=[TextContent(text=output)], is_error=False)
+    turn = plan_turn(Context(messages=[UserMessage(content="list files"), result]))
+    assert "30 lines" in turn.text
+    assert "file_3.py" not in turn.text and "file_29.py" not in turn.text
+
+
+async def test_resume_after_tree_navigation_restores_the_thinking_level_the_footer_showed(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.text("First."), FauxResponse.text("Second."))
+    session = await open_session(project, model_a)
+    session.set_thinking_level("high")
+    await session.prompt("one")
+    session.set_thinking_level("low")
+    await session.prompt("two")
+    high_point = [n for n in session.tree() if n.kind == "assistant"][0]
+    session.navigate(high_point.id)  # that branch point was recorded with "high"
+    assert session.thinking_level == "low"  # what the footer shows
+    path = session.session_file
+    await session.close()
+    assert path is not None
+    resumed = await open_session(project, model_a, session=str(path))
+    assert resumed.thinking_level == "low"
+    assert [m.role for m in resumed.messages] == ["user", "assistant"]
+    await resumed.close()
+
+
+async def test_handoff_preview_counts_only_what_the_switch_loses(
+    project: Path, model_a: Model, model_b: Model, faux_a: FauxProvider
+) -> None:
+    # A turn that failed is skipped for every model, the current one included: switching
+    # loses nothing more, so the preview is empty and /model switches without asking.
+    faux_a.add(FauxResponse.error("server exploded"), FauxResponse.text("Fine now."))
+    session = await open_session(project, model_a, extra_models=[model_a, model_b],
+                                 settings={"retry": {"enabled": False}})
+    await session.prompt("first")
+    await session.prompt("second")
+    assert session.handoff_preview(model_b).is_empty
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.editor.set_text("/model model-b")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: session.model.ref == model_b.ref, what="the switch without a question")
+        assert "handoff:" not in screen_text(app)
+    await session.close()
+
+
+async def test_read_box_does_not_claim_more_lines_than_it_shows(project: Path, model_a: Model,
+                                                               faux_a: FauxProvider) -> None:
+    (project / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 201)))
+    faux_a.add(FauxResponse.tool_call("read", {"path": "notes.txt"}), FauxResponse.text("Read it."))
+    session = await open_session(project, model_a, tools=["read"])
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 40)) as pilot:
+        app.editor.set_text("read notes")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "lines 1-200 of 200" in text
+        assert "more lines" not in text
+        assert "Ctrl+O shows the 200 lines" in text
+    await session.close()
