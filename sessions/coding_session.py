@@ -50,7 +50,15 @@ from baton.sessions.events import (
 )
 from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
-from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
+from baton.sessions.models import (
+    ModelChoice,
+    available_models,
+    find_model,
+    model_choices,
+    next_in_cycle,
+    parse_thinking_level,
+    thinking_levels_for,
+)
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
@@ -235,6 +243,10 @@ class CodingSession:
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
         return available_models(self.options.extra_models, self.model)
+
+    def model_choices(self) -> list[ModelChoice]:
+        """Every known model, usable ones first; the others name the API key they need."""
+        return model_choices(self.options.extra_models, self.model)
 
     # ------------------------------------------------------------------ events
 

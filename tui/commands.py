@@ -95,20 +95,47 @@ async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
 # Models and thinking
 
 
-def model_items(models: Sequence[Model], current: Model | None) -> list[PickerItem[Model]]:
-    """Picker rows for ``models`` (the current one marked)."""
+def _price(model: Model) -> str:
+    cost = model.cost
+    if not cost.input and not cost.output:
+        return "—"
+    return f"${cost.input:g}/${cost.output:g}"
+
+
+def _pad(text: str, width: int) -> str:
+    text = one_line(text, width)
+    return text + " " * max(0, width - len(text))
+
+
+def model_items(
+    models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None
+) -> list[PickerItem[Model]]:
+    """Picker rows for ``models`` in aligned columns: id, name, context, price ($/Mtok in/out),
+    capabilities and key status; the current one marked, those without a key (``missing``:
+    ref → variable to set) dimmed."""
+    missing = missing or {}
+    ref_width = min(max((len(m.ref) for m in models), default=10), 44)
+    name_width = min(max((len(m.name) for m in models), default=4), 28)
+    price_width = max((len(_price(m)) for m in models), default=1)
     items = []
     for model in models:
-        mark = "● " if current is not None and model.ref == current.ref and model.api == current.api else "  "
-        extras = []
-        if model.reasoning:
-            extras.append("thinking")
-        if "image" in model.input:
-            extras.append("images")
-        extras.append(f"{format_tokens(model.context_window)} ctx")
-        label = picker_label((mark, "$text-accent"), (model.ref, "bold"),
-                             (f"  {model.name}" if model.name != model.id else "", "$text-muted"),
-                             ("  " + " · ".join(extras), "$text-muted"))
+        is_current = current is not None and model.ref == current.ref and model.api == current.api
+        variable = missing.get(model.ref)
+        caps = " ".join(c for c, on in (("thinking", model.reasoning), ("images", "image" in model.input)) if on)
+        key = f"set {variable}" if variable else ""
+        label = picker_label(
+            ("● " if is_current else "  ", "$text-accent"),
+            (_pad(model.ref, ref_width), "$text-muted" if variable else "bold"),
+            "  ",
+            (_pad(model.name, name_width), "$text-muted"),
+            "  ",
+            (f"{format_tokens(model.context_window):>5} ctx", "$text-muted"),
+            "  ",
+            (f"{_price(model):>{price_width}}", "$text-muted"),
+            "  ",
+            (f"{caps:<15}", "$text-muted"),
+            (key, "$text-warning"),
+        )
         items.append(PickerItem(label, model, f"{model.ref} {model.name}"))
     return items
 
@@ -139,8 +166,10 @@ def handoff_summary(app: BatonApp, model: Model) -> str | None:
     return str(preview.summary())
 
 
-def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
+def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Callable[[Model], Content | None]:
     def detail(model: Model) -> Content | None:
+        if missing and model.ref in missing:
+            return Content.styled(f"No API key: set {missing[model.ref]} to use this model.", "$text-warning")
         current = app.session.model
         if model.ref == current.ref and model.api == current.api:
             return Content.styled("(current model)", "$text-muted")
@@ -152,9 +181,16 @@ def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
     return detail
 
 
+def _missing_key_text(model: Model, variable: str) -> str:
+    return (f"{model.ref} needs an API key: set {variable} (or apiKey in {baton_home_display()}/models.json) "
+            "and restart baton.")
+
+
 @command("model", "/model [pattern]", "Switch model (picker; shows what the new model will not receive)")
 async def cmd_model(app: BatonApp, args: str) -> None:
-    models = list(app.session.available_models())
+    choices = list(app.session.model_choices())
+    missing = {c.model.ref: c.missing_key for c in choices if c.missing_key}
+    models = [c.model for c in choices]
     if not models:
         app.notice(f"No models are available: set an API key or add {baton_home_display()}/models.json.", "error")
         return
@@ -164,8 +200,12 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         if not matches:
             app.notice(f"No model matches {one_line(args, 80)!r}.", "error")
             return
-        if len(matches) == 1:
-            target = matches[0]
+        usable = [m for m in matches if m.ref not in missing]
+        if len(matches) == 1 or len(usable) == 1:
+            target = (usable or matches)[0]
+            if target.ref in missing:
+                app.notice(_missing_key_text(target, missing[target.ref]), "error")
+                return
             if target.ref == current.ref and target.api == current.api:
                 app.notice(f"Already using {target.ref}.")
                 return
@@ -184,9 +224,13 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         models = matches
     initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
     picked = await app.push_screen_wait(ListPicker(
-        "Switch model", model_items(models, current), initial=initial, detail=_preview_detail(app),
+        "Switch model", model_items(models, current, missing), initial=initial,
+        detail=_preview_detail(app, missing),
     ))
     if picked is None:
+        return
+    if picked.ref in missing:
+        app.notice(_missing_key_text(picked, missing[picked.ref]), "error")
         return
     if picked.ref == current.ref and picked.api == current.api:
         app.notice(f"Already using {picked.ref}.")

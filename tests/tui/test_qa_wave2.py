@@ -144,3 +144,44 @@ async def test_read_box_does_not_claim_more_lines_than_it_shows(project: Path, m
         assert "more lines" not in text
         assert "Ctrl+O shows the 200 lines" in text
     await session.close()
+
+
+async def test_model_command_names_the_missing_key(project: Path, model_a: Model,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(150, 40)) as pilot:
+        app.editor.set_text("/model openai/gpt-4o")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "needs an API key" in screen_text(app), what="the missing-key notice")
+        assert "OPENAI_API_KEY" in screen_text(app)
+        assert session.model.ref == model_a.ref
+    await session.close()
+
+
+async def test_model_picker_lists_keyless_models_dimmed_in_columns(project: Path, model_a: Model,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(150, 40)) as pilot:
+        app.editor.set_text("/model")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the model picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        rows = [item.label.plain for item in picker.items]
+        assert rows[0].startswith("● prov-a/model-a")
+        keyless = [r for r in rows if "set OPENAI_API_KEY" in r]
+        assert keyless, "models without a key are listed, naming the variable"
+        # columns: the context column starts at the same offset on every row
+        offsets = {r.index(" ctx") for r in rows}
+        assert len(offsets) == 1, offsets
+        await pilot.press(*"gpt-4o")
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "needs an API key" in screen_text(app), what="the refusal")
+        assert session.model.ref == model_a.ref
+    await session.close()

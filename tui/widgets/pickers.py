@@ -38,7 +38,7 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
     DEFAULT_CSS = """
     ListPicker { align: center middle; background: $background 60%; }
     ListPicker > Vertical {
-        width: 90%; max-width: 110; height: auto; max-height: 85%;
+        width: 94%; max-width: 150; height: auto; max-height: 85%;
         border: round $primary; background: $surface; padding: 0 1;
     }
     ListPicker .picker-title { text-style: bold; height: auto; }
