@@ -97,7 +97,7 @@ async def test_resume_after_tree_navigation_restores_the_thinking_level_the_foot
     await session.prompt("one")
     session.set_thinking_level("low")
     await session.prompt("two")
-    high_point = [n for n in session.tree() if n.kind == "assistant"][0]
+    high_point = next(n for n in session.tree() if n.kind == "assistant")
     session.navigate(high_point.id)  # that branch point was recorded with "high"
     assert session.thinking_level == "low"  # what the footer shows
     path = session.session_file
