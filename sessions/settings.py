@@ -64,6 +64,8 @@ class Settings(_Section):
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    display: Literal["fullscreen", "inline"] = "fullscreen"
+    """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)

@@ -544,11 +544,16 @@ class BatonApp(App[int]):
 
 
 async def run_interactive_async(
-    session: Any, *, initial_prompt: str | None = None, initial_images: list[Any] | None = None
+    session: Any,
+    *,
+    initial_prompt: str | None = None,
+    initial_images: list[Any] | None = None,
+    inline: bool = False,
 ) -> int:
-    """Run the interactive UI on ``session`` inside the running event loop; the exit code."""
+    """Run the interactive UI on ``session`` inside the running event loop; the exit code.
+    ``inline``: render below the prompt instead of on the alternate screen."""
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images)
-    await app.run_async()
+    await app.run_async(inline=inline, inline_no_clear=inline)
     return app.return_code or 0
 
 

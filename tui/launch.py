@@ -56,10 +56,16 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
 
             return await run_print_mode(session, text, images)
         from baton.tui.app import run_interactive_async
+        from baton.tui.exit_summary import exit_summary
 
-        return await run_interactive_async(
-            session, initial_prompt=text or None, initial_images=images or None
+        inline = args.inline or session.settings.display == "inline"
+        code = await run_interactive_async(
+            session, initial_prompt=text or None, initial_images=images or None, inline=inline
         )
+        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+        if summary:
+            print(summary, flush=True)
+        return code
     finally:
         await session.close()
         if "baton.providers.transport" in sys.modules:
