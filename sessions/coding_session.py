@@ -33,6 +33,7 @@ from baton.providers.messages import (
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
 from baton.sessions.compaction import CompactionAborted, CompactionResult
+from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from baton.sessions.errors import CompactionError, SessionBusyError, SessionError
@@ -113,6 +114,7 @@ class CodingSession:
         self.session_dir = session_dir
         self.tool_names = tool_names
         self.context_files: list[Path] = [f.path for f in context_files]
+        self._context_texts = [f.content for f in context_files]
         self._listeners: Listeners[AnySessionEvent] = Listeners("session")
         self._busy = False
         self._signal = asyncio.Event()
@@ -679,6 +681,16 @@ class CodingSession:
             tokens += count_text_tokens(self.agent.system_prompt)
         window = self.model.context_window
         return ContextUsage(tokens, window, (100.0 * tokens / window) if window else 0.0)
+
+    def context_breakdown(self) -> ContextBreakdown:
+        """What fills the context window now, part by part (``/context``)."""
+        return context_breakdown(
+            system_prompt=self.agent.system_prompt,
+            context_texts=self._context_texts,
+            tool_schemas=[tool.schema() for tool in self.agent.tools],
+            messages=self.agent.messages,
+            window=self.model.context_window,
+        )
 
     def export_html(self, path: Path | None = None) -> Path:
         """Write the current branch as a self-contained HTML page; returns its path."""

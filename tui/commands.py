@@ -370,6 +370,40 @@ async def cmd_session(app: BatonApp, args: str) -> None:
     app.notice(body)
 
 
+_PART_STYLES = ("$text-accent", "$secondary", "$warning", "$success", "$primary", "$error", "$text-muted")
+_BAR_WIDTH = 50
+
+
+@command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")
+async def cmd_context(app: BatonApp, args: str) -> None:
+    breakdown = app.session.context_breakdown()
+    window = max(breakdown.window, 1)
+    bar: list[Content] = []
+    used_cells = 0
+    for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
+        cells = round(_BAR_WIDTH * part.tokens / window)
+        if part.tokens and not cells:
+            cells = 1
+        cells = min(cells, _BAR_WIDTH - used_cells)
+        used_cells += cells
+        if cells:
+            bar.append(Content.styled("█" * cells, style))
+    bar.append(Content.styled("░" * (_BAR_WIDTH - used_cells), "$text-muted"))
+    percent = 100 * breakdown.total / window
+    lines = [
+        Content.assemble(("Context ", "bold"), Content("").join(bar),
+                         f"  {format_tokens(breakdown.total)} / {format_tokens(breakdown.window)} ({percent:.0f}%)"),
+    ]
+    for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
+        share = 100 * part.tokens / window
+        lines.append(Content.assemble(("■ ", style), (f"{part.label:<26}", ""),
+                                      (f"{format_tokens(part.tokens):>7}  {share:5.1f}%", "$text-muted")))
+    lines.append(Content.assemble(("  ", ""), (f"{'Free':<26}", ""),
+                                  (f"{format_tokens(breakdown.free):>7}  {100 * breakdown.free / window:5.1f}%",
+                                   "$text-muted")))
+    app.notice(Content("\n").join(lines))
+
+
 @command("export", "/export [file]", "Export the session to HTML (or Markdown for a .md file)")
 async def cmd_export(app: BatonApp, args: str) -> None:
     target = Path(args).expanduser() if args else None

@@ -185,3 +185,26 @@ async def test_model_picker_lists_keyless_models_dimmed_in_columns(project: Path
         await wait_until(pilot, lambda: "needs an API key" in screen_text(app), what="the refusal")
         assert session.model.ref == model_a.ref
     await session.close()
+
+
+async def test_context_command_shows_what_fills_the_window(project: Path, model_a: Model,
+                                                          faux_a: FauxProvider) -> None:
+    (project / "notes.txt").write_text("alpha beta gamma\n" * 400)
+    faux_a.add(FauxResponse.tool_call("read", {"path": "notes.txt"}), FauxResponse.text("Read it."))
+    session = await open_session(project, model_a, tools=["read", "bash"])
+    await session.prompt("read notes")
+    breakdown = session.context_breakdown()
+    parts = {p.label: p.tokens for p in breakdown.parts}
+    assert parts["Tool results"] > parts["User messages"] > 0
+    assert parts["Tool definitions"] > 0 and parts["System prompt"] > 0
+    assert breakdown.total == sum(parts.values()) and breakdown.window == model_a.context_window
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 40)) as pilot:
+        app.editor.set_text("/context")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Tool definitions" in screen_text(app), what="the breakdown")
+        text = screen_text(app)
+        for label in ("System prompt", "Tool results", "User messages", "Free"):
+            assert label in text
+        assert "/ 200k" in text
+    await session.close()
