@@ -173,6 +173,9 @@ def _bash_fallback(tool: str, groups: dict[str, str]) -> DemoTurn:
     return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
 
 
+_SUMMARY_ITEMS = 5
+
+
 def _summarise(context: Context) -> DemoTurn:
     results: list[ToolResultMessage] = []
     for message in reversed(context.messages):
@@ -181,15 +184,17 @@ def _summarise(context: Context) -> DemoTurn:
         results.append(message)
     parts: list[str] = []
     for result in reversed(results):
-        # The tool box above already shows the output; the demo says what it was, not all of it.
+        # The tool box already shows the output: the demo names what came back in one line
+        # (enough for print mode, which has no tool box) instead of repeating all of it.
         text = "\n".join(b.text for b in result.content if isinstance(b, TextContent)).rstrip()
-        lines = text.splitlines()
-        first = lines[0][:120] if lines else ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         if result.is_error:
-            parts.append(f"The `{result.tool_name}` tool reported an error: `{first}`")
-        else:
-            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
-            parts.append(f"`{result.tool_name}` returned {count} (shown in the tool box above).")
+            parts.append(f"The `{result.tool_name}` tool reported an error: {(lines or [''])[0][:160]}")
+            continue
+        count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+        first = ", ".join(f"`{line[:60]}`" for line in lines[:_SUMMARY_ITEMS])
+        more = ", …" if len(lines) > _SUMMARY_ITEMS else ""
+        parts.append(f"`{result.tool_name}` returned {count}" + (f": {first}{more}" if first else "."))
     parts.append("That was a real tool call on your files. Try another, or configure a real model "
                  "(see the greeting: type `help`).")
     return DemoTurn("\n\n".join(parts))

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +32,15 @@ from baton.tui.completer import Completer
 from baton.tui.render import one_line
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
-from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
-from baton.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from baton.providers.models import Model
+    from baton.tui.widgets.messages import NoticeLevel
+    from baton.tui.widgets.transcript import Transcript
+
+SessionOpener = Callable[[], Awaitable[Any]]
+"""Opens the session after the first paint (the app is usable as an editor meanwhile)."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
@@ -60,17 +64,25 @@ class BatonApp(App[int]):
 
     def __init__(
         self,
-        session: Any,
+        session: Any = None,
         *,
         initial_prompt: str | None = None,
         initial_images: list[Any] | None = None,
+        opener: SessionOpener | None = None,
+        cwd: Path | None = None,
     ) -> None:
         super().__init__()
+        if session is None and opener is None:
+            raise ValueError("BatonApp needs a session or an opener")
         self.session = session
+        self._opener = opener
+        self.open_error: BaseException | None = None
+        """Why the session could not be opened (the app then exits; the CLI reports it)."""
+        self._pending: list[tuple[str, bool]] = []
         self._initial_prompt = initial_prompt
         self._initial_images = initial_images
-        self.cwd = Path(session.cwd)
-        self._branch = git_branch(self.cwd)
+        self.cwd = Path(session.cwd) if session is not None else (cwd or Path.cwd())
+        self._branch: str | None = None
         self._queue: list[tuple[str, str]] = []
         self._busy = 0
         self._prompting = False
@@ -79,7 +91,8 @@ class BatonApp(App[int]):
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
-        self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
+        self.transcript: Transcript = None  # type: ignore[assignment]  # set by _attach_session
+        self._boot = StartupHeader(version=__version__, model=None, cwd=self.cwd, starting=True)
         self.activity = ActivityBar(id="activity")
         self.completion = CompletionList(id="completion")
         self.completer = Completer(self.cwd, command_list(), self._argument_sources())
@@ -87,17 +100,26 @@ class BatonApp(App[int]):
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
         self.status_bar = StatusBar(id="status")
-        self.transcript.on_flush = self.activity.tick
 
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield self.transcript
+        if self.session is not None:
+            self._make_transcript()
+            yield self.transcript
+        else:
+            yield self._boot
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
             yield self.editor
             yield self.status_bar
+
+    def _make_transcript(self) -> None:
+        from baton.tui.widgets.transcript import Transcript
+
+        self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
+        self.transcript.on_flush = self.activity.tick
 
     def _make_header(self) -> StartupHeader:
         return StartupHeader(
@@ -108,6 +130,8 @@ class BatonApp(App[int]):
         )
 
     def _history(self) -> list[str]:
+        from baton.tui.widgets.messages import user_text
+
         out = []
         for message in getattr(self.session, "messages", []) or []:
             if getattr(message, "role", None) == "user":
@@ -129,8 +153,35 @@ class BatonApp(App[int]):
 
     async def on_mount(self) -> None:
         self.completer.on_files_ready = lambda: self.call_from_thread(self.editor.refresh_completion)
-        self._unsubscribe = self.session.subscribe(self._on_session_event)
         self.editor.focus()
+        if self.session is None:
+            self.activity.start("Starting")
+            self.run_worker(self._open_session(), group="open", exit_on_error=False)
+            return
+        await self._attach_session()
+
+    async def _open_session(self) -> None:
+        """Open the session after the first paint: the heavy imports run in a thread while the
+        editor already takes keys; prompts sent meanwhile wait in the queue."""
+        assert self._opener is not None
+        try:
+            await asyncio.to_thread(_preload)
+            self.session = await self._opener()
+        except BaseException as exc:  # reported by the CLI once the app is gone
+            self.open_error = exc
+            self.exit(2)
+            return
+        self._make_transcript()
+        await self.mount(self.transcript, before=self.query_one("#bottom"))
+        await self._boot.remove()
+        self.activity.stop()
+        await self._attach_session()
+
+    async def _attach_session(self) -> None:
+        """Wire the opened session to the widgets (events, history, status, warnings)."""
+        self._branch = await asyncio.to_thread(git_branch, self.cwd)
+        self._unsubscribe = self.session.subscribe(self._on_session_event)
+        self.editor.prompt_history = [*self._history(), *self.editor.prompt_history]
         messages = list(getattr(self.session, "messages", []) or [])
         if messages:
             await self.transcript.load_history(messages)
@@ -140,6 +191,11 @@ class BatonApp(App[int]):
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
             self.call_after_refresh(self._send, text, images)
+        pending, self._pending = self._pending, []
+        for text, follow_up in pending:
+            self.call_after_refresh(self._handle_submission, text, follow_up)
+        if pending:
+            self.activity.set_queue([])
 
     def _startup_warnings(self) -> None:
         """Say once what went wrong while opening (bad settings, skipped session lines,
@@ -183,7 +239,7 @@ class BatonApp(App[int]):
     @property
     def is_busy(self) -> bool:
         """True while a prompt, compaction or shell command is running."""
-        return self._busy > 0 or bool(getattr(self.session, "is_running", False))
+        return self._busy > 0 or (self.session is not None and bool(getattr(self.session, "is_running", False)))
 
     def notice(self, content: Content | str, level: NoticeLevel = "info") -> None:
         """Add a notice to the transcript (untrusted strings are shown as plain text)."""
@@ -191,6 +247,8 @@ class BatonApp(App[int]):
 
     def refresh_status(self) -> None:
         """Recompute the status bar from the session."""
+        if self.session is None:
+            return
         try:
             info = status_from_session(self.session, branch=self._branch)
         except Exception as exc:  # the status bar must never take the app down
@@ -207,6 +265,8 @@ class BatonApp(App[int]):
     # -- session events ----------------------------------------------------------------------------
 
     def _on_session_event(self, event: Any) -> None:
+        from baton.tui.widgets.messages import retry_notice, user_text
+
         kind = getattr(event, "type", "")
         self.transcript.handle_event(event)
         if kind == "message_start":
@@ -269,6 +329,13 @@ class BatonApp(App[int]):
         text = message.text
         self.editor.remember(text)
         self.editor.set_text("")
+        if self.session is None:  # still starting: keep it for when the session is open
+            self._pending.append((text, message.follow_up))
+            self.activity.set_queue([("waiting for start-up", t) for t, _ in self._pending])
+            return
+        self._handle_submission(text, message.follow_up)
+
+    def _handle_submission(self, text: str, follow_up: bool) -> None:
         parsed = parse_command(text)
         if parsed is not None:
             self.run_worker(dispatch(self, parsed), group="command", exit_on_error=False)
@@ -277,7 +344,7 @@ class BatonApp(App[int]):
             self._send(text, None)  # shell commands run at once, even while the agent works
             return
         if self._prompting or self.session.is_running:
-            self._enqueue(text, follow_up=message.follow_up)
+            self._enqueue(text, follow_up=follow_up)
             return
         if self.is_busy:
             self.notice("Wait for the current command to finish (Esc aborts).", "warning")
@@ -371,7 +438,8 @@ class BatonApp(App[int]):
     # -- keys --------------------------------------------------------------------------------------
 
     def _modal_open(self) -> bool:
-        return isinstance(self.screen, ModalScreen)
+        # While starting there is no session to act on: model and thinking keys wait too.
+        return isinstance(self.screen, ModalScreen) or self.session is None
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy a selection; abort a run; clear the editor; twice quickly: quit."""
@@ -387,7 +455,7 @@ class BatonApp(App[int]):
         if self.editor.selected_text:
             self.copy_to_clipboard(self.editor.selected_text)
             return
-        if self.is_busy:
+        if self.session is not None and self.is_busy:
             self.session.abort()
             return
         now = time.monotonic()
@@ -544,17 +612,36 @@ class BatonApp(App[int]):
 
 
 async def run_interactive_async(
-    session: Any,
+    session: Any = None,
     *,
     initial_prompt: str | None = None,
     initial_images: list[Any] | None = None,
     inline: bool = False,
+    opener: SessionOpener | None = None,
 ) -> int:
-    """Run the interactive UI on ``session`` inside the running event loop; the exit code.
-    ``inline``: render below the prompt instead of on the alternate screen."""
-    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images)
+    """Run the interactive UI inside the running event loop; the exit code. Give the
+    ``session``, or an ``opener`` that opens it once the first frame is painted (then
+    :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
+    instead of on the alternate screen."""
+    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener)
     await app.run_async(inline=inline, inline_no_clear=inline)
+    if app.open_error is not None:
+        raise SessionOpenError(app.open_error) from app.open_error
     return app.return_code or 0
+
+
+class SessionOpenError(Exception):
+    """The interactive app could not open its session (``original`` says why)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _preload() -> None:
+    """Import what opening a session and showing a transcript need (run in a worker thread)."""
+    import baton.sessions.coding_session
+    import baton.tui.widgets.transcript  # noqa: F401
 
 
 def run_interactive(

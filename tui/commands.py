@@ -108,35 +108,37 @@ def _pad(text: str, width: int) -> str:
 
 
 def model_items(
-    models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None
+    models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None, *, width: int = 110
 ) -> list[PickerItem[Model]]:
-    """Picker rows for ``models`` in aligned columns: id, name, context, price ($/Mtok in/out),
-    capabilities and key status; the current one marked, those without a key (``missing``:
-    ref → variable to set) dimmed."""
+    """Picker rows for ``models`` in aligned columns fitted to ``width`` cells: id, name, context,
+    price ($/Mtok in/out), capabilities and key status; the current one marked, those without a
+    key (``missing``: ref → variable to set) dimmed. The name column goes first when space is short."""
     missing = missing or {}
-    ref_width = min(max((len(m.ref) for m in models), default=10), 44)
-    name_width = min(max((len(m.name) for m in models), default=4), 28)
     price_width = max((len(_price(m)) for m in models), default=1)
+    key_width = 6 if missing else 0  # "no key"; the detail line names the variable
+    fixed = 2 + 2 + 9 + 2 + price_width + 2 + 9 + (2 + key_width if key_width else 0)
+    room = max(width - fixed, 16)
+    ref_width = min(max((len(m.ref) for m in models), default=10), room, 44)  # the id matters most
+    name_width = min(max((len(m.name) for m in models), default=4), room - ref_width - 2, 28)
     items = []
     for model in models:
         is_current = current is not None and model.ref == current.ref and model.api == current.api
         variable = missing.get(model.ref)
-        caps = " ".join(c for c, on in (("thinking", model.reasoning), ("images", "image" in model.input)) if on)
-        key = f"set {variable}" if variable else ""
-        label = picker_label(
+        caps = " ".join(c for c, on in (("think", model.reasoning), ("img", "image" in model.input)) if on)
+        parts: list[tuple[str, str] | str] = [
             ("● " if is_current else "  ", "$text-accent"),
             (_pad(model.ref, ref_width), "$text-muted" if variable else "bold"),
-            "  ",
-            (_pad(model.name, name_width), "$text-muted"),
-            "  ",
-            (f"{format_tokens(model.context_window):>5} ctx", "$text-muted"),
-            "  ",
-            (f"{_price(model):>{price_width}}", "$text-muted"),
-            "  ",
-            (f"{caps:<15}", "$text-muted"),
-            (key, "$text-warning"),
-        )
-        items.append(PickerItem(label, model, f"{model.ref} {model.name}"))
+        ]
+        if name_width >= 6:
+            parts += ["  ", (_pad(model.name, name_width), "$text-muted")]
+        parts += [
+            "  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted"),
+            "  ", (f"{_price(model):>{price_width}}", "$text-muted"),
+            "  ", (f"{caps:<9}", "$text-muted"),
+        ]
+        if variable:
+            parts += ["  ", ("no key", "$text-warning")]
+        items.append(PickerItem(picker_label(*parts), model, f"{model.ref} {model.name}"))
     return items
 
 
@@ -179,6 +181,11 @@ def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Cal
         return Content.assemble(("Handoff: ", "bold"), clean(summary))
 
     return detail
+
+
+def _picker_width(app: BatonApp) -> int:
+    """Cells a picker row can use (the picker is 94% of the screen, at most 150, minus its frame)."""
+    return min(150, app.size.width * 94 // 100) - 8
 
 
 def _missing_key_text(model: Model, variable: str) -> str:
@@ -224,7 +231,7 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         models = matches
     initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
     picked = await app.push_screen_wait(ListPicker(
-        "Switch model", model_items(models, current, missing), initial=initial,
+        "Switch model", model_items(models, current, missing, width=_picker_width(app)), initial=initial,
         detail=_preview_detail(app, missing),
     ))
     if picked is None:

@@ -6,9 +6,12 @@ import base64
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from baton.providers.messages import ImageContent
 from baton.tui.cli_errors import CliError
+
+if TYPE_CHECKING:
+    from baton.providers.messages import ImageContent
 
 _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -62,6 +65,8 @@ def build_prompt(
             raise CliError(f"@{name} is too large to attach ({len(data)} bytes)")
         mime = image_mime_type(data[:16])
         if mime is not None:
+            from baton.providers.messages import ImageContent
+
             images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
             parts.append(f'<file name="{name}"></file>')
             continue

@@ -214,7 +214,7 @@ def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting
         tmux.wait_for(lambda p: "demo/baton-demo" in p, "the editor and footer")
         tmux.type("list files")
         tmux.send("Enter")
-        tmux.wait_for(lambda p: "shown in the tool box above" in p, "the demo's answer")
+        tmux.wait_for(lambda p: " returned " in p, "the demo's answer")
         tmux.send("C-d")
         after = tmux.wait_for(lambda p: "Continue with: baton -c" in p, "the exit summary")
     finally:
@@ -223,6 +223,6 @@ def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting
     assert len(files) == 1
     session_id = read_entries(files[0])[0]["id"]
     assert "› list files" in after
-    assert "returned" in after and "shown in the tool box above" in after
+    assert " returned " in after and "hello.txt" in after
     assert f"Session {session_id} saved" in after
     assert f"baton --session {session_id[:8]}" in after

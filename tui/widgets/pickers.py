@@ -46,7 +46,7 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         border: none; height: 1; padding: 0 1; margin: 0 0 1 0; background: $boost;
     }
     ListPicker OptionList, ListPicker OptionList:focus {
-        height: auto; max-height: 20; border: none; padding: 0; background: $surface;
+        height: auto; max-height: 50vh; border: none; padding: 0; background: $surface;
     }
     ListPicker .picker-detail { height: auto; color: $text-warning; margin: 1 0 0 0; }
     ListPicker .picker-hint { height: auto; color: $text-muted; }
