@@ -30,6 +30,7 @@ from baton.providers.paths import baton_home_display
 from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
@@ -186,6 +187,7 @@ class BatonApp(App[int]):
         if messages:
             await self.transcript.load_history(messages)
         self._startup_warnings()
+        self._apply_theme_setting()
         self.refresh_status()
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
@@ -210,6 +212,26 @@ class BatonApp(App[int]):
         for problem in problems:
             self.notice(f"⚠ {one_line(problem, 300)}", "warning")
         self._warn_if_no_key()
+
+    def _apply_theme_setting(self) -> None:
+        settings = getattr(self.session, "settings", None)
+        name = getattr(settings, "theme", None)
+        if not name:
+            return
+        if not self.set_theme_name(name):
+            self.notice(f"⚠ Unknown theme {one_line(name, 40)!r} in settings; use /theme to pick one.", "warning")
+
+    def theme_names(self) -> list[str]:
+        """Themes that can be chosen: ``dark``, ``light`` and every Textual theme."""
+        return ["dark", "light", *sorted(n for n in self.available_themes if n not in THEME_ALIASES.values())]
+
+    def set_theme_name(self, name: str) -> bool:
+        """Switch to theme ``name`` (``dark``/``light`` or a Textual theme name); False if unknown."""
+        resolved = THEME_ALIASES.get(name.strip().lower(), name.strip())
+        if resolved not in self.available_themes:
+            return False
+        self.theme = resolved
+        return True
 
     def _warn_if_no_key(self) -> None:
         model = self.session.model

@@ -19,6 +19,7 @@ from textual.content import Content
 from baton.providers.paths import baton_home_display
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
+from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
@@ -379,6 +380,33 @@ async def cmd_session(app: BatonApp, args: str) -> None:
 
 _PART_STYLES = ("$text-accent", "$secondary", "$warning", "$success", "$primary", "$error", "$text-muted")
 _BAR_WIDTH = 50
+
+
+@command("theme", "/theme [name]", "Pick the colour theme (dark, light or a Textual theme); saved in settings")
+async def cmd_theme(app: BatonApp, args: str) -> None:
+    names = app.theme_names()
+    name = args.strip()
+    if not name:
+        current = app.theme
+        items = [PickerItem(picker_label(("● " if THEME_ALIASES.get(n, n) == current else "  ", "$text-accent"),
+                                         (n, "bold")), n, n) for n in names]
+        initial = next((i for i, n in enumerate(names) if THEME_ALIASES.get(n, n) == current), 0)
+        picked = await app.push_screen_wait(ListPicker("Theme", items, initial=initial))
+        if picked is None:
+            return
+        name = picked
+    if not app.set_theme_name(name):
+        app.notice(f"Unknown theme {one_line(name, 40)!r}; one of: {', '.join(names)}.", "error")
+        return
+    from baton.sessions.settings import save_setting
+
+    try:
+        save_setting("theme", name)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        app.notice(f"Theme {name} applied, but the settings file could not be written: {reason}", "warning")
+        return
+    app.notice(f"Theme: {name} (saved in {baton_home_display()}/settings.json).", "success")
 
 
 @command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")

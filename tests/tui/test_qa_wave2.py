@@ -208,3 +208,62 @@ async def test_context_command_shows_what_fills_the_window(project: Path, model_
             assert label in text
         assert "/ 200k" in text
     await session.close()
+
+
+def test_write_shows_the_end_of_the_file_while_its_arguments_stream() -> None:
+    from baton.tui.widgets.tool_render import WRITE_PREVIEW_LINES, args_body
+
+    content = "".join(f"def f{i}():\n    return {i}\n" for i in range(20))
+    body = args_body("write", {"path": "gen.py", "content": content})
+    assert body is not None
+    lines = body.plain.split("\n")
+    assert lines[0] == f"… {41 - WRITE_PREVIEW_LINES} lines above"
+    assert lines[-2:] == ["    return 19", ""] or lines[-1] == "    return 19"
+    assert body.spans, "the code is syntax-highlighted"
+    assert args_body("write", {"path": "gen.py"}) is None  # nothing streamed yet
+
+
+async def test_answer_links_show_their_address_and_quotes_do_not_look_like_prompts(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.text("See [the docs](https://example.com/guide) and <https://x.org>.\n\n> quoted words"))
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.editor.set_text("links?")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "the docs (https://example.com/guide)" in text
+        assert "https://x.org (https://x.org)" not in text
+        from textual.widgets._markdown import MarkdownBlockQuote
+
+        from baton.tui.widgets.messages import UserMessageView
+
+        quote = app.query_one(MarkdownBlockQuote)
+        prompt = app.query_one(UserMessageView)
+        assert quote.styles.background != prompt.styles.background
+        assert quote.styles.border_left != prompt.styles.border_left
+    await session.close()
+
+
+async def test_theme_setting_applies_and_theme_command_saves(project: Path, model_a: Model,
+                                                             baton_home: Path) -> None:
+    import json
+
+    session = await open_session(project, model_a, settings={"theme": "light"})
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause(0.05)
+        assert app.theme == "textual-light"
+        app.editor.set_text("/theme dark")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "textual-dark", what="the dark theme")
+        app.editor.set_text("/theme nord")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "nord", what="a Textual theme")
+        app.editor.set_text("/theme no-such-theme")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Unknown theme" in screen_text(app), what="the refusal")
+    await session.close()
+    assert json.loads((baton_home / "settings.json").read_text())["theme"] == "nord"
