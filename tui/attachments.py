@@ -1,0 +1,160 @@
+"""Files attached to a prompt: ``@path`` on the command line and in the editor.
+
+A text file is sent wrapped with its path (pi's ``<file name="...">`` form) before the prompt,
+an image as image content (with an empty ``<file>`` marker naming it). Anything else — too large,
+binary, unreadable — is refused with a message that says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from baton.providers.messages import ImageContent
+
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_AT_REFERENCE = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|(\S+))')
+_FILE_BLOCK = re.compile(r'<file name="([^"]*)">(?:\n(.*?)\n)?</file>', re.S)
+
+
+class AttachmentError(Exception):
+    """A file that cannot be attached (the message names it and says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One attached file: its name as typed, and its text or image."""
+
+    name: str
+    size: int
+    text: str | None = None
+    image: ImageContent | None = None
+
+    @property
+    def block(self) -> str:
+        """The ``<file>`` block that goes into the prompt text."""
+        if self.text is None:
+            return f'<file name="{self.name}"></file>'
+        return f'<file name="{self.name}">\n{self.text}\n</file>'
+
+
+def image_mime_type(head: bytes) -> str | None:
+    """The image MIME type recognised from a file's first bytes, if it is one we send."""
+    for magic, mime in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return mime
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def resolve(name: str, cwd: Path) -> Path:
+    """``name`` as a path (``~`` expanded, relative to ``cwd``)."""
+    path = Path(os.path.expanduser(name))
+    return path if path.is_absolute() else cwd / path
+
+
+def load_attachment(name: str, cwd: Path) -> Attachment:
+    """Read ``name`` for attaching; raises :class:`AttachmentError` saying what is wrong."""
+    path = resolve(name, cwd)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AttachmentError(f"cannot read @{name}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_ATTACHMENT_BYTES:
+        raise AttachmentError(f"@{name} is too large to attach ({len(data)} bytes; the limit is "
+                              f"{MAX_ATTACHMENT_BYTES // (1024 * 1024)} MB)")
+    mime = image_mime_type(data[:16])
+    if mime is not None:
+        from baton.providers.messages import ImageContent
+
+        image = ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
+        return Attachment(name, len(data), image=image)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AttachmentError(f"@{name} is not a text or image file") from exc
+    if "\x00" in text:
+        raise AttachmentError(f"@{name} is not a text or image file (it holds NUL bytes)")
+    return Attachment(name, len(data), text=text)
+
+
+def file_references(text: str, cwd: Path) -> list[str]:
+    """The ``@path`` (or ``@"path with spaces"``) references in ``text`` that name existing
+    files, in order, each once. Other ``@words`` are plain text."""
+    found: list[str] = []
+    for match in _AT_REFERENCE.finditer(text):
+        name = match.group(1) or match.group(2)
+        name = name.rstrip(".,;:!?)") if match.group(2) else name
+        if name and name not in found and resolve(name, cwd).is_file():
+            found.append(name)
+    return found
+
+
+def attach(text: str, cwd: Path) -> tuple[str, list[ImageContent], list[Attachment]]:
+    """The prompt for ``text`` with its ``@file`` references attached: file blocks first, then
+    the text as typed. Raises :class:`AttachmentError` for the first file that cannot be sent."""
+    attachments = [load_attachment(name, cwd) for name in file_references(text, cwd)]
+    if not attachments:
+        return text, [], []
+    blocks = "\n\n".join(a.block for a in attachments)
+    images = [a.image for a in attachments if a.image is not None]
+    return f"{blocks}\n\n{text}", images, attachments
+
+
+def collapse_file_blocks(text: str) -> str:
+    """``text`` with each ``<file>`` block shown as one line naming the file (for display)."""
+
+    def line(match: re.Match[str]) -> str:
+        body = match.group(2)
+        if body is None:
+            return f"📎 {match.group(1)}"
+        count = body.count("\n") + 1
+        return f"📎 {match.group(1)} ({count} line{'s' if count != 1 else ''})"
+
+    return _FILE_BLOCK.sub(line, text)
+
+
+def reference_for(path: Path, cwd: Path) -> str:
+    """The ``@`` reference that names ``path`` (relative inside ``cwd``, quoted with spaces)."""
+    try:
+        name = str(path.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        name = str(path)
+    return f'@"{name}"' if any(c.isspace() for c in name) else f"@{name}"
+
+
+def pasted_image_reference(pasted: str, cwd: Path) -> str | None:
+    """When ``pasted`` is the path (or ``file://`` URL) of one image file — what terminals paste
+    for a dropped or copied image file — its ``@`` reference; else ``None``."""
+    text = pasted.strip()
+    if not text or "\n" in text or len(text) > 4096:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    if text.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        text = unquote(urlparse(text).path)
+    text = text.replace("\\ ", " ")
+    path = resolve(text, cwd)
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return None
+    return reference_for(path, cwd) if image_mime_type(head) else None
