@@ -146,8 +146,7 @@ class PromptEditor(TextArea):
                 event.prevent_default()
                 event.stop()
                 self.insert(reference + " ")
-                return
-        await super()._on_paste(event)
+        # Otherwise TextArea's own handler (Textual runs it after this one) inserts the text.
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
