@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     from baton.tui.widgets.messages import NoticeLevel
     from baton.tui.widgets.transcript import Transcript
 
-SessionOpener = Callable[[], Awaitable[Any]]
-"""Opens the session after the first paint (the app is usable as an editor meanwhile)."""
+SessionOpener = Callable[[Path | None], Awaitable[Any]]
+"""Opens the session after the first paint (the app is usable as an editor meanwhile); given
+the session file picked by the session picker, when there is one."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
@@ -73,12 +74,15 @@ class BatonApp(App[int]):
         initial_images: list[Any] | None = None,
         opener: SessionOpener | None = None,
         cwd: Path | None = None,
+        pick_session: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
         if session is None and opener is None:
             raise ValueError("BatonApp needs a session or an opener")
         self.session = session
         self._opener = opener
+        self._pick_session = pick_session
+        """Makes the session picker to show before opening (``baton -r``)."""
         self.open_error: BaseException | None = None
         """Why the session could not be opened (the app then exits; the CLI reports it)."""
         self._pending: list[tuple[str, bool]] = []
@@ -170,8 +174,14 @@ class BatonApp(App[int]):
         editor already takes keys; prompts sent meanwhile wait in the queue."""
         assert self._opener is not None
         try:
+            picked: Path | None = None
+            if self._pick_session is not None:
+                picked = await self.push_screen_wait(self._pick_session())
+                if picked is None:
+                    self.exit(0)
+                    return
             await asyncio.to_thread(_preload)
-            self.session = await self._opener()
+            self.session = await self._opener(picked)
         except BaseException as exc:  # reported by the CLI once the app is gone
             self.open_error = exc
             self.exit(2)
@@ -684,12 +694,14 @@ async def run_interactive_async(
     initial_images: list[Any] | None = None,
     inline: bool = False,
     opener: SessionOpener | None = None,
+    pick_session: Callable[[], Any] | None = None,
 ) -> int:
     """Run the interactive UI inside the running event loop; the exit code. Give the
     ``session``, or an ``opener`` that opens it once the first frame is painted (then
     :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
     instead of on the alternate screen."""
-    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener)
+    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
+                   pick_session=pick_session)
     await app.run_async(inline=inline, inline_no_clear=inline)
     if app.open_error is not None:
         raise SessionOpenError(app.open_error) from app.open_error
