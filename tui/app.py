@@ -184,7 +184,7 @@ class BatonApp(App[int]):
             self.session = await self._opener(picked)
         except BaseException as exc:  # reported by the CLI once the app is gone
             self.open_error = exc
-            self.exit(2)
+            self.exit(return_code=2)
             return
         self._make_transcript()
         await self.mount(self.transcript, before=self.query_one("#bottom"))
