@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,29 +67,65 @@ def resolve(name: str, cwd: Path) -> Path:
     return path if path.is_absolute() else cwd / path
 
 
-def load_attachment(name: str, cwd: Path) -> Attachment:
-    """Read ``name`` for attaching; raises :class:`AttachmentError` saying what is wrong."""
-    path = resolve(name, cwd)
+def read_bounded(fd: int, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes from ``fd`` to its end; more is an :class:`AttachmentError` (nothing
+    beyond ``limit + 1`` bytes is read)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        try:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+        except InterruptedError:
+            continue
+        except OSError as exc:
+            raise AttachmentError(f"cannot read {what}: {exc.strerror or exc}") from exc
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise AttachmentError(f"{what} is larger than {limit // (1024 * 1024)} MB; pass a smaller file")
+
+
+def read_attachment_bytes(path: Path, name: str, limit: int = MAX_ATTACHMENT_BYTES) -> bytes:
+    """The bytes of an ``@file``: a regular file of at most ``limit`` bytes, checked before
+    reading (a FIFO or device is refused without being opened for a blocking read)."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise AttachmentError(f"cannot read @{name}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_ATTACHMENT_BYTES:
-        raise AttachmentError(f"@{name} is too large to attach ({len(data)} bytes; the limit is "
-                              f"{MAX_ATTACHMENT_BYTES // (1024 * 1024)} MB)")
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise AttachmentError(f"cannot attach @{name}: it is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise AttachmentError(f"cannot attach @{name}: not a regular file (a device, FIFO or socket)")
+        if info.st_size > limit:
+            raise AttachmentError(f"@{name} is too large to attach ({info.st_size} bytes; the limit is "
+                                  f"{limit // (1024 * 1024)} MB)")
+        return read_bounded(fd, limit, f"@{name}")
+    finally:
+        os.close(fd)
+
+
+def load_attachment(name: str, cwd: Path, *, label: str | None = None) -> Attachment:
+    """Read ``name`` for attaching; raises :class:`AttachmentError` saying what is wrong.
+    ``label`` is the name shown in the prompt (default ``name``)."""
+    shown = label or name
+    data = read_attachment_bytes(resolve(name, cwd), shown)
     mime = image_mime_type(data[:16])
     if mime is not None:
         from baton.providers.messages import ImageContent
 
         image = ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
-        return Attachment(name, len(data), image=image)
+        return Attachment(shown, len(data), image=image)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise AttachmentError(f"@{name} is not a text or image file") from exc
+        raise AttachmentError(f"@{shown} is not a text or image file") from exc
     if "\x00" in text:
-        raise AttachmentError(f"@{name} is not a text or image file (it holds NUL bytes)")
-    return Attachment(name, len(data), text=text)
+        raise AttachmentError(f"@{shown} is not a text or image file (it holds NUL bytes)")
+    return Attachment(shown, len(data), text=text)
 
 
 def file_references(text: str, cwd: Path) -> list[str]:
