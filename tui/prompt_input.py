@@ -99,5 +99,5 @@ def build_prompt(
     if piped:
         parts.append(piped.rstrip("\n"))
     if words:
-        parts.append(" ".join(words))
+        parts.append(clean_text(" ".join(words)))
     return "\n\n".join(parts), images
