@@ -15,17 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from baton.tools.images import detect_image_mime
+
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
-_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
 _AT_REFERENCE = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|(\S+))')
 _FILE_BLOCK = re.compile(r'<file name="([^"]*)">(?:\n(.*?)\n)?</file>', re.S)
 
@@ -49,16 +45,6 @@ class Attachment:
         if self.text is None:
             return f'<file name="{self.name}"></file>'
         return f'<file name="{self.name}">\n{self.text}\n</file>'
-
-
-def image_mime_type(head: bytes) -> str | None:
-    """The image MIME type recognised from a file's first bytes, if it is one we send."""
-    for magic, mime in _IMAGE_MAGIC:
-        if head.startswith(magic):
-            return mime
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def resolve(name: str, cwd: Path) -> Path:
@@ -113,7 +99,7 @@ def load_attachment(name: str, cwd: Path, *, label: str | None = None) -> Attach
     ``label`` is the name shown in the prompt (default ``name``)."""
     shown = label or name
     data = read_attachment_bytes(resolve(name, cwd), shown)
-    mime = image_mime_type(data[:16])
+    mime = detect_image_mime(data[:16])
     if mime is not None:
         from baton.providers.messages import ImageContent
 
@@ -194,4 +180,4 @@ def pasted_image_reference(pasted: str, cwd: Path) -> str | None:
             head = handle.read(16)
     except OSError:
         return None
-    return reference_for(path, cwd) if image_mime_type(head) else None
+    return reference_for(path, cwd) if detect_image_mime(head) else None

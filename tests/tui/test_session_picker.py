@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 import sys
@@ -96,7 +95,7 @@ def test_resume_flag_without_a_terminal_fails_clearly(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_resume_flag_opens_the_picked_session_in_a_terminal(tmp_path: Path) -> None:
-    from tests.tui.test_real_terminal import Tmux, installed_baton
+    from tests.tui.test_real_terminal import Tmux, baton_command_line, installed_baton
 
     home = tmp_path / "home"
     work = tmp_path / "work"
@@ -107,8 +106,7 @@ def test_resume_flag_opens_the_picked_session_in_a_terminal(tmp_path: Path) -> N
         subprocess.run([installed_baton(), "--model", "demo/baton-demo", "-p", prompt], cwd=work, env=env,
                        capture_output=True, timeout=60, check=True)
     assert len(session_files(home)) == 2
-    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
-    tmux = Tmux(f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} -r")
+    tmux = Tmux(baton_command_line(work, env, "-r"))
     try:
         tmux.wait_for(lambda p: "second session prompt" in p and "first session prompt" in p, "the picker")
         tmux.type("first")
