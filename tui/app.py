@@ -25,7 +25,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 
 from baton import __version__
-from baton.tui.commands import command_list, dispatch, parse_command
+from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
 from baton.tui.widgets.completion import CompletionList
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from baton.providers.models import Model
 
 QUIT_WINDOW = 0.5
+REWIND_WINDOW = 0.8  # Esc twice within this on an empty editor opens /rewind
 """Seconds within which a second Ctrl+C quits."""
 
 
@@ -75,6 +76,7 @@ class BatonApp(App[int]):
         self._prompting = False
         self._compaction_reported = False
         self._last_interrupt = 0.0
+        self._last_escape = 0.0
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
@@ -401,6 +403,13 @@ class BatonApp(App[int]):
     def _escape(self) -> None:
         if self.is_busy:
             self.session.abort()
+            return
+        now = time.monotonic()
+        if self.editor.text.strip() or now - self._last_escape > REWIND_WINDOW:
+            self._last_escape = now
+            return
+        self._last_escape = 0.0
+        self.run_worker(dispatch(self, ParsedCommand("rewind", "")), group="command", exit_on_error=False)
 
     @on(PromptEditor.QuitRequested)
     def _quit_requested(self) -> None:
