@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,7 +62,9 @@ _CONFIG = (
     ("core.filemode", "true"),
     ("core.symlinks", "true"),
     ("core.quotepath", "false"),
-    ("core.untrackedCache", "true"),
+    ("core.untrackedCache", "false"),  # measured: slower than a plain scan for 10,000 files
+    ("core.splitIndex", "true"),  # writes only the changed entries
+    ("index.version", "4"),  # prefix-compressed paths: a smaller index to read and write
     ("core.fsmonitor", "false"),
     ("core.longpaths", "true"),
     ("gc.auto", "0"),
@@ -214,8 +218,7 @@ class CheckpointStore:
         """Undo what a killed process left: stale git lock files, an unfinished restore."""
         if not self.git_dir.is_dir():
             return
-        for stale in (self.git_dir / "index.lock", self.git_dir / "HEAD.lock", self.git_dir / "packed-refs.lock",
-                      self.git_dir / "tmp-index", self.git_dir / "tmp-index.lock"):
+        for stale in (self.git_dir / "index.lock", self.git_dir / "HEAD.lock", self.git_dir / "packed-refs.lock"):
             with contextlib.suppress(FileNotFoundError):
                 stale.unlink()
         refs = self.git_dir / "refs"
@@ -311,23 +314,29 @@ class CheckpointStore:
         update: list[str] = []
         drop: list[str] = []
         skipped: list[str] = []
+        seen = Changes()
+        staged = False  # the index differs from HEAD (a crash between the two): use diff-tree
         for item in nul_split(status):
-            path = item[3:]
+            code, path = item[:2], item[3:]
             if not path or path.endswith("/"):
                 continue  # a nested repository: its files belong to it
+            staged = staged or code[0] not in " ?"
             try:
                 st = os.lstat(self.workspace / path)
             except FileNotFoundError:
-                update.append(path)  # deleted
+                update.append(path)
+                seen.deleted.append(path)
                 continue
             except OSError:
                 continue
             if st.st_size > self.max_file_bytes and not _is_link(st.st_mode):
                 skipped.append(path)
-                if item[0] != "?":
+                if code != "??":
                     drop.append(path)
+                    seen.deleted.append(path)
             else:
                 update.append(path)
+                (seen.added if code == "??" else seen.modified).append(path)
         if update:
             self.git.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_join(update))
         if drop:
@@ -339,7 +348,12 @@ class CheckpointStore:
             commit = self.git.run("commit-tree", tree, "-m", "baton checkpoint").decode().strip()
             _write_atomic(self.git_dir / "refs" / "baton" / "c" / commit, (commit + "\n").encode())
             self._set_head(commit)
-        changes = self.diff(previous, commit) if previous and previous != commit else Changes()
+        if not previous or previous == commit:
+            changes = Changes()
+        elif previous == head and not staged:
+            changes = Changes(sorted(seen.added), sorted(seen.modified), sorted(seen.deleted))
+        else:
+            changes = self.diff(previous, commit)
         return Snapshot(commit, changes, sorted(set(skipped)))
 
     # ------------------------------------------------------------------ reading
@@ -371,34 +385,43 @@ class CheckpointStore:
         just taken): rewrite changed and deleted files, delete files created since, leave
         ignored and oversized files alone."""
         with self.locked():
-            if not self.has_commit(target):
-                raise CheckpointError(f"Checkpoint {target[:12]} is no longer available (pruned?)")
-            changes = self.diff(current, target)
-            # diff(current → target): "added" = in target only (deleted since): write back;
-            # "deleted" = in current only (created since): remove.
+            try:
+                raw = self.git.run("diff-tree", "-r", "-z", "--raw", "--no-renames", current, target)
+            except CheckpointError as exc:
+                raise CheckpointError(f"Checkpoint {target[:12]} is no longer available: {exc}") from exc
             outcome = RestoreOutcome()
-            for path in [*changes.added, *changes.modified]:
-                if path in changes.added and os.path.lexists(self.workspace / path):
+            write: list[list[str]] = []
+            fields = nul_split(raw)
+            for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+                _old_mode, new_mode, _old_sha, new_sha, status = meta.lstrip(":").split(" ")
+                if status == "D":
+                    outcome.removed.append(path)  # created after the checkpoint
+                elif new_mode == "160000":
+                    continue  # a nested repository's commit: not ours to check out
+                elif status == "A" and os.path.lexists(self.workspace / path):
                     outcome.kept.append(path)  # ignored or too large now: not ours to overwrite
                 else:
                     outcome.restored.append(path)
-            outcome.removed = list(changes.deleted)
-            outcome.restored.sort()
-            plan = {"target": target, "write": outcome.restored, "delete": outcome.removed}
+                    write.append([path, new_mode, new_sha])
+            plan = {"target": target, "write": write, "delete": outcome.removed}
             _write_atomic(self.root / "journal.json", json.dumps(plan).encode())
-            self._apply(target, outcome.restored, outcome.removed)
+            self._apply(target, write, outcome.removed)
             (self.root / "journal.json").unlink()
             return outcome
 
-    def _apply(self, target: str, write: list[str], delete: list[str]) -> None:
-        """Write ``write`` from ``target``, delete ``delete``; idempotent (used to recover)."""
+    def _apply(self, target: str, write: list[list[str]], delete: list[str]) -> None:
+        """Write the ``[path, mode, blob]`` entries, delete ``delete``, update the index and
+        HEAD; idempotent (a crashed restore is finished by running it again)."""
+        write = [w for w in write if self._inside(w[0])]
         if write:
-            tmp_env = {"GIT_INDEX_FILE": str(self.git_dir / "tmp-index")}
-            self.git.run("read-tree", target, env=tmp_env)
-            safe = [p for p in write if self._inside(p)]
-            self.git.run("checkout-index", "-f", "-z", "--stdin", stdin=nul_join(safe), env=tmp_env)
-            with contextlib.suppress(FileNotFoundError):
-                (self.git_dir / "tmp-index").unlink()
+            blobs = self.git.run("cat-file", "--batch", stdin="".join(f"{w[2]}\n" for w in write).encode())
+            offset = 0
+            for path, mode, _sha in write:
+                header_end = blobs.index(b"\n", offset)
+                size = int(blobs[offset:header_end].split(b" ")[2])
+                data = blobs[header_end + 1 : header_end + 1 + size]
+                offset = header_end + 1 + size + 1
+                self._write_file(path, mode, data)
         for path in delete:
             if not self._inside(path):
                 continue
@@ -406,9 +429,26 @@ class CheckpointStore:
             with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 full.unlink()
             self._remove_empty_parents(full.parent)
-        if write or delete:
-            self.git.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_join([*write, *delete]))
+        paths = [w[0] for w in write] + delete
+        if paths:
+            self.git.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_join(paths))
         self._set_head(target)
+
+    def _write_file(self, path: str, mode: str, data: bytes) -> None:
+        full = self.workspace / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if full.is_dir() and not full.is_symlink():
+            return  # a directory took its place: leave it
+        tmp = full.with_name(f".{full.name}.baton-restore")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        if mode == "120000":
+            os.symlink(os.fsdecode(data), tmp)
+        else:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+            os.chmod(tmp, _permissions(full, executable=mode == "100755"))
+        os.replace(tmp, full)
 
     def _inside(self, path: str) -> bool:
         """The path's directory resolves inside the workspace (no symlinked parent leads out)."""
@@ -446,9 +486,28 @@ class CheckpointStore:
             return len(old)
 
 
-def _is_link(mode: int) -> bool:
-    import stat
+def _permissions(path: Path, *, executable: bool) -> int:
+    """The file's current permissions with the execute bits git recorded (x wherever r is);
+    for a new file, what the umask gives (as git does)."""
+    try:
+        st = os.lstat(path)
+        base = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        base = None
+    if base is None:
+        base = 0o666 & ~_umask()
+    base &= ~0o111
+    return base | ((base & 0o444) >> 2) if executable else base
 
+
+@functools.cache
+def _umask() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+def _is_link(mode: int) -> bool:
     return stat.S_ISLNK(mode)
 
 
