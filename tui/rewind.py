@@ -44,6 +44,13 @@ def checkpoint_label(point: Checkpoint) -> PickerItem[Checkpoint]:
     return PickerItem(label, point, f"{point.label()} {model}")
 
 
+def _skipped_detail(point: Checkpoint) -> str | None:
+    if not point.skipped:
+        return None
+    names = ", ".join(point.skipped[:5]) + (f" and {len(point.skipped) - 5} more" if len(point.skipped) > 5 else "")
+    return f"Not in this checkpoint (too large; a code rewind leaves them as they are): {names}"
+
+
 @command("rewind", "/rewind", "Take back code and/or conversation to an earlier prompt (also Esc Esc)",
          while_running=False)
 async def cmd_rewind(app: BatonApp, args: str) -> None:
@@ -52,7 +59,8 @@ async def cmd_rewind(app: BatonApp, args: str) -> None:
     if not points:
         app.notice("Nothing to rewind to yet.")
         return
-    picked = await app.push_screen_wait(ListPicker("Rewind to…", [checkpoint_label(p) for p in points]))
+    picked = await app.push_screen_wait(ListPicker("Rewind to…", [checkpoint_label(p) for p in points],
+                                                   detail=_skipped_detail))
     if picked is None:
         return
     what = "the state before that rewind" if picked.kind == "rewind" else one_line(picked.label(), 60)

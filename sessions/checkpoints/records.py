@@ -68,6 +68,8 @@ class Checkpoint:
     """The workspace state a code rewind restores (``None``: nothing changed since)."""
     changes: Changes = field(default_factory=Changes)
     """What the agent changed after this prompt (for a rewind: what the rewind changed)."""
+    skipped: list[str] = field(default_factory=list)
+    """Files left out of that snapshot for their size (a code rewind leaves them as they are)."""
     index: int = 0
 
     def label(self) -> str:
@@ -87,6 +89,7 @@ class Checkpoint:
             "commit": self.commit,
             "changedFiles": self.changes.files,
             "changes": self.changes.to_json(),
+            "skipped": list(self.skipped),
         }
 
 
@@ -164,6 +167,7 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
                     model=model,
                     commit=later.commit if later is not None else None,
                     changes=changes,
+                    skipped=later.skipped if later is not None else [],
                     index=index,
                 )
             )
@@ -178,6 +182,7 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
                     model=None,
                     commit=record.commit,
                     changes=record.effect,
+                    skipped=record.skipped,
                     index=record.index,
                 )
             )

@@ -208,13 +208,17 @@ async def test_rewind_after_continue_in_a_new_process(options: SessionOptions, f
 async def test_outside_a_git_repository_and_no_user_repo_is_created(options: SessionOptions,
                                                                     faux_a: FauxProvider, cwd: Path) -> None:
     options.tools = ["bash"]
+    options.settings = quiet_settings(checkpoints={"maxFileBytes": 1000})
+    (cwd / "big.bin").write_bytes(b"x" * 5000)
     faux_a.add(FauxResponse.tool_call("bash", {"command": "echo made > made.txt"}), "ok")
     session = await CodingSession.open(options)
     await session.prompt("make a file")
     assert not (cwd / ".git").exists()
     point = session.checkpoints()[0]
+    assert point.skipped == ["big.bin"] and point.to_json()["skipped"] == ["big.bin"]
     result = await session.rewind(point.entry_id, "code")
     assert result.removed == ["made.txt"] and not (cwd / "made.txt").exists()
+    assert (cwd / "big.bin").read_bytes() == b"x" * 5000
     await session.close()
 
 
