@@ -71,6 +71,9 @@ class Checkpoint:
     skipped: list[str] = field(default_factory=list)
     """Files left out of that snapshot for their size (a code rewind leaves them as they are)."""
     index: int = 0
+    """Position of the prompt (or rewind) entry in the file."""
+    commit_index: int = -1
+    """Position of the checkpoint entry whose commit a code rewind restores."""
 
     def label(self) -> str:
         """One line for a picker: the prompt, or ``before rewind``."""
@@ -169,6 +172,7 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
                     changes=changes,
                     skipped=later.skipped if later is not None else [],
                     index=index,
+                    commit_index=later.index if later is not None else -1,
                 )
             )
     for record in records:
@@ -184,6 +188,7 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
                     changes=record.effect,
                     skipped=record.skipped,
                     index=record.index,
+                    commit_index=record.index,
                 )
             )
     points.sort(key=lambda p: p.index, reverse=True)
@@ -191,7 +196,8 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
 
 
 def hand_edits_since(records: list[Record], index: int) -> set[str]:
-    """Files changed outside agent runs after file position ``index``."""
+    """Files changed outside agent runs after the checkpoint entry at file position ``index``
+    (what that entry's own changes say happened before its snapshot, so it is not counted)."""
     files: set[str] = set()
     for record in records:
         if record.index > index and not record.by_agent:

@@ -111,6 +111,7 @@ class SessionCheckpoints:
         self._lock = asyncio.Lock()
         self._prompt: str | None = None
         self._snapshotted_for: object = None
+        self._failed_for: object = None
         self._run_prompt: str | None = None
         self._run_open = False
         self._last: str | None = None
@@ -147,11 +148,14 @@ class SessionCheckpoints:
         if self.store is None or not is_mutating(context.tool_call.name):
             return None
         key = self._prompt or id(self)
-        if self._snapshotted_for == key:
+        if (self._snapshotted_for == key and self._run_open) or self._failed_for == key:
             return None
         async with self._lock:  # parallel calls of one batch: only the first snapshots
-            if self._snapshotted_for != key:
-                await self._take("before", self._prompt)
+            # Again for the same prompt only when its run was closed (an automatic retry runs
+            # tools after the "after" entry: their changes must count as the agent's).
+            if self._snapshotted_for != key or not self._run_open:
+                if await self._take("before", self._prompt) is None and not self._run_open:
+                    self._failed_for = key  # tried once for this prompt; tools go ahead
                 self._snapshotted_for = key
         return None
 
@@ -249,7 +253,7 @@ class SessionCheckpoints:
             current = await asyncio.to_thread(store.snapshot, self._last)
             effect = await asyncio.to_thread(store.diff, current.commit, point.commit)
             records = read_records(self.session.store)
-            hand = hand_edits_since(records, point.index) | set(current.changes.files)
+            hand = hand_edits_since(records, point.commit_index) | set(current.changes.files)
             result.hand_edited = sorted(hand.intersection(effect.files))
             if result.hand_edited and not confirm:
                 result.needs_confirmation = True

@@ -149,6 +149,21 @@ async def test_parallel_mutating_calls_snapshot_once(options: SessionOptions, fa
     await session.close()
 
 
+async def test_tools_after_an_automatic_retry_count_as_the_agents(options: SessionOptions,
+                                                                  faux_a: FauxProvider, cwd: Path) -> None:
+    options.tools = ["write"]
+    faux_a.add(FauxResponse.tool_call("write", {"path": "a.txt", "content": "a"}),
+               FauxResponse.error("503 Service Unavailable"),
+               FauxResponse.tool_call("write", {"path": "b.txt", "content": "b"}), "done")
+    session = await CodingSession.open(options)
+    await session.prompt("write two files")
+    point = session.checkpoints()[0]
+    assert point.changes.added == ["a.txt", "b.txt"]
+    result = await session.rewind(point.entry_id, "code")
+    assert not result.needs_confirmation and result.removed == ["a.txt", "b.txt"]
+    await session.close()
+
+
 async def test_hand_edit_needs_a_second_confirmation(options: SessionOptions, faux_a: FauxProvider,
                                                      cwd: Path) -> None:
     options.tools = ["write"]
@@ -170,6 +185,23 @@ async def test_hand_edit_needs_a_second_confirmation(options: SessionOptions, fa
     assert not done.needs_confirmation and done.hand_edited == ["notes.txt"]
     assert not (cwd / "code.py").exists()
     assert (cwd / "notes.txt").read_text() == "mine\n"
+    await session.close()
+
+
+async def test_hand_edit_before_the_checkpoint_is_part_of_it(options: SessionOptions, faux_a: FauxProvider,
+                                                              cwd: Path) -> None:
+    options.tools = ["write"]
+    faux_a.add(FauxResponse.tool_call("write", {"path": "a.txt", "content": "agent 1\n"}), "done",
+               FauxResponse.tool_call("write", {"path": "notes.txt", "content": "agent 2\n"}), "done")
+    session = await CodingSession.open(options)
+    await session.prompt("first")
+    (cwd / "notes.txt").write_text("by hand\n")
+    await session.prompt("second")
+    second = user_entry_ids(session)[1]
+    result = await session.rewind(second, "code")
+    assert not result.needs_confirmation and result.hand_edited == []
+    assert (cwd / "notes.txt").read_text() == "by hand\n"
+    assert (cwd / "a.txt").read_text() == "agent 1\n"
     await session.close()
 
 
