@@ -28,6 +28,7 @@ from baton import __version__
 from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.rewind import checkpoint_problems
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
 from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
@@ -77,6 +78,7 @@ class BatonApp(App[int]):
         self._compaction_reported = False
         self._last_interrupt = 0.0
         self._last_escape = 0.0
+        self._checkpoint_reported: set[str] = set()
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
@@ -226,6 +228,8 @@ class BatonApp(App[int]):
                 self.activity.stop()
             self._sync_queue()
             self.refresh_status()
+            for problem in checkpoint_problems(self.session, self._checkpoint_reported):
+                self.notice(problem, "warning")
         elif kind in ("model_change", "thinking_level_change"):
             self.refresh_status()
         elif kind == "auto_compaction_start":

@@ -75,3 +75,18 @@ async def test_escape_twice_opens_rewind_and_hand_edits_need_confirmation(
         assert (project / "one.txt").read_text() == "edited by hand" and (project / "two.txt").exists()
         assert len(list(app.query(UserMessageView))) == 2  # code only: the conversation stays
     await session.close()
+
+
+async def test_a_file_too_large_for_the_checkpoint_is_reported_once(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    (project / "big.bin").write_bytes(b"x" * 4096)
+    faux_a.add(FauxResponse.tool_call("write", {"path": "one.txt", "content": "1"}), "Made one.",
+               FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "Made two.")
+    session = await open_session(project, model_a, tools=["write"], settings={"checkpoints": {"maxFileBytes": 1024}})
+    app = BatonApp(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _run_two_prompts(app, pilot)
+        text = screen_text(app)
+        assert text.count("Left out of the checkpoint") == 1 and "big.bin" in text
+    await session.close()
