@@ -278,3 +278,20 @@ async def test_disabled_in_settings(options: SessionOptions, faux_a: FauxProvide
     await session.prompt("write")
     assert read_records(session.store) == [] and session.warnings == []
     await session.close()
+
+
+async def test_rpc_command_functions(options: SessionOptions, faux_a: FauxProvider, cwd: Path) -> None:
+    from baton.sessions.checkpoints import rpc
+
+    options.tools = ["write"]
+    faux_a.add(FauxResponse.tool_call("write", {"path": "a.txt", "content": "a"}), "done")
+    session = await CodingSession.open(options)
+    await session.prompt("write a")
+    listed = rpc.get_checkpoints(session)
+    entry_id = listed["checkpoints"][0]["entryId"]
+    with pytest.raises(ValueError, match="restore must be"):
+        await rpc.rewind(session, {"type": "rewind", "entryId": entry_id, "restore": "everything"})
+    data = await rpc.rewind(session, {"type": "rewind", "entryId": entry_id, "restore": "code"})
+    assert data["restored"] == [] and data["removed"] == ["a.txt"] and not data["needsConfirmation"]
+    assert data["checkpoints"][0]["kind"] == "rewind" and json.dumps(data)
+    await session.close()
