@@ -231,14 +231,9 @@ class SessionCheckpoints:
             if result.needs_confirmation:
                 return result
         if restore in ("both", "conversation"):
-            if point.kind == "rewind":
-                session.store.branch(point.entry_id)
-                session.agent.replace_messages(session.store.build_context().messages)
-                from baton.sessions.events import SessionChangedEvent
-
-                session._emit_soon(SessionChangedEvent("navigate"))
-            else:
-                result.text = session.navigate(point.entry_id)
+            # A prompt: the leaf moves to just before it. A "before rewind" entry: the leaf moves
+            # to it, i.e. where the conversation was when that rewind started.
+            result.text = session.navigate(point.entry_id)
             result.conversation_moved = True
         return result
 

@@ -133,6 +133,13 @@ async def test_conversation_only_and_both_across_a_model_switch(
     assert result.text == "write one"
     assert not (cwd / "one.txt").exists() and not (cwd / "two.txt").exists()
     assert [m for m in session.messages if isinstance(m, UserMessage)] == []
+
+    undo = session.checkpoints()[0]
+    assert undo.kind == "rewind"
+    await session.rewind(undo.entry_id, "both")  # the rewind itself taken back, code and conversation
+    assert (cwd / "one.txt").read_text() == "1" and (cwd / "two.txt").read_text() == "2"
+    assert [user_text(m.content) for m in session.messages if isinstance(m, UserMessage)] == [
+        "write one", "write two"]
     await session.close()
 
 
