@@ -231,8 +231,11 @@ class CheckpointStore:
             try:
                 plan = json.loads(journal.read_text())
                 self._apply(plan["target"], list(plan["write"]), list(plan["delete"]))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise CheckpointError(f"Could not finish the interrupted restore in {journal}: {exc}") from exc
+            except (OSError, ValueError, KeyError, TypeError, CheckpointError) as exc:
+                # Set it aside rather than fail every later snapshot on it.
+                os.replace(journal, self.root / "journal.failed.json")
+                raise CheckpointError(f"Could not finish the interrupted restore ({exc}); the workspace may be "
+                                      f"partly restored, see {self.root / 'journal.failed.json'}") from exc
             journal.unlink()
 
     # ------------------------------------------------------------------ set-up
