@@ -61,6 +61,13 @@ class CheckpointSettings(_Section):
     """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
 
 
+class ToolsSettings(_Section):
+    """Limits on the tools."""
+
+    max_processes: int = Field(default=8, ge=1, le=1024)
+    """At most this many tool processes (bash commands) run at once; further calls wait."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -72,6 +79,7 @@ class Settings(_Section):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
