@@ -33,6 +33,9 @@ from baton.providers.messages import (
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
 from baton.sessions import context_fit
+from baton.sessions.checkpoints.records import Checkpoint
+from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints
+from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
 from baton.sessions.compaction import CompactionAborted, CompactionResult
 from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
@@ -131,6 +134,8 @@ class CodingSession:
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+        self.checkpointing: SessionCheckpoints | None = None
+        """Snapshots and rewinds (``None`` until :meth:`open` has set them up)."""
 
     # ------------------------------------------------------------------ opening
 
@@ -205,6 +210,7 @@ class CodingSession:
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
             start_loading_tokenizer()
+        session.checkpointing = attach_checkpoints(session)
         return session
 
     # ------------------------------------------------------------------ state
@@ -247,7 +253,8 @@ class CodingSession:
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading the session file and the settings."""
-        return [*self.store.warnings, *self.settings.problems]
+        notice = self.checkpointing.notice if self.checkpointing is not None else None
+        return [*self.store.warnings, *self.settings.problems, *([notice] if notice else [])]
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -741,6 +748,29 @@ class CodingSession:
             for e in self.store.branch_path()
             if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
         ]
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """Points to rewind to, newest first: this branch's prompts (with the files the agent
+        changed after each) and the states saved before earlier rewinds."""
+        if self.checkpointing is None:
+            return []
+        return self.checkpointing.checkpoints()
+
+    async def rewind(
+        self, entry_id: str, restore: RestoreMode = "both", *, confirm_hand_edits: bool = False
+    ) -> RewindResult:
+        """Rewind to checkpoint ``entry_id`` (from :meth:`checkpoints`).
+
+        ``restore="code"`` saves the workspace as a "before rewind" checkpoint (so this can be
+        undone), then restores the files the checkpoint tracked and deletes files created since;
+        ignored files are left alone. ``"conversation"`` moves the leaf to just before the prompt
+        (a branch; ``result.text`` is the prompt). ``"both"`` does both. When files changed by
+        hand would be overwritten, nothing is done and ``result.needs_confirmation`` is set:
+        call again with ``confirm_hand_edits=True``. Raises :class:`SessionBusyError` while
+        running, :class:`SessionError` for an unknown entry or when checkpoints are off."""
+        if self.checkpointing is None:
+            raise SessionError("Checkpoints are not set up for this session")
+        return await self.checkpointing.rewind(entry_id, restore, confirm_hand_edits=confirm_hand_edits)
 
     def tree(self) -> list[TreeNode]:
         """Every entry of the session tree, depth first (for ``/tree``)."""

@@ -51,6 +51,16 @@ class RetrySettings(_Section):
     """The first wait; each further attempt doubles it."""
 
 
+class CheckpointSettings(_Section):
+    """Snapshots of the workspace before the agent changes it (``/rewind``)."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
+    """Files larger than this are left out of snapshots (and reported)."""
+    keep_days: float = Field(default=30, ge=0)
+    """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
+
+
 class ToolsSettings(_Section):
     """Limits on the tools."""
 
@@ -68,6 +78,7 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""

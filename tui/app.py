@@ -27,9 +27,10 @@ from textual.screen import ModalScreen
 
 from baton import __version__
 from baton.providers.paths import baton_home_display
-from baton.tui.commands import command_list, dispatch, parse_command
+from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.rewind import checkpoint_problems
 from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
@@ -47,6 +48,8 @@ the session file picked by the session picker, when there is one."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
+REWIND_WINDOW = 0.8
+"""Seconds within which a second Esc on an empty editor opens /rewind."""
 
 
 class BatonApp(App[int]):
@@ -95,6 +98,8 @@ class BatonApp(App[int]):
         self._prompting = False
         self._compaction_reported = False
         self._last_interrupt = 0.0
+        self._last_escape = 0.0
+        self._checkpoint_reported: set[str] = set()
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
@@ -323,6 +328,8 @@ class BatonApp(App[int]):
                 self.activity.stop()
             self._sync_queue()
             self.refresh_status()
+            for problem in checkpoint_problems(self.session, self._checkpoint_reported):
+                self.notice(problem, "warning")
         elif kind in ("model_change", "thinking_level_change"):
             self.refresh_status()
         elif kind == "auto_compaction_start":
@@ -522,6 +529,13 @@ class BatonApp(App[int]):
     def _escape(self) -> None:
         if self.is_busy:
             self.session.abort()
+            return
+        now = time.monotonic()
+        if self.editor.text.strip() or now - self._last_escape > REWIND_WINDOW:
+            self._last_escape = now
+            return
+        self._last_escape = 0.0
+        self.run_worker(dispatch(self, ParsedCommand("rewind", "")), group="command", exit_on_error=False)
 
     @on(PromptEditor.QuitRequested)
     def _quit_requested(self) -> None:

@@ -28,6 +28,7 @@ examples:
   baton --mode acp                       serve an editor over the Agent Client Protocol
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
+  baton --checkpoints                    the latest session's checkpoints as JSON
 
 environment:
   BATON_HOME            config and sessions (default ~/.baton)
@@ -57,6 +58,8 @@ class CliArgs:
     list_models: str | None = None
     list_models_requested: bool = False
     export: list[str] = field(default_factory=list)
+    checkpoints: str | None = None
+    """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
     inline: bool = False
     files: list[str] = field(default_factory=list)
@@ -102,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list available models (optionally filtered) and exit")
     p.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
                    help="export a session file to HTML (or .md) and exit")
+    p.add_argument("--checkpoints", nargs="?", const="", metavar="SESSION",
+                   help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
     p.add_argument("--inline", action="store_true",
@@ -133,6 +138,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         list_models=ns.list_models,
         list_models_requested=ns.list_models is not None,
         export=ns.export or [],
+        checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
         inline=ns.inline,
     )

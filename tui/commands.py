@@ -471,6 +471,7 @@ HOTKEYS: tuple[tuple[str, str], ...] = (
     ("/", "complete a command"),
     ("!cmd / !!cmd", "run a shell command (with / without adding its output to the context)"),
     ("Esc / Ctrl+C", "abort the running agent (the partial answer stays)"),
+    ("Esc Esc", "rewind code and/or conversation (on an empty editor; same as /rewind)"),
     ("Ctrl+C", "clear the editor; twice quickly quits"),
     ("Ctrl+D", "quit (on an empty editor)"),
     ("Ctrl+L", "model picker"),
@@ -498,3 +499,7 @@ async def cmd_hotkeys(app: BatonApp, args: str) -> None:
 @command("quit", "/quit", "Quit baton")
 async def cmd_quit(app: BatonApp, args: str) -> None:
     app.exit(0)
+
+
+# Commands that live in their own modules register themselves on import.
+from baton.tui import rewind as _rewind  # noqa: E402, F401

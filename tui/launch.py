@@ -24,6 +24,10 @@ def run(argv: list[str]) -> int:
     try:
         if args.export:
             return _export(args)
+        if args.checkpoints is not None:
+            from baton.tui.checkpoints_cli import checkpoints_command
+
+            return checkpoints_command(args)
         if args.list_models_requested:
             from baton.tui.list_models import list_models_command
 
