@@ -35,7 +35,7 @@ from baton.sessions import compaction as compaction_mod
 from baton.sessions.compaction import CompactionAborted, CompactionResult
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from baton.sessions.errors import CompactionError, SessionBusyError, SessionError
+from baton.sessions.errors import CompactionError, PromptRefusedError, SessionBusyError, SessionError
 from baton.sessions.events import (
     AnySessionEvent,
     AutoCompactionEndEvent,
@@ -52,9 +52,11 @@ from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
 from baton.sessions.options import SessionOptions, read_text_or_file
+from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
+from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
 from baton.sessions.store import SessionStore
 from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
@@ -91,8 +93,11 @@ class CodingSession:
         tool_names: list[str],
         context_files: list[ContextFile],
         tool_gates: ToolGates | None = None,
+        prompt_library: PromptCommands | None = None,
     ) -> None:
         self.options = options
+        self.prompt_library = prompt_library or PromptCommands([], [], [])
+        """Skills and prompt templates (``/name`` and ``/skill:name`` expand in :meth:`prompt`)."""
         self.tool_gates = tool_gates or ToolGates()
         """Checks around every tool call (hooks, permissions, checkpoints register here)."""
         self.permission_hints: dict[str, str] = {}
@@ -149,6 +154,7 @@ class CodingSession:
         tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
         tools = _make_tools(tool_names, cwd)
         files = load_context_files(cwd) if options.context_files else []
+        library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
         custom = read_text_or_file(options.system_prompt) or load_system_md(cwd)
         appends = [a for a in (load_append_system_md(cwd), read_text_or_file(options.append_system_prompt)) if a]
         prompt = build_system_prompt(
@@ -158,6 +164,7 @@ class CodingSession:
             custom_prompt=custom,
             append="\n\n".join(appends) or None,
             context_files=files,
+            skills_section=skills_prompt_section(library.skills),
         )
         gates = ToolGates()
         agent = Agent(
@@ -180,6 +187,7 @@ class CodingSession:
             tool_names=tool_names,
             context_files=files,
             tool_gates=gates,
+            prompt_library=library,
         )
         agent.stream_options["on_retry"] = session._on_provider_retry
         session._requested_thinking = requested
@@ -230,7 +238,7 @@ class CodingSession:
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading the session file and the settings."""
-        return [*self.store.warnings, *self.settings.problems]
+        return [*self.store.warnings, *self.settings.problems, *self.prompt_library.warnings]
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -283,12 +291,23 @@ class CodingSession:
 
     # ------------------------------------------------------------------ prompting
 
+    def prompt_commands(self) -> list[PromptCommand]:
+        """The prompt templates and skills usable as ``/name`` (name, description, argument hint)."""
+        return self.prompt_library.commands()
+
+    def expand_prompt(self, text: str) -> str:
+        """``text`` with a leading ``/template`` or ``/skill:name`` expanded (as :meth:`prompt` does).
+
+        Raises :class:`PromptRefusedError` for an unknown skill."""
+        return self.prompt_library.expand(text)
+
     async def prompt(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Run the agent on ``text`` (plus images) until it is idle again: auto-compaction and
         auto-retry included. Raises :class:`SessionBusyError` while a prompt is running (use
         :meth:`steer` / :meth:`follow_up`)."""
         if self.is_running:
             raise SessionBusyError("The session is already running; use steer() or follow_up() to queue a message")
+        text = self.expand_prompt(text)
         self._busy = True
         self._signal = asyncio.Event()
         try:
@@ -309,12 +328,19 @@ class CodingSession:
         self._check_persisted()
 
     def steer(self, text: str) -> None:
-        """Deliver ``text`` after the current tool batch."""
-        self.agent.steer(text)
+        """Deliver ``text`` after the current tool batch (templates expand as in :meth:`prompt`)."""
+        self.agent.steer(self._expand_queued(text))
 
     def follow_up(self, text: str) -> None:
-        """Deliver ``text`` once the current run would end."""
-        self.agent.follow_up(text)
+        """Deliver ``text`` once the current run would end (templates expand as in :meth:`prompt`)."""
+        self.agent.follow_up(self._expand_queued(text))
+
+    def _expand_queued(self, text: str) -> str:
+        try:
+            return self.expand_prompt(text)
+        except PromptRefusedError as exc:
+            logger.warning("%s; sending the text as typed", exc)
+            return text
 
     def dequeue(self) -> list[str]:
         """Remove the queued steering and follow-up messages; returns their texts."""

@@ -28,6 +28,8 @@ class SessionOptions:
     append_system_prompt: str | None = None
     """Appended to the prompt (text, or the path of a file holding it)."""
     context_files: bool = True
+    prompt_commands: bool = True
+    """Discover skills and prompt templates (``.baton/skills``, ``.baton/prompts``, ...)."""
     api_key: str | None = None
     """Key for the starting model's provider (overrides the environment / models.json)."""
     settings: Settings | None = None

@@ -81,7 +81,7 @@ class BatonApp(App[int]):
         self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
         self.activity = ActivityBar(id="activity")
         self.completion = CompletionList(id="completion")
-        self.completer = Completer(self.cwd, command_list(), self._argument_sources())
+        self.completer = Completer(self.cwd, [*command_list(), *self._prompt_command_list()], self._argument_sources())
         self.editor = PromptEditor(
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
@@ -114,6 +114,23 @@ class BatonApp(App[int]):
                 if text.strip():
                     out.append(text)
         return out
+
+    def _prompt_command_list(self) -> list[tuple[str, str]]:
+        """Prompt templates and skills for ``/`` completion (argument hint before the description)."""
+        commands = getattr(self.session, "prompt_commands", None)
+        items = commands() if callable(commands) else []
+        return [(c.name, f"{c.argument_hint}  {c.description}".strip()) for c in items]
+
+    def is_prompt_command(self, name: str) -> bool:
+        """True when ``/name`` is a prompt template (it expands in the session, not here)."""
+        return any(n == name for n, _ in self._prompt_command_list())
+
+    def send_prompt_command(self, text: str) -> None:
+        """Send a template invocation as a prompt (queued while the agent works)."""
+        if self._prompting or self.session.is_running:
+            self._enqueue(text, follow_up=False)
+        else:
+            self._send(text, None)
 
     def _argument_sources(self) -> dict[str, Any]:
         from baton.providers.models import THINKING_LEVELS

@@ -77,6 +77,9 @@ def command_list() -> list[tuple[str, str]]:
 async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
     """Run a parsed command (unknown ones are reported, not sent to the model)."""
     spec = COMMANDS.get(parsed.name)
+    if spec is None and app.is_prompt_command(parsed.name):
+        app.send_prompt_command(f"/{parsed.name} {parsed.args}".rstrip())
+        return
     if spec is None:
         app.notice(f"Unknown command: /{clean(parsed.name)} — type / to see the commands, or /hotkeys.",
                    "error")

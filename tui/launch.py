@@ -42,6 +42,7 @@ def run(argv: list[str]) -> int:
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    from baton.sessions.errors import PromptRefusedError
     from baton.tui.session_setup import open_session
 
     session = await open_session(args)
@@ -60,6 +61,9 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
         return await run_interactive_async(
             session, initial_prompt=text or None, initial_images=images or None
         )
+    except PromptRefusedError as exc:
+        print(f"baton: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     finally:
         await session.close()
         if "baton.providers.transport" in sys.modules:
