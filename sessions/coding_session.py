@@ -43,11 +43,13 @@ from baton.sessions.events import (
     AutoRetryEndEvent,
     AutoRetryStartEvent,
     CompactionReason,
+    ExtensionNoticeEvent,
     ModelChangeEvent,
     SessionChangedEvent,
     SessionChangeReason,
     ThinkingLevelChangeEvent,
 )
+from baton.sessions.extensions import SessionExtensions
 from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
@@ -94,10 +96,13 @@ class CodingSession:
         context_files: list[ContextFile],
         tool_gates: ToolGates | None = None,
         prompt_library: PromptCommands | None = None,
+        extensions: SessionExtensions | None = None,
     ) -> None:
         self.options = options
         self.prompt_library = prompt_library or PromptCommands([], [], [])
         """Skills and prompt templates (``/name`` and ``/skill:name`` expand in :meth:`prompt`)."""
+        self.extensions = extensions or SessionExtensions.create(cwd, settings, trust_project=False)
+        """Hooks and MCP servers, and the project trust they need."""
         self.tool_gates = tool_gates or ToolGates()
         """Checks around every tool call (hooks, permissions, checkpoints register here)."""
         self.permission_hints: dict[str, str] = {}
@@ -188,7 +193,9 @@ class CodingSession:
             context_files=files,
             tool_gates=gates,
             prompt_library=library,
+            extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project),
         )
+        session.extensions.attach(session, session._extension_notice)
         agent.stream_options["on_retry"] = session._on_provider_retry
         session._requested_thinking = requested
         agent.get_api_key = session._api_key
@@ -238,7 +245,12 @@ class CodingSession:
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading the session file and the settings."""
-        return [*self.store.warnings, *self.settings.problems, *self.prompt_library.warnings]
+        return [
+            *self.store.warnings,
+            *self.settings.problems,
+            *self.prompt_library.warnings,
+            *self.extensions.problems,
+        ]
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -316,16 +328,34 @@ class CodingSession:
             self._check_persisted()
             if self._signal.is_set():
                 return  # aborted while compacting: the prompt is not sent
-            await self.agent.prompt(text, images)
+            await self.agent.prompt(await self.extensions.prompt_messages(text, images))
             await self._after_run()
             while not self._signal.is_set() and self.agent.queued_messages:
                 # Queued after the agent's last look at its queues (while this prompt was still
                 # finishing up): deliver now instead of leaving it for the next prompt.
                 await self.agent.continue_()
                 await self._after_run()
+            await self._run_stop_hooks()
         finally:
             self._busy = False
         self._check_persisted()
+
+    async def _run_stop_hooks(self) -> None:
+        """Stop hooks may send the model back to work (a bounded number of times)."""
+        rounds = 0
+        while not self._signal.is_set():
+            last = self._last_message_if_assistant()
+            if last is None or last.stop_reason in ("error", "aborted"):
+                return
+            follow = await self.extensions.stop_continuation(rounds)
+            if follow is None or self._signal.is_set():
+                return
+            rounds += 1
+            await self.agent.prompt(follow)
+            await self._after_run()
+
+    def _extension_notice(self, source: str, level: str, text: str) -> None:
+        self._emit_soon(ExtensionNoticeEvent(source, text, level))  # type: ignore[arg-type]
 
     def steer(self, text: str) -> None:
         """Deliver ``text`` after the current tool batch (templates expand as in :meth:`prompt`)."""
@@ -450,6 +480,7 @@ class CodingSession:
         focus: str | None = None,
         raise_errors: bool = False,
     ) -> CompactionResult | None:
+        await self.extensions.pre_compact(reason, focus)
         await self._emit(AutoCompactionStartEvent(reason))
         model = self.model
         try:
@@ -707,6 +738,7 @@ class CodingSession:
             return
         self._closed = True
         await self._stop()
+        await self.extensions.close()
         self._flush_pending_bash()
         self._unsubscribe_agent()
         self.store.close()

@@ -132,6 +132,20 @@ class SessionChangedEvent:
         return {"type": self.type, "reason": self.reason}
 
 
+@dataclass(slots=True)
+class ExtensionNoticeEvent:
+    """Something a hook or an MCP server did that the user should hear about (a hook that
+    timed out, a server that failed to start or was restarted). ``source``: ``hooks`` or ``mcp``."""
+
+    source: str
+    text: str
+    level: Literal["info", "warning", "error"] = "warning"
+    type: Literal["extension_notice"] = "extension_notice"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "source": self.source, "level": self.level, "text": self.text}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -140,6 +154,7 @@ SessionEvent: TypeAlias = (
     | ModelChangeEvent
     | ThinkingLevelChangeEvent
     | SessionChangedEvent
+    | ExtensionNoticeEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

@@ -29,6 +29,10 @@ class SessionOptions:
     """Appended to the prompt (text, or the path of a file holding it)."""
     context_files: bool = True
     prompt_commands: bool = True
+    trust_project: bool | None = None
+    """The project's hooks and ``.mcp.json`` servers: ``True`` trusted for this run
+    (``--trust-project``), ``False`` never, ``None`` as the user answered before (else waiting
+    in ``session.extensions.pending_trust``)."""
     """Discover skills and prompt templates (``.baton/skills``, ``.baton/prompts``, ...)."""
     api_key: str | None = None
     """Key for the starting model's provider (overrides the environment / models.json)."""

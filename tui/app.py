@@ -152,10 +152,34 @@ class BatonApp(App[int]):
             await self.transcript.load_history(messages)
         self._startup_warnings()
         self.refresh_status()
+        self._ask_project_trust()
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
             self.call_after_refresh(self._send, text, images)
+
+    def _ask_project_trust(self) -> None:
+        """Ask once whether the project's hooks and ``.mcp.json`` servers may run."""
+        extensions = getattr(self.session, "extensions", None)
+        pending = getattr(extensions, "pending_trust", None)
+        if extensions is None or pending is None:
+            return
+
+        async def ask() -> None:
+            from baton.tui.widgets.pickers import ConfirmScreen
+
+            body = (f"This project wants to run commands on your machine: {' and '.join(pending.what)}.\n"
+                    f"Trust {pending.project}? (Asked again only if these files change.)")
+            trusted = await self.push_screen_wait(
+                ConfirmScreen("Trust this project?", body, "Enter/y trust · Esc/n not now"))
+            if trusted:
+                extensions.trust_project()
+                self.notice("Project hooks and MCP servers are on.", "success")
+            else:
+                self.notice("Project hooks and MCP servers stay off for this session.", "warning")
+            self.refresh_status()
+
+        self.run_worker(ask(), group="trust", exit_on_error=False)
 
     def _startup_warnings(self) -> None:
         """Say once what went wrong while opening (bad settings, skipped session lines,
@@ -241,8 +265,10 @@ class BatonApp(App[int]):
                 self.activity.stop()
             self._sync_queue()
             self.refresh_status()
-        elif kind in ("model_change", "thinking_level_change"):
+        elif kind in ("model_change", "thinking_level_change", "mcp_status"):
             self.refresh_status()
+        elif kind == "extension_notice":
+            self.notice(f"{event.source}: {one_line(event.text, 300)}", event.level)
         elif kind == "auto_compaction_start":
             reason = getattr(event, "reason", "threshold")
             why = {"overflow": "the context overflowed", "manual": "requested"}.get(reason, "the context is filling up")

@@ -56,6 +56,10 @@ class CliArgs:
     list_models_requested: bool = False
     export: list[str] = field(default_factory=list)
     no_context_files: bool = False
+    mcp_config: list[str] = field(default_factory=list)
+    no_mcp: bool = False
+    list_mcp: bool = False
+    trust_project: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
 
@@ -100,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="export a session file to HTML (or .md) and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--mcp-config", action="append", metavar="FILE",
+                   help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
+    p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
+    p.add_argument("--list-mcp", action="store_true", help="list the MCP servers and their tools, then exit")
+    p.add_argument("--trust-project", action="store_true",
+                   help="run this project's .mcp.json servers and hooks without asking (this run only)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
     p.add_argument("words", nargs="*", metavar="[@files...] [prompt...]", help=argparse.SUPPRESS)
     return p
@@ -128,6 +138,10 @@ def parse_args(argv: list[str]) -> CliArgs:
         list_models_requested=ns.list_models is not None,
         export=ns.export or [],
         no_context_files=ns.no_context_files,
+        mcp_config=ns.mcp_config or [],
+        no_mcp=ns.no_mcp,
+        list_mcp=ns.list_mcp,
+        trust_project=ns.trust_project,
     )
     for word in ns.words:
         if word.startswith("@") and len(word) > 1:

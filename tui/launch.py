@@ -78,6 +78,17 @@ def _print_warnings(session: CodingSession) -> None:
 
     for warning in [*session.warnings, *(f"models.json: {e}" for e in models_json_errors())]:
         print(f"baton: warning: {warning}", file=sys.stderr)
+    pending = session.extensions.pending_trust
+    if pending is not None:
+        print(f"baton: skipping the untrusted {' and '.join(pending.what)} of {pending.project} "
+              "(trust it in the interactive app, or pass --trust-project)", file=sys.stderr)
+    session.subscribe(_print_extension_notice)
+
+
+def _print_extension_notice(event: object) -> None:
+    """Hook and MCP problems during a print/JSON run: one stderr line each."""
+    if getattr(event, "type", "") == "extension_notice":
+        print(f"baton: {getattr(event, 'source', '')}: {getattr(event, 'text', '')}", file=sys.stderr)
 
 
 def _export(args: CliArgs) -> int:
