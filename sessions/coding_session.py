@@ -66,6 +66,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
+from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ class CodingSession:
             context_files=files,
             tool_gates=gates,
             prompt_library=library,
-            extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project),
+            extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project, options=options),
         )
         session.extensions.attach(session, session._extension_notice)
         agent.stream_options["on_retry"] = session._on_provider_retry
@@ -206,6 +207,11 @@ class CodingSession:
         return session
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def mcp(self) -> McpManager:
+        """The MCP servers: ``statuses()``, ``restart(name)``, ``add_servers(...)`` (e.g. from ACP)."""
+        return self.extensions.mcp
 
     @property
     def model(self) -> Model:

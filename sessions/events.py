@@ -146,6 +146,17 @@ class ExtensionNoticeEvent:
         return {"type": self.type, "source": self.source, "level": self.level, "text": self.text}
 
 
+@dataclass(slots=True)
+class McpStatusEvent:
+    """An MCP server changed state (starting, ready, failed, crashed): ``summary`` is the footer text."""
+
+    summary: str
+    type: Literal["mcp_status"] = "mcp_status"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "summary": self.summary}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -155,6 +166,7 @@ SessionEvent: TypeAlias = (
     | ThinkingLevelChangeEvent
     | SessionChangedEvent
     | ExtensionNoticeEvent
+    | McpStatusEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

@@ -18,13 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 from baton.agent.messages import AgentMessage, CustomMessage
 from baton.providers.messages import ImageContent, TextContent, UserMessage
+from baton.providers.paths import baton_home
 from baton.sessions.errors import PromptRefusedError
+from baton.sessions.events import McpStatusEvent
 from baton.sessions.hooks.config import CommandHook, parse_hooks
 from baton.sessions.hooks.manager import HookManager
-from baton.sessions.trust import ProjectCommands, is_trusted, project_commands, remember_trust
+from baton.sessions.trust import PROJECT_MCP_FILE, ProjectCommands, is_trusted, project_commands, remember_trust
+from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
+from baton.tools.mcp.manager import McpManager
 
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
+    from baton.sessions.options import SessionOptions
     from baton.sessions.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -41,9 +46,14 @@ class SessionExtensions:
     """Hooks (and MCP servers) of one session, with the project trust they depend on."""
 
     def __init__(self, cwd: Path, hooks: HookManager, project_hooks: list[CommandHook],
-                 pending_trust: ProjectCommands | None, problems: list[str]) -> None:
+                 pending_trust: ProjectCommands | None, problems: list[str], mcp: McpManager | None = None,
+                 project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True) -> None:
         self.cwd = cwd
         self.hooks = hooks
+        self.mcp = mcp or McpManager(cwd, baton_home() / "logs")
+        """The MCP servers (none configured: an empty manager)."""
+        self._project_servers = project_servers or []
+        self._start_mcp = start_mcp
         self.pending_trust = pending_trust
         """Project hooks / ``.mcp.json`` waiting for the user's trust (``None``: nothing waits)."""
         self.problems = problems
@@ -53,9 +63,10 @@ class SessionExtensions:
         self._on_trust: list[Callable[[], Any]] = []
 
     @classmethod
-    def create(cls, cwd: Path, settings: Settings, *, trust_project: bool | None) -> SessionExtensions:
-        """Read the hooks and decide trust. ``trust_project``: ``True`` trusts the project for
-        this run, ``False`` never, ``None`` asks the remembered answers."""
+    def create(cls, cwd: Path, settings: Settings, *, trust_project: bool | None,
+               options: SessionOptions | None = None) -> SessionExtensions:
+        """Read the hooks and MCP servers and decide trust. ``trust_project``: ``True`` trusts
+        the project for this run, ``False`` never, ``None`` asks the remembered answers."""
         problems: list[str] = []
         global_raw = settings.global_data.get("hooks")
         if global_raw is None and not settings.global_data and not settings.project_data:
@@ -68,7 +79,22 @@ class SessionExtensions:
         manager.add(global_hooks)
         if trusted:
             manager.add(project_hooks)
-        return cls(cwd, manager, project_hooks, None if trusted else commands, problems)
+        mcp = McpManager(cwd, baton_home() / "logs", tool_timeout=settings.mcp.tool_timeout_ms / 1000,
+                         startup_timeout=settings.mcp.startup_timeout_ms / 1000)
+        project_servers: list[McpServerConfig] = []
+        if options is None or options.mcp:
+            home_servers = read_config_file(baton_home() / "mcp.json", "global", problems)
+            project_servers = read_config_file(cwd / PROJECT_MCP_FILE, "project", problems)
+            cli_servers: list[McpServerConfig] = []
+            for path in options.mcp_config_files if options is not None else []:
+                if not path.is_file():
+                    problems.append(f"--mcp-config {path}: no such file")
+                cli_servers += read_config_file(path, "cli", problems)
+            mcp.add_servers(merge_servers(home_servers, project_servers if trusted else [], cli_servers))
+            mcp.problems = problems
+        start = options.start_mcp if options is not None else True
+        return cls(cwd, manager, project_hooks, None if trusted else commands, problems, mcp,
+                   project_servers, start)
 
     @property
     def project_trusted(self) -> bool:
@@ -85,6 +111,19 @@ class SessionExtensions:
         self.hooks._transcript_path = lambda: str(session.session_file) if session.session_file else None
         session.tool_gates.add_before("hooks", self._before_tool)
         session.tool_gates.add_after("hooks", self._after_tool)
+        base_tools = list(session.agent.tools)
+
+        def tools_changed() -> None:
+            names = {t.name for t in base_tools}
+            session.agent.tools = [*base_tools, *(t for t in self.mcp.tools() if t.name not in names)]
+            session._emit_soon(McpStatusEvent(self.mcp.summary()))
+
+        self.mcp.on_tools_changed = tools_changed
+        self.mcp.notify = lambda level, text: notify("mcp", level, text)
+        if self.mcp.connections:
+            tools_changed()
+            if self._start_mcp:
+                self.mcp.start()
         if self.hooks.has("SessionStart"):
             source = "resume" if session.messages else "startup"
             self._session_start = asyncio.ensure_future(self._run_session_start(source))
@@ -105,6 +144,8 @@ class SessionExtensions:
                 self._notify("hooks", "warning", f"could not remember the trust decision: {exc}")
         self.pending_trust = None
         self.hooks.add(self._project_hooks)
+        if self._project_servers:
+            self.mcp.add_servers(self._project_servers)
         for callback in self._on_trust:
             callback()
 
@@ -125,6 +166,8 @@ class SessionExtensions:
         message, then what UserPromptSubmit hooks add. Raises :class:`PromptRefusedError` when a
         UserPromptSubmit hook blocks the prompt."""
         out: list[AgentMessage] = []
+        if self.mcp.connections:
+            await self.mcp.wait_startup()
         if self._session_start is not None:
             task, self._session_start = self._session_start, None
             try:
@@ -156,13 +199,18 @@ class SessionExtensions:
             await self.hooks.run("PreCompact", trigger="manual" if trigger == "manual" else "auto",
                                  custom_instructions=focus or "")
 
+    def start_mcp(self) -> None:
+        """Start the MCP servers now (the app calls this after its first paint)."""
+        self.mcp.start()
+
     async def close(self) -> None:
-        """Stop what still runs (a SessionStart hook nobody waited for)."""
+        """Stop what still runs: the MCP servers, a SessionStart hook nobody waited for."""
         task, self._session_start = self._session_start, None
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
+        await self.mcp.close()
 
 
 def _context_message(event: str, text: str) -> CustomMessage:

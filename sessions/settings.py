@@ -51,6 +51,15 @@ class RetrySettings(_Section):
     """The first wait; each further attempt doubles it."""
 
 
+class McpSettings(_Section):
+    """MCP client limits (``mcp`` in settings.json)."""
+
+    tool_timeout_ms: int = Field(default=120_000, gt=0)
+    """A tool call that has not answered by then fails (and the server is told to stop)."""
+    startup_timeout_ms: int = Field(default=10_000, ge=0)
+    """How long a prompt waits for servers still starting before it goes on without them."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -61,6 +70,7 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None

@@ -149,7 +149,7 @@ async def test_post_tool_use_feedback_and_stop_continuation(options: SessionOpti
 async def test_session_start_context_reaches_the_first_request(options: SessionOptions, faux_a: FauxProvider,
                                                                tmp_path: Path) -> None:
     script = tmp_path / "start.py"
-    script.write_text("import json, sys\nprint('branch: main, source:', json.load(sys.stdin)['source'])\n")
+    script.write_text("import json, sys\nprint('branch: main, source: ' + json.load(sys.stdin)['source'])\n")
     session = await _open(options, _hooks("SessionStart", f"python3 {script}"))
     faux_a.add("a", "b")
     try:
@@ -158,7 +158,7 @@ async def test_session_start_context_reaches_the_first_request(options: SessionO
     finally:
         await session.close()
     first = [_texts(m) for m in faux_a.requests[0].messages]
-    assert any("branch: main, source: startup" in t for t in first)
+    assert any("branch: main, source: startup" in t for t in first), repr(first)
     assert sum("branch: main" in _texts(m) for m in faux_a.requests[1].messages) == 1
 
 
