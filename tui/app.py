@@ -153,6 +153,10 @@ class BatonApp(App[int]):
         self._startup_warnings()
         self.refresh_status()
         self._ask_project_trust()
+        extensions = getattr(self.session, "extensions", None)
+        if extensions is not None:
+            # MCP servers start once the first frame is on screen (the SDK's import is slow).
+            self.call_after_refresh(extensions.start_mcp)
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None

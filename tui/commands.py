@@ -398,3 +398,7 @@ async def cmd_hotkeys(app: BatonApp, args: str) -> None:
 @command("quit", "/quit", "Quit baton")
 async def cmd_quit(app: BatonApp, args: str) -> None:
     app.exit(0)
+
+
+# Commands kept in modules of their own register themselves on import.
+from baton.tui import mcp_command  # noqa: E402, F401

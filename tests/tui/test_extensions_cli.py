@@ -78,3 +78,30 @@ def test_unknown_skill_is_refused_clearly(home: Path, workdir: Path) -> None:
     assert result.returncode == 1
     assert "Unknown skill 'missing'" in result.stderr
     assert requests == []
+
+
+def test_list_mcp_prints_servers_tools_and_failures(home: Path, workdir: Path, tmp_path: Path) -> None:
+    from tests.tools.mcp.helpers import stdio_entry
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "test": stdio_entry(markers), "gone": {"command": str(tmp_path / "no-such-server")}}}))
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "true"}}}))
+    (home / "settings.json").write_text(json.dumps({"mcp": {"startupTimeoutMs": 90000}}))
+    result = run_baton(home, workdir, "--list-mcp", timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    test_line = next(line for line in lines if line.startswith("test "))
+    assert "ready" in test_line and "stdio" in test_line and "7 tools" in test_line
+    assert any("tools:" in line and "shout" in line and "slow" in line for line in lines)
+    gone_line = next(line for line in lines if line.startswith("gone "))
+    assert "failed" in gone_line
+    assert any("last error:" in line for line in lines)
+    assert any(line.startswith("Not trusted (skipped)") and ".mcp.json (1 server: proj)" in line for line in lines)
+
+
+def test_missing_mcp_config_file_is_a_usage_error(home: Path, workdir: Path) -> None:
+    result = run_baton(home, workdir, "-p", "--mcp-config", "nope.json", "hi")
+    assert result.returncode == 2
+    assert "--mcp-config: no such file" in result.stderr

@@ -167,3 +167,23 @@ def merge_servers(*groups: list[McpServerConfig]) -> list[McpServerConfig]:
         for config in group:
             merged[config.name] = config
     return list(merged.values())
+
+
+def configs_from_acp(servers: list[Any], problems: list[str]) -> list[McpServerConfig]:
+    """Servers an ACP client passes in ``session/new`` (``{name, command, args, env: [{name,
+    value}]}`` or ``{type: "http", name, url, headers: [{name, value}]}``) as configs."""
+    entries: dict[str, Any] = {}
+    for server in servers:
+        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+            problems.append("ACP mcpServers: an entry without a name was ignored")
+            continue
+        entry = {k: v for k, v in server.items() if k not in ("name", "env", "headers")}
+        for key in ("env", "headers"):
+            pairs = server.get(key) or []
+            if isinstance(pairs, list):
+                entry[key] = {p.get("name"): p.get("value", "") for p in pairs
+                              if isinstance(p, dict) and isinstance(p.get("name"), str)}
+            elif isinstance(pairs, dict):
+                entry[key] = pairs
+        entries[server["name"]] = entry
+    return parse_servers({"mcpServers": entries}, "client", "ACP session", problems)
