@@ -101,11 +101,12 @@ class McpConnection:
         task, self._task = self._task, None
         self._stop.set()
         if task is not None and not task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 5)
-            except (TimeoutError, Exception):
+            if self._client is not None:  # running: let it close the session and the process
+                with contextlib.suppress(TimeoutError, Exception):
+                    await asyncio.wait_for(asyncio.shield(task), 5)
+            if not task.done():  # still starting (nothing to close politely), or stuck
                 task.cancel()
-                with contextlib.suppress(BaseException):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         self._client = None
         if self.status in ("ready", "starting"):
