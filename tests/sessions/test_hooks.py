@@ -210,3 +210,21 @@ async def test_project_hooks_need_trust(baton_home: Path, cwd: Path, faux_a: Fau
     assert session.extensions.pending_trust is not None and log.read_text() == "ran\nran\n"
     session = await run(False)
     assert log.read_text() == "ran\nran\n"
+
+
+async def test_pre_compact_hook_sees_trigger_and_focus(options: SessionOptions, faux_a: FauxProvider,
+                                                       tmp_path: Path) -> None:
+    log = tmp_path / "compact.json"
+    hooks = _hooks("PreCompact", f"cat > {log}")
+    options.settings = quiet_settings(hooks=hooks, compaction={"keepRecentTokens": 50})
+    session = await CodingSession.open(options)
+    faux_a.add(*[FauxResponse.text(f"answer {i}") for i in range(4)], FauxResponse.text("## Goal\nsummary"))
+    try:
+        for i in range(4):
+            await session.prompt(f"question {i}: " + " ".join(["word"] * 150))
+        await session.compact("the parser")
+    finally:
+        await session.close()
+    seen = json.loads(log.read_text())
+    assert seen["hook_event_name"] == "PreCompact"
+    assert seen["trigger"] == "manual" and seen["custom_instructions"] == "the parser"

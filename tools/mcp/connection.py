@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import importlib
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,13 +43,40 @@ class ServerTool:
     input_schema: dict[str, Any]
 
 
-async def import_sdk() -> None:
-    """Import the SDK in a worker thread (it takes seconds on a slow machine; the UI stays live)."""
-    def load() -> None:
-        for name in _SDK_MODULES:
-            importlib.import_module(name)
+_sdk_loaded: asyncio.Future[None] | None = None
 
-    await asyncio.to_thread(load)
+
+async def import_sdk() -> None:
+    """Import the SDK in a daemon thread (seconds on a slow machine): the UI stays live, and
+    quitting meanwhile does not wait for the import as it would for an executor thread."""
+    global _sdk_loaded
+    if all(name in sys.modules for name in _SDK_MODULES):
+        return
+    loop = asyncio.get_running_loop()
+    if _sdk_loaded is None or _sdk_loaded.get_loop() is not loop:
+        future: asyncio.Future[None] = loop.create_future()
+        _sdk_loaded = future
+
+        def settle(error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+        def load() -> None:
+            error: BaseException | None = None
+            try:
+                for name in _SDK_MODULES:
+                    importlib.import_module(name)
+            except BaseException as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=load, name="mcp-sdk-import", daemon=True).start()
+    await asyncio.shield(_sdk_loaded)
 
 
 class McpConnection:
