@@ -187,3 +187,39 @@ async def test_server_that_never_starts_does_not_hold_the_prompt(home: Path, tmp
     assert "tools" not in requests[0] or not any(t["name"].startswith("mcp__") for t in requests[0]["tools"])
     assert any("'sleepy' is not ready after 0.3s" in n.text for n in notices)
     assert session.messages[-1].stop_reason == "stop"  # type: ignore[union-attr]
+
+
+async def test_slow_call_times_out_and_server_is_told(home: Path, tmp_path: Path, markers: Path) -> None:
+    _write_config(home, {"test": stdio_entry(markers)})
+    with ReplayServer([_call("t1", "mcp__test__slow", {"seconds": 60}), _text("gave up")]) as server:
+        session = await _open(server, tmp_path, mcp={**SLOW_START, "toolTimeoutMs": 1500})
+        try:
+            await session.prompt("be slow")
+            assert await asyncio.to_thread(wait_for, markers / "cancelled", 15)
+        finally:
+            await session.close()
+    [result] = _results(session)
+    assert result.is_error and "timed out after 1.5s" in _text_of(result)
+
+
+async def test_restarts_are_limited_to_three_a_minute(tmp_path: Path) -> None:
+    from baton.tools.mcp.config import McpServerConfig
+    from baton.tools.mcp.connection import McpCallError, McpConnection
+
+    config = McpServerConfig("gone", "stdio", command=str(tmp_path / "no-such-server"))
+    connection = McpConnection(config, tmp_path / "logs", cwd=tmp_path)
+    connection.start()
+    assert not await connection.wait_ready(60)
+    assert connection.status == "failed" and connection.error
+    errors = []
+    for _ in range(4):
+        with pytest.raises(McpCallError) as caught:
+            await connection.call("anything", {}, timeout=60)
+        errors.append(str(caught.value))
+    assert all("is not available" in e for e in errors[:3])
+    assert "already restarted 3 times in the last minute" in errors[3]
+    await connection.restart(manual=True)  # /mcp restart forgets the budget
+    assert not await connection.wait_ready(60)
+    with pytest.raises(McpCallError, match="is not available"):
+        await connection.call("anything", {}, timeout=60)
+    await connection.stop()
