@@ -34,6 +34,9 @@ from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
 from baton.tui.widgets.transcript import Transcript
 
+MCP_START_DELAY_S = 1.0
+"""Seconds after mounting before MCP servers start in the background."""
+
 if TYPE_CHECKING:
     from baton.providers.models import Model
 
@@ -155,8 +158,10 @@ class BatonApp(App[int]):
         self._ask_project_trust()
         extensions = getattr(self.session, "extensions", None)
         if extensions is not None:
-            # MCP servers start once the first frame is on screen (the SDK's import is slow).
-            self.call_after_refresh(extensions.start_mcp)
+            # MCP servers start once the screen is up and settled: importing the SDK takes
+            # seconds of CPU that would otherwise compete with the first paint. A prompt sent
+            # before then starts them itself.
+            self.set_timer(MCP_START_DELAY_S, extensions.start_mcp)
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
