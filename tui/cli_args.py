@@ -60,6 +60,7 @@ class CliArgs:
     no_mcp: bool = False
     list_mcp: bool = False
     trust_project: bool = False
+    inline: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
 
@@ -110,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-mcp", action="store_true", help="list the MCP servers and their tools, then exit")
     p.add_argument("--trust-project", action="store_true",
                    help="run this project's .mcp.json servers and hooks without asking (this run only)")
+    p.add_argument("--inline", action="store_true",
+                   help="interactive: render in the terminal's normal screen (no alternate screen)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
     p.add_argument("words", nargs="*", metavar="[@files...] [prompt...]", help=argparse.SUPPRESS)
     return p
@@ -142,6 +145,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         no_mcp=ns.no_mcp,
         list_mcp=ns.list_mcp,
         trust_project=ns.trust_project,
+        inline=ns.inline,
     )
     for word in ns.words:
         if word.startswith("@") and len(word) > 1:
