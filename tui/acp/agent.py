@@ -144,7 +144,7 @@ class BatonAcpAgent:
         from baton.sessions import CodingSession, SessionOptions, load_settings
         from baton.sessions.errors import SessionError
         from baton.tui.cli_errors import CliError
-        from baton.tui.session_setup import ensure_api_key, resolve_model
+        from baton.tui.session_setup import ensure_api_key, mcp_config_files, resolve_model
 
         if not Path(cwd).is_absolute():
             raise AcpError(INVALID_PARAMS, f'"cwd" must be an absolute path (got {cwd!r})')
@@ -160,6 +160,10 @@ class BatonAcpAgent:
             raise AcpError(AUTH_REQUIRED, "No model has an API key: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                                           "GEMINI_API_KEY (or configure $BATON_HOME/models.json), or start "
                                           "baton with --model PROVIDER/ID")
+        try:
+            config_files = mcp_config_files(self.args)
+        except CliError as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
         tools: list[str] | None = [] if self.args.no_tools else (
             [t.strip() for t in self.args.tools.split(",") if t.strip()] if self.args.tools else None)
         options = SessionOptions(
@@ -167,6 +171,8 @@ class BatonAcpAgent:
             session_dir=self._session_dir(), system_prompt=self.args.system_prompt,
             append_system_prompt=self.args.append_system_prompt, context_files=not self.args.no_context_files,
             api_key=self.args.api_key, settings=settings, preload_tokenizer=False,
+            trust_project=True if self.args.trust_project else None, mcp=not self.args.no_mcp,
+            mcp_config_files=config_files, start_mcp=True,
         )
         try:
             session = await CodingSession.open(options)
