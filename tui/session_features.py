@@ -58,7 +58,9 @@ def prompt_commands(session: Any) -> list[dict[str, Any]]:
         data = jsonable(item)
         if not isinstance(data, dict) or not data.get("name"):
             continue
-        entry: dict[str, Any] = {"name": str(data["name"]).lstrip("/"), "source": data.get("source", "prompt")}
+        name = str(data["name"]).lstrip("/")
+        entry: dict[str, Any] = {"name": name, "source": data.get("source") or (
+            "skill" if name.startswith("skill:") else "prompt")}
         for key in ("description", "location", "path"):
             if data.get(key):
                 entry[key] = data[key]

@@ -1,5 +1,5 @@
-"""The ACP mapping pieces on their own: tool kinds/titles/locations/content, prompt blocks, MCP
-entries, and the replay of a stored transcript."""
+"""The ACP mapping pieces on their own: tool kinds/titles/locations/content, prompt blocks and
+the replay of a stored transcript."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 
 from baton.agent.tool import AgentToolResult
 from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from baton.tui.acp.mcp_servers import mcp_config
 from baton.tui.acp.prompt import PromptError, prompt_from_blocks
 from baton.tui.acp.tool_info import result_content, terminal_text, tool_kind, tool_locations, tool_title
 from baton.tui.acp.updates import replay_updates
@@ -64,17 +63,6 @@ def test_prompt_blocks() -> None:
         prompt_from_blocks([{"type": "audio", "data": "x", "mimeType": "audio/wav"}])
     with pytest.raises(PromptError):
         prompt_from_blocks([{"type": "image", "data": ""}])
-
-
-def test_mcp_entries() -> None:
-    assert mcp_config([
-        {"name": "fs", "command": "npx", "args": ["-y", "srv"], "env": [{"name": "TOKEN", "value": "t"}]},
-        {"type": "http", "name": "web", "url": "https://h/mcp", "headers": [{"name": "Auth", "value": "x"}]},
-        {"command": "nameless"},
-    ]) == {
-        "fs": {"command": "npx", "args": ["-y", "srv"], "env": {"TOKEN": "t"}},
-        "web": {"type": "http", "url": "https://h/mcp", "headers": {"Auth": "x"}},
-    }
 
 
 def test_replay_pairs_calls_with_results_and_marks_missing_ones() -> None:

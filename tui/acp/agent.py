@@ -256,25 +256,12 @@ class BatonAcpAgent:
                 logger.exception("closing session %s failed", session.id)
 
 
-def connect_mcp_servers(session: Any, servers: list[dict[str, Any]]) -> None:
+def connect_mcp_servers(session: CodingSession, servers: list[dict[str, Any]]) -> None:
     """Connect the editor's MCP servers through the session's MCP manager (started at once)."""
-    manager = getattr(session, "mcp", None)
-    if manager is None or not hasattr(manager, "add_servers"):
-        logger.warning("ignoring %d MCP server(s) from the client: this baton has no MCP support", len(servers))
-        return
-    import importlib
+    from baton.tools.mcp.config import configs_from_acp
 
-    from baton.tui.acp.mcp_servers import mcp_config
-
-    try:  # the MCP feature's own reading of ACP entries, when it has one
-        from_acp = importlib.import_module("baton.tools.mcp.config").configs_from_acp
-    except (ImportError, AttributeError):
-        manager.add_servers(mcp_config(servers))
-    else:
-        problems: list[str] = []
-        manager.add_servers(from_acp(servers, problems))
-        for problem in problems:
-            logger.warning("%s", problem)
-    start = getattr(manager, "start", None)
-    if callable(start):
-        start()
+    problems: list[str] = []
+    session.mcp.add_servers(configs_from_acp(servers, problems))
+    for problem in problems:
+        logger.warning("%s", problem)
+    session.mcp.start()
