@@ -138,9 +138,10 @@ class AssistantMessageView(Widget):
     AssistantMessageView { height: auto; margin: 1 0 0 0; }
     AssistantMessageView > StreamingMarkdown { margin: 1 0 0 0; }
     AssistantMessageView > .-first { margin: 0; }
-    AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; }
+    AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; display: none; }
+    AssistantMessageView > .message-status.-shown { display: block; }
     AssistantMessageView > .message-status.-first { margin: 0; }
-    AssistantMessageView.-frozen > * { display: none; }
+    AssistantMessageView.-frozen > *, AssistantMessageView.-frozen > .message-status.-shown { display: none; }
     """
 
     def __init__(
@@ -160,7 +161,6 @@ class AssistantMessageView(Widget):
         self._composed = False
         self.message = message
         self._status = Static("", markup=False, classes="message-status")
-        self._status.display = False
         self._frozen: list[Strip] | None = None
         if message is not None and not streaming:
             self._build_static(message, results or {})
@@ -322,21 +322,27 @@ class AssistantMessageView(Widget):
         yet (not laid out, still streaming, or an update is waiting for the next layout)."""
         if self._frozen is not None:
             return True
-        if self._streaming or not self.is_mounted or not self.size.width or not self.size.height:
+        size = self.outer_size
+        if self._streaming or not self.is_mounted or not size.width or not size.height:
             return False
         screen = self.screen
         if screen._layout_required or self._layout_required:
             return False
-        for widget in self.walk_children(with_self=False):
-            if widget._layout_required or (widget.display and not widget.size.width):
+        for widget in self.walk_children(with_self=True):
+            if widget._layout_required or widget._refresh_styles_required:
                 return False
         compositor = Compositor()
-        compositor.reflow(self, self.size)
-        strips = compositor.render_strips(self.size)
-        if len(strips) != self.size.height:
+        compositor.reflow(self, size)
+        # The screen's last layout must match this one (a style or content change not laid out
+        # yet would freeze a picture the real widgets no longer show).
+        for widget, geometry in compositor.full_map.items():
+            if geometry.region.size != widget.outer_size:
+                return False
+        strips = compositor.render_strips(size)
+        if len(strips) != size.height:
             return False
         self._frozen = strips
-        self.styles.height = self.size.height
+        self.styles.height = size.height
         self.add_class("-frozen")
         return True
 
@@ -376,11 +382,11 @@ class AssistantMessageView(Widget):
         elif reason == "length":
             self._status.update(Content.styled("⚠ Stopped: the output limit was reached", "$text-warning"))
         else:
-            self._status.display = False
+            self._status.remove_class("-shown")
             return
         self.add_class(f"-{reason}")
         self._status.set_class(not self._order, "-first")
-        self._status.display = True
+        self._status.add_class("-shown")
 
 
 def _detail(message: AssistantMessage, default: str) -> str:
