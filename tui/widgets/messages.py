@@ -328,7 +328,7 @@ class AssistantMessageView(Widget):
         screen = self.screen
         if screen._layout_required or self._layout_required:
             return False
-        for widget in self.walk_children(with_self=True):
+        for widget in self.walk_children(Widget, with_self=True):
             if widget._layout_required or widget._refresh_styles_required:
                 return False
         compositor = Compositor()
