@@ -7,8 +7,9 @@ See ``docs/session-api.md`` for the contract.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from baton.providers.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "CodingSession": "baton.sessions.coding_session",
@@ -32,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "SessionError": "baton.sessions.errors",
     "SessionLockedError": "baton.sessions.errors",
     "SessionFileError": "baton.sessions.errors",
+    "SessionSaveError": "baton.sessions.errors",
     "SessionNotFoundError": "baton.sessions.errors",
     "SessionBusyError": "baton.sessions.errors",
     "NoModelError": "baton.sessions.errors",
@@ -73,6 +75,7 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionOptions",
+    "SessionSaveError",
     "SessionStats",
     "SessionStore",
     "Settings",
@@ -88,13 +91,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'sessions' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:
@@ -113,6 +110,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SessionFileError,
         SessionLockedError,
         SessionNotFoundError,
+        SessionSaveError,
     )
     from baton.sessions.events import (
         AnySessionEvent,

@@ -7,9 +7,10 @@ what the UI renders (each tool module documents its details).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from baton.providers.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from baton.agent.tool import AgentTool
@@ -40,13 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'baton.tools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 def _factories() -> dict[str, Callable[[str, bool], AgentTool]]:

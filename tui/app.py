@@ -31,6 +31,7 @@ from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
 from baton.tui.themes import THEME_ALIASES
+from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
     from baton.tui.widgets.messages import NoticeLevel
     from baton.tui.widgets.transcript import Transcript
 
-SessionOpener = Callable[[], Awaitable[Any]]
-"""Opens the session after the first paint (the app is usable as an editor meanwhile)."""
+SessionOpener = Callable[[Path | None], Awaitable[Any]]
+"""Opens the session after the first paint (the app is usable as an editor meanwhile); given
+the session file picked by the session picker, when there is one."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
@@ -61,6 +63,7 @@ class BatonApp(App[int]):
         Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True),
         Binding("ctrl+t", "toggle_thinking", "Show thinking", show=False, priority=True),
         Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True),
+        Binding("ctrl+v", "paste_image", "Paste an image", show=False, priority=True),
     ]
 
     def __init__(
@@ -71,12 +74,15 @@ class BatonApp(App[int]):
         initial_images: list[Any] | None = None,
         opener: SessionOpener | None = None,
         cwd: Path | None = None,
+        pick_session: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
         if session is None and opener is None:
             raise ValueError("BatonApp needs a session or an opener")
         self.session = session
         self._opener = opener
+        self._pick_session = pick_session
+        """Makes the session picker to show before opening (``baton -r``)."""
         self.open_error: BaseException | None = None
         """Why the session could not be opened (the app then exits; the CLI reports it)."""
         self._pending: list[tuple[str, bool]] = []
@@ -101,6 +107,7 @@ class BatonApp(App[int]):
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
         self.status_bar = StatusBar(id="status")
+        self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -113,6 +120,7 @@ class BatonApp(App[int]):
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
+            yield self.attachments
             yield self.editor
             yield self.status_bar
 
@@ -166,11 +174,17 @@ class BatonApp(App[int]):
         editor already takes keys; prompts sent meanwhile wait in the queue."""
         assert self._opener is not None
         try:
+            picked: Path | None = None
+            if self._pick_session is not None:
+                picked = await self.push_screen_wait(self._pick_session())
+                if picked is None:
+                    self.exit(0)
+                    return
             await asyncio.to_thread(_preload)
-            self.session = await self._opener()
+            self.session = await self._opener(picked)
         except BaseException as exc:  # reported by the CLI once the app is gone
             self.open_error = exc
-            self.exit(2)
+            self.exit(return_code=2)
             return
         self._make_transcript()
         await self.mount(self.transcript, before=self.query_one("#bottom"))
@@ -192,7 +206,8 @@ class BatonApp(App[int]):
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
-            self.call_after_refresh(self._send, text, images)
+            # Files named on the command line are already attached.
+            self.call_after_refresh(lambda: self._send(text, images, attach_files=False))
         pending, self._pending = self._pending, []
         for text, follow_up in pending:
             self.call_after_refresh(self._handle_submission, text, follow_up)
@@ -346,6 +361,10 @@ class BatonApp(App[int]):
 
     # -- sending ---------------------------------------------------------------------------------
 
+    @on(PromptEditor.Changed, "#editor")
+    def _editor_changed(self) -> None:
+        self.attachments.update_for(self.editor.text)
+
     @on(PromptEditor.Submitted)
     def _submitted(self, message: PromptEditor.Submitted) -> None:
         text = message.text
@@ -374,7 +393,7 @@ class BatonApp(App[int]):
             return
         self._send(text, None)
 
-    def _send(self, text: str, images: list[Any] | None) -> None:
+    def _send(self, text: str, images: list[Any] | None, *, attach_files: bool = True) -> None:
         stripped = text.lstrip()
         if stripped.startswith("!") and not images:
             exclude = stripped.startswith("!!")
@@ -382,6 +401,16 @@ class BatonApp(App[int]):
             if command.strip():
                 self.run_worker(self._run_bash(command.strip(), exclude), group="bash", exit_on_error=False)
                 return
+        if attach_files:
+            from baton.tui.attachments import AttachmentError, attach
+
+            try:
+                text, attached, _ = attach(text, self.cwd)
+            except AttachmentError as exc:
+                self.notice(f"⚠ {exc}. Nothing was sent; the prompt is back in the editor.", "warning")
+                self.editor.set_text(text)
+                return
+            images = [*(images or []), *attached] or None
         # Busy from now, not from when the worker starts: a second Enter right after the first
         # (fast typing, a paste without bracketed paste) must queue, not start a second prompt.
         self._busy += 1
@@ -541,6 +570,31 @@ class BatonApp(App[int]):
         self.session.cycle_thinking_level()
         self.refresh_status()
 
+    async def action_paste_image(self) -> None:
+        """Ctrl+V: attach the clipboard's image (saved under ``$BATON_HOME/tmp``)."""
+        from baton.tui.clipboard import read_clipboard_image
+
+        image = await asyncio.to_thread(read_clipboard_image)
+        if image.data is None:
+            if self.clipboard and self.focused is self.editor:
+                self.editor.action_paste()  # what was copied inside the app, as the editor would
+                return
+            self.notice(f"Ctrl+V: {image.problem}.", "warning")
+            return
+        from baton.providers.paths import baton_home
+        from baton.tui.attachments import reference_for
+
+        folder = baton_home() / "tmp"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"clipboard-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.png"
+            path.write_bytes(image.data)
+        except OSError as exc:
+            self.notice(f"Ctrl+V: cannot keep the image ({exc.strerror or exc}).", "error")
+            return
+        self.editor.insert(reference_for(path, self.cwd) + " ")
+        self.editor.focus()
+
     def action_toggle_thinking(self) -> None:
         """Ctrl+T: show or hide all thinking blocks."""
         self._show_thinking = not self._show_thinking
@@ -640,12 +694,14 @@ async def run_interactive_async(
     initial_images: list[Any] | None = None,
     inline: bool = False,
     opener: SessionOpener | None = None,
+    pick_session: Callable[[], Any] | None = None,
 ) -> int:
     """Run the interactive UI inside the running event loop; the exit code. Give the
     ``session``, or an ``opener`` that opens it once the first frame is painted (then
     :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
     instead of on the alternate screen."""
-    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener)
+    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
+                   pick_session=pick_session)
     await app.run_async(inline=inline, inline_no_clear=inline)
     if app.open_error is not None:
         raise SessionOpenError(app.open_error) from app.open_error

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 
@@ -284,27 +283,17 @@ async def cmd_new(app: BatonApp, args: str) -> None:
     app.notice("New session started.", "success")
 
 
-def _when(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M")
-    return str(value)
-
-
-@command("resume", "/resume", "Resume another session of this directory", while_running=False)
+@command("resume", "/resume", "Resume a session (this directory; Tab: all projects; Ctrl+D deletes)",
+         while_running=False)
 async def cmd_resume(app: BatonApp, args: str) -> None:
-    from baton.sessions import list_sessions
+    from baton.sessions.listing import list_all_sessions, list_sessions
+    from baton.tui.widgets.session_picker import SessionPicker
 
-    sessions = [s for s in list_sessions(app.session.cwd) if s.path != app.session.session_file]
-    if not sessions:
-        app.notice("No other sessions in this directory.")
-        return
-    items = []
-    for info in sessions:
-        title = info.name or info.first_message or "(no messages)"
-        label = picker_label((_when(info.modified), "$text-muted"), "  ", (one_line(title, 70), "bold"),
-                             (f"  {info.message_count} messages", "$text-muted"))
-        items.append(PickerItem(label, info.path, f"{title} {info.id}"))
-    picked = await app.push_screen_wait(ListPicker("Resume a session", items))
+    session_dir = getattr(app.session, "session_dir", None)
+    picked = await app.push_screen_wait(SessionPicker(
+        lambda: list_sessions(app.session.cwd, session_dir), list_all_sessions,
+        current=app.session.session_file, width=_picker_width(app),
+    ))
     if picked is None:
         return
     await app.session.switch_session(str(picked))

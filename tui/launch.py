@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
 from baton.tui.cli_errors import CliError
@@ -27,7 +28,7 @@ def run(argv: list[str]) -> int:
             from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
-        piped = read_piped_stdin()
+        piped = read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
         if piped is not None:
             args.print_mode = True
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
@@ -42,7 +43,7 @@ def run(argv: list[str]) -> int:
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
-    if not args.print_mode and not args.resume:
+    if not args.print_mode:
         return await _run_interactive(args, text, images)
     from baton.tui.session_setup import open_session
 
@@ -80,17 +81,26 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent])
 
     opened: list[CodingSession] = []
 
-    async def opener() -> CodingSession:
+    async def opener(picked: Path | None) -> CodingSession:
         from baton.tui.session_setup import open_session
 
+        if picked is not None:
+            args.session, args.resume = str(picked), False
         session = await open_session(args)
         opened.append(session)
         return session
 
+    pick = None
+    if args.resume:
+        if not sys.stdin.isatty():
+            raise CliError("--resume needs a terminal to pick from; use --session ID or --continue", EXIT_USAGE)
+        pick = _session_picker_factory(args)
+
     inline = args.inline or _display_setting() == "inline"
     try:
         code = await run_interactive_async(
-            initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener
+            initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
+            pick_session=pick,
         )
     except SessionOpenError as exc:
         if isinstance(exc.original, CliError):
@@ -106,6 +116,19 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent])
         if summary:
             print(summary, flush=True)
     return code
+
+
+def _session_picker_factory(args: CliArgs) -> Callable[[], Any]:
+    """What ``baton -r`` shows first: the session picker over this directory (Tab: all)."""
+
+    def make() -> Any:
+        from baton.sessions.listing import list_all_sessions, list_sessions
+        from baton.tui.widgets.session_picker import SessionPicker
+
+        session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+        return SessionPicker(lambda: list_sessions(Path.cwd(), session_dir), list_all_sessions)
+
+    return make
 
 
 def _display_setting() -> str:

@@ -267,3 +267,43 @@ async def test_theme_setting_applies_and_theme_command_saves(project: Path, mode
         await wait_until(pilot, lambda: "Unknown theme" in screen_text(app), what="the refusal")
     await session.close()
     assert json.loads((baton_home / "settings.json").read_text())["theme"] == "nord"
+
+
+async def test_the_editor_takes_keys_before_the_session_is_open_and_the_prompt_waits(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    import asyncio
+
+    faux_a.add(FauxResponse.text("Answered after start-up."))
+    release = asyncio.Event()
+    opened: list[CodingSession] = []
+
+    async def opener(picked: Path | None) -> CodingSession:
+        await release.wait()
+        session = await open_session(project, model_a)
+        opened.append(session)
+        return session
+
+    app = BatonApp(opener=opener, cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.press(*"typed early")
+        await pilot.pause(0.05)
+        assert app.session is None and app.editor.text == "typed early"
+        assert "baton" in screen_text(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "waiting for start-up" in screen_text(app), what="the queued prompt")
+        release.set()
+        await wait_until(pilot, lambda: "Answered after start-up." in screen_text(app), what="the answer")
+        assert faux_a.calls == 1
+    for session in opened:
+        await session.close()
+
+
+async def test_a_failure_to_open_the_session_ends_the_app_with_the_error(project: Path) -> None:
+    async def opener(picked: Path | None) -> CodingSession:
+        raise ValueError("the session file is broken")
+
+    app = BatonApp(opener=opener, cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(pilot, lambda: app.open_error is not None, what="the failure")
+    assert isinstance(app.open_error, ValueError) and app.return_code == 2

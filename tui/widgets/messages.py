@@ -54,7 +54,10 @@ class UserMessageView(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(safe(text), markup=False, classes="user-message")
+        from baton.tui.attachments import collapse_file_blocks
+
+        # Attached files show as one line each; the text sent keeps them whole.
+        super().__init__(safe(collapse_file_blocks(text)), markup=False, classes="user-message")
         self.text = text
 
 

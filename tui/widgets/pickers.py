@@ -109,6 +109,14 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
             return None
         return self._shown[index].value
 
+    def set_items(self, items: Sequence[PickerItem[T]], *, title: str | None = None) -> None:
+        """Replace the choices (the filter text stays applied)."""
+        self.items = list(items)
+        if title is not None:
+            self.title_text = title
+            self.query_one(".picker-title", Static).update(safe(title))
+        self._apply_filter(self._input.value if self._filterable else "", keep=0)
+
     @on(Input.Changed)
     def _filter_changed(self, event: Input.Changed) -> None:
         event.stop()
