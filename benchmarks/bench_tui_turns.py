@@ -247,6 +247,8 @@ def main() -> None:
               f"idle {r.idle_start:.2f} % of a core at start, {r.idle_end:.2f} % after the run; "
               f"{r.results_seen}/{args.turns} bash results sent back")
         print(f"{'':8} per-turn CPU ms, first 10: {_ms(head)}  (mean {sum(head) / max(len(head), 1) * 1000:.0f})")
+        mid = r.per_turn[len(r.per_turn) // 2 - 5 : len(r.per_turn) // 2 + 5]
+        print(f"{'':8} per-turn CPU ms, middle 10: {_ms(mid)}  (mean {sum(mid) / max(len(mid), 1) * 1000:.0f})")
         print(f"{'':8} per-turn CPU ms, last 10:  {_ms(tail)}  (mean {sum(tail) / max(len(tail), 1) * 1000:.0f})")
     if "baton" in results and "pi 0.73" in results:
         b, p = results["baton"], results["pi 0.73"]
