@@ -6,6 +6,11 @@ follows the bottom), and scrolling to the top mounts the previous ``PAGE`` entri
 streaming costs the same in a long session as in a new one, and resuming a 1,000-message session
 paints only its last screens.
 
+A finished assistant message is frozen once laid out (see ``AssistantMessageView.freeze``): painted
+once into strips, its children hidden, so the screen's layout passes (one per streamed update) walk
+one widget for it; the transcript thaws and re-freezes messages when their look changes (width,
+theme, Ctrl+T / Ctrl+O) and a tool update for a frozen message thaws it.
+
 Agent events arrive through :meth:`Transcript.handle_event` (synchronously, from the session's
 subscriber); streamed text is buffered by the widgets and rendered by a ~10 Hz flush.
 """
