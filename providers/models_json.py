@@ -46,6 +46,11 @@ def resolve_config_value(value: str) -> str | None:
     return os.environ.get(value) or value
 
 
+def cached_command_values() -> list[str]:
+    """The outputs of ``!command`` values run so far (to keep them out of error messages)."""
+    return [value for value in _command_cache.values() if value]
+
+
 def clear_command_cache() -> None:
     """Forget cached ``!command`` results and their recorded failures."""
     _command_cache.clear()

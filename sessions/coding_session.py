@@ -53,7 +53,7 @@ from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
-from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
 from baton.sessions.store import SessionStore
@@ -62,6 +62,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
+from baton.tools.tool_env import set_pass_env
 
 logger = logging.getLogger(__name__)
 
@@ -168,8 +169,13 @@ class CodingSession:
             system_prompt=prompt,
             thinking=thinking,
             messages=ctx.messages,
-            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id},
+            stream_options={
+                "thinking_handoff": settings.thinking_handoff,
+                "session_id": store.session_id,
+                **retry_stream_options(settings.retry),
+            },
         )
+        set_pass_env(settings.bash.pass_env)
         session = cls(
             options=options,
             settings=settings,

@@ -49,6 +49,18 @@ class RetrySettings(_Section):
     max_retries: int = Field(default=3, ge=0, le=100)
     base_delay_ms: int = Field(default=2_000, ge=0)
     """The first wait; each further attempt doubles it."""
+    max_delay_ms: int = Field(default=60_000, ge=0)
+    """The longest wait: a server asking (``Retry-After``) for more fails at once instead."""
+    idle_timeout_ms: int = Field(default=120_000, gt=0)
+    """A stream that delivers nothing for this long ends as a (retryable) error."""
+
+
+class BashSettings(_Section):
+    """The bash tool (and ``!cmd``)."""
+
+    pass_env: list[str] = Field(default_factory=list)
+    """Variables commands keep although they look like credentials (``*_API_KEY``, ``*_TOKEN``,
+    provider key variables), e.g. ``["GITHUB_TOKEN"]``."""
 
 
 class Settings(_Section):
@@ -61,6 +73,7 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    bash: BashSettings = Field(default_factory=BashSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None

@@ -545,8 +545,14 @@ async def run_interactive_async(
     session: Any, *, initial_prompt: str | None = None, initial_images: list[Any] | None = None
 ) -> int:
     """Run the interactive UI on ``session`` inside the running event loop; the exit code."""
+    from baton.tui.termination import on_terminate
+
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images)
-    await app.run_async()
+    remove = on_terminate(lambda signum: app.exit(return_code=128 + signum))  # SIGTERM, SIGHUP
+    try:
+        await app.run_async()
+    finally:
+        remove()
     return app.return_code or 0
 
 

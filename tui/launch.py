@@ -21,13 +21,16 @@ def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
     args = parse_args(argv)
     try:
+        from baton.tui.api_key_input import resolve_api_key_args
+
+        key_from_stdin = resolve_api_key_args(args)
         if args.export:
             return _export(args)
         if args.list_models_requested:
             from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
-        piped = read_piped_stdin()
+        piped = None if key_from_stdin else read_piped_stdin()
         if piped is not None:
             args.print_mode = True
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
@@ -38,34 +41,64 @@ def run(argv: list[str]) -> int:
         print(f"baton: {err}", file=sys.stderr)
         return err.code
     except KeyboardInterrupt:
+        print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
+    finally:
+        _cleanup_processes()
+
+
+def _cleanup_processes() -> None:
+    """End every process baton started and remove this session's temporary files."""
+    if "baton.tools.processes" in sys.modules:
+        from baton.tools.processes import kill_all
+
+        kill_all()
+    if "baton.tools.temp_files" in sys.modules:
+        from baton.tools.temp_files import remove_own_files
+
+        remove_own_files()
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    from baton.tools.processes import become_subreaper
+    from baton.tools.temp_files import remove_stale_files
     from baton.tui.session_setup import open_session
+    from baton.tui.termination import TerminationGuard
 
+    become_subreaper()
+    remove_stale_files()
     session = await open_session(args)
+    guard = TerminationGuard(session.abort)
+    guard.install()
+    code = EXIT_RUN_FAILED
     try:
-        if args.print_mode:
-            _print_warnings(session)
-            if args.mode == "json":
-                from baton.tui.json_mode import run_json_mode
-
-                return await run_json_mode(session, text, images)
-            from baton.tui.print_mode import run_print_mode
-
-            return await run_print_mode(session, text, images)
-        from baton.tui.app import run_interactive_async
-
-        return await run_interactive_async(
-            session, initial_prompt=text or None, initial_images=images or None
-        )
+        code = await _run_mode(args, session, text, images)
+    except OSError:
+        if guard.exit_code is None:
+            raise  # after SIGHUP the terminal is gone: writing to it may fail
     finally:
+        guard.uninstall()
         await session.close()
         if "baton.providers.transport" in sys.modules:
             from baton.providers.transport import aclose_shared_client
 
             await aclose_shared_client()
+    return guard.exit_code if guard.exit_code is not None else code
+
+
+async def _run_mode(args: CliArgs, session: CodingSession, text: str, images: list[ImageContent]) -> int:
+    if args.print_mode:
+        _print_warnings(session)
+        if args.mode == "json":
+            from baton.tui.json_mode import run_json_mode
+
+            return await run_json_mode(session, text, images)
+        from baton.tui.print_mode import run_print_mode
+
+        return await run_print_mode(session, text, images)
+    from baton.tui.app import run_interactive_async
+
+    return await run_interactive_async(session, initial_prompt=text or None, initial_images=images or None)
 
 
 def _print_warnings(session: CodingSession) -> None:

@@ -69,9 +69,10 @@ def lookup_model(ref: str) -> Model:
         raise CliError(str(exc), EXIT_USAGE) from exc
 
 
-def default_model(settings: Settings, api_key: str | None) -> Model:
+def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool = True) -> Model:
     """The model to use when none is given: settings, then the first provider with a key,
-    then a locally configured model, then the offline demo model."""
+    then a locally configured model, then the offline demo model (only with ``allow_demo``:
+    print and JSON modes never answer with the demo unless it is named)."""
     from baton.providers.catalog import has_api_key, list_models
     from baton.providers.demo import demo_model
 
@@ -94,7 +95,23 @@ def default_model(settings: Settings, api_key: str | None) -> Model:
     for model in list_models():
         if model.provider != "demo" and (has_api_key(model.provider) or model.is_local):
             return model
+    if not allow_demo:
+        for problem in settings.problems:  # e.g. the defaultModel that was skipped
+            print(f"baton: warning: {problem}", file=sys.stderr)
+        raise no_model_error()
     return demo_model()
+
+
+def no_model_error() -> CliError:
+    """Print/JSON mode with no usable model: name the variables to set (exit code 2)."""
+    from baton.providers.catalog import env_var_for
+
+    names = ", ".join(env_var_for(ref.split("/", 1)[0]) for ref in DEFAULT_MODELS[:4])
+    return CliError(
+        f"no model with an API key: set {names} (or another provider's key), pass --model "
+        "PROVIDER/ID, or --model demo/baton-demo for the offline demo",
+        EXIT_USAGE,
+    )
 
 
 def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, ThinkingLevel | None]:
@@ -123,7 +140,7 @@ def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, Thin
         return model, level
     if args.continue_session or args.resume or args.session:
         return None, level
-    return default_model(settings, args.api_key), level
+    return default_model(settings, args.api_key, allow_demo=not args.print_mode), level
 
 
 def session_mode(args: CliArgs, cwd: Path) -> str:
@@ -207,6 +224,8 @@ async def open_session(args: CliArgs) -> CodingSession:
         try:
             session = await CodingSession.open(options)
         except NoModelError:
+            if args.print_mode:
+                raise no_model_error() from None
             from baton.providers.demo import demo_model
 
             session = await CodingSession.open(replace(options, model=demo_model()))
@@ -219,6 +238,9 @@ async def open_session(args: CliArgs) -> CodingSession:
         # send keyless requests (and store their errors in the session). The interactive mode
         # opens anyway, so that /model can move the conversation to a model that has a key.
         try:
+            if session.model.provider == "demo":
+                raise CliError("the session uses the offline demo model: pass --model demo/baton-demo "
+                               "to continue on it", EXIT_USAGE)
             ensure_api_key(session.model, args.api_key)
         except CliError as exc:
             await session.close()

@@ -1,0 +1,109 @@
+"""SIGTERM and SIGHUP (a closed terminal) in every mode, and SIGINT before a mode took it over.
+
+From the first line of :func:`tui.cli.main` on, :func:`install_early` routes SIGTERM and SIGHUP
+to a clean exit (``128 + signal``) and makes SIGINT a plain :class:`KeyboardInterrupt` that the
+entry point turns into one line on stderr — never a traceback, never a silent exit.
+
+Once a session is open, :class:`TerminationGuard` takes SIGTERM and SIGHUP over inside the event
+loop: it stops every process baton started at once (:func:`tools.processes.signal_all`), aborts
+the run (the partial message is recorded, so the transcript is saved), tells the interactive app
+to quit (:func:`on_terminate`), and the mode then ends normally; the exit code is
+``128 + signal``. Whatever the exit, :func:`tools.processes.kill_all` runs last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+
+TERMINATING_SIGNALS: tuple[int, ...] = tuple(
+    s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None
+)
+
+_listeners: list[Callable[[int], None]] = []
+
+
+class Terminated(SystemExit):
+    """Raised by the early handler: SIGTERM or SIGHUP arrived before a session was open."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def install_early() -> None:
+    """The first thing baton does: SIGTERM/SIGHUP exit cleanly, SIGINT raises
+    :class:`KeyboardInterrupt` (even when the parent left it ignored)."""
+
+    def early(signum: int, _frame: object) -> None:
+        raise Terminated(signum)
+
+    for signum in TERMINATING_SIGNALS:
+        try:
+            signal.signal(signum, early)
+        except (OSError, ValueError):  # not the main thread
+            pass
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (OSError, ValueError):
+        pass
+
+
+def on_terminate(listener: Callable[[int], None]) -> Callable[[], None]:
+    """Call ``listener(signum)`` when SIGTERM/SIGHUP arrives while a session runs (the
+    interactive app quits this way); returns a function that removes it."""
+    _listeners.append(listener)
+
+    def remove() -> None:
+        if listener in _listeners:
+            _listeners.remove(listener)
+
+    return remove
+
+
+class TerminationGuard:
+    """SIGTERM/SIGHUP while a session is open: see the module docstring."""
+
+    def __init__(self, abort: Callable[[], None]) -> None:
+        self._abort = abort
+        self.signum: int | None = None
+        self._installed: list[int] = []
+
+    @property
+    def exit_code(self) -> int | None:
+        """``128 + signal`` once a terminating signal arrived, else ``None``."""
+        return None if self.signum is None else 128 + self.signum
+
+    def install(self) -> None:
+        """Take SIGTERM and SIGHUP over in the running loop."""
+        loop = asyncio.get_running_loop()
+        for signum in TERMINATING_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self._handle, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue
+            self._installed.append(signum)
+
+    def uninstall(self) -> None:
+        """Give the signals back to the early handler (used while the session closes)."""
+        loop = asyncio.get_running_loop()
+        for signum in self._installed:
+            loop.remove_signal_handler(signum)
+        self._installed.clear()
+        install_early()
+
+    def _handle(self, signum: int) -> None:
+        from baton.tools.processes import signal_all
+
+        first = self.signum is None
+        self.signum = self.signum or signum
+        signal_all(signal.SIGTERM)
+        if not first:
+            return
+        self._abort()
+        for listener in list(_listeners):
+            try:
+                listener(signum)
+            except Exception:  # a broken listener must not keep baton alive
+                pass
