@@ -358,7 +358,7 @@ def get_api_key(provider: str) -> str | None:
     literal), then the provider's environment variables. ``None`` when there is none."""
     raw = _load().api_keys.get(provider)
     if raw:
-        value = resolve_config_value(raw)
+        value = resolve_config_value(raw, f"providers.{provider}.apiKey")
         if value:
             return value
     for var in env_vars_for(provider):

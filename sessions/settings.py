@@ -13,13 +13,13 @@ What the project file said is kept apart too (:attr:`Settings.project_data`), be
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
+from baton.providers.json_depth import load_config_json
 from baton.providers.models import ThinkingLevel
 from baton.providers.paths import baton_home
 
@@ -184,7 +184,7 @@ def _read_object(target: Path, problems: list[str]) -> dict[str, Any]:
         problems.append(f"{target}: cannot be read ({exc.strerror or exc}); using default settings")
     if text.strip():
         try:
-            loaded = json.loads(text)
+            loaded = load_config_json(text)
         except ValueError as exc:
             problems.append(f"{target}: not valid JSON ({exc}); using default settings")
             loaded = {}

@@ -44,9 +44,18 @@ def ensure_api_key(model: Model, api_key: str | None) -> None:
         return
     raise CliError(
         f"no API key for {model.provider}: set {env_var_for(model.provider)} "
-        f"(or pass --api-key, or configure it in models.json)",
+        f"(or pass --api-key, or configure it in models.json){_key_command_failure(model.provider)}",
         EXIT_USAGE,
     )
+
+
+def _key_command_failure(provider: str) -> str:
+    """``; models.json: providers.X.apiKey: command ... failed`` when a ``!command`` key failed."""
+    from baton.providers.models_json import command_errors
+
+    mark = f"providers.{provider}.apiKey"
+    failures = [error for error in command_errors if mark in error]
+    return f"; {failures[-1]}" if failures else ""
 
 
 def lookup_model(ref: str) -> Model:
@@ -66,7 +75,19 @@ def lookup_model(ref: str) -> Model:
             for model in discover_ollama_models():
                 if model.id in (name, f"{name}:latest"):
                     return model
-        raise CliError(str(exc), EXIT_USAGE) from exc
+        raise CliError(_with_models_json_errors(str(exc)), EXIT_USAGE) from exc
+
+
+def _with_models_json_errors(message: str) -> str:
+    """``message`` plus what is wrong in models.json (the model may be defined there)."""
+    from baton.providers.catalog import models_json_errors
+
+    errors = models_json_errors()
+    if not errors:
+        return message
+    return f"{message}\nmodels.json has problems (a model defined there may be missing):\n" + "\n".join(
+        f"  {error}" for error in errors
+    )
 
 
 def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool = True) -> Model:
@@ -106,10 +127,13 @@ def no_model_error() -> CliError:
     """Print/JSON mode with no usable model: name the variables to set (exit code 2)."""
     from baton.providers.catalog import env_var_for
 
+    from baton.providers.models_json import command_errors
+
     names = ", ".join(env_var_for(ref.split("/", 1)[0]) for ref in DEFAULT_MODELS[:4])
+    failures = "".join(f"; {error}" for error in command_errors)  # a failing apiKey "!command"
     return CliError(
         f"no model with an API key: set {names} (or another provider's key), pass --model "
-        "PROVIDER/ID, or --model demo/baton-demo for the offline demo",
+        f"PROVIDER/ID, or --model demo/baton-demo for the offline demo{failures}",
         EXIT_USAGE,
     )
 
