@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sys
 
-from baton.tui.termination import install_early
+try:  # Ctrl+C while the modules load: one line, no traceback (SIGTERM/SIGHUP: a clean exit)
+    from baton.tui.termination import install_early
 
-install_early()  # before anything slow: a signal during start-up exits cleanly
-
-from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, VERSION  # noqa: E402
+    install_early()
+    from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, VERSION
+except KeyboardInterrupt:
+    sys.stderr.write("baton: interrupted\n")
+    raise SystemExit(1) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -126,7 +126,6 @@ def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool =
 def no_model_error() -> CliError:
     """Print/JSON mode with no usable model: name the variables to set (exit code 2)."""
     from baton.providers.catalog import env_var_for
-
     from baton.providers.models_json import command_errors
 
     names = ", ".join(env_var_for(ref.split("/", 1)[0]) for ref in DEFAULT_MODELS[:4])

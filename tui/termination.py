@@ -1,7 +1,7 @@
 """SIGTERM and SIGHUP (a closed terminal) in every mode, and SIGINT before a mode took it over.
 
 From the first line of :func:`tui.cli.main` on, :func:`install_early` routes SIGTERM and SIGHUP
-to a clean exit (``128 + signal``) and makes SIGINT a plain :class:`KeyboardInterrupt` that the
+to a clean exit (``128 + signal``); SIGINT is Python's :class:`KeyboardInterrupt`, which the
 entry point turns into one line on stderr — never a traceback, never a silent exit.
 
 Once a session is open, :class:`TerminationGuard` takes SIGTERM and SIGHUP over inside the event
@@ -13,7 +13,6 @@ to quit (:func:`on_terminate`), and the mode then ends normally; the exit code i
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from collections.abc import Callable
 
@@ -33,21 +32,18 @@ class Terminated(SystemExit):
 
 
 def install_early() -> None:
-    """The first thing baton does: SIGTERM/SIGHUP exit cleanly, SIGINT raises
-    :class:`KeyboardInterrupt` (even when the parent left it ignored)."""
+    """The first thing baton does: SIGTERM/SIGHUP exit cleanly (SIGINT already raises
+    :class:`KeyboardInterrupt`, which :func:`tui.cli.main` reports in one line)."""
 
     def early(signum: int, _frame: object) -> None:
         raise Terminated(signum)
 
     for signum in TERMINATING_SIGNALS:
         try:
-            signal.signal(signum, early)
+            if signal.getsignal(signum) != signal.SIG_IGN:  # ``nohup baton`` keeps ignoring SIGHUP
+                signal.signal(signum, early)
         except (OSError, ValueError):  # not the main thread
             pass
-    try:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    except (OSError, ValueError):
-        pass
 
 
 def on_terminate(listener: Callable[[int], None]) -> Callable[[], None]:
@@ -77,6 +73,8 @@ class TerminationGuard:
 
     def install(self) -> None:
         """Take SIGTERM and SIGHUP over in the running loop."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         for signum in TERMINATING_SIGNALS:
             try:
@@ -87,6 +85,8 @@ class TerminationGuard:
 
     def uninstall(self) -> None:
         """Give the signals back to the early handler (used while the session closes)."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         for signum in self._installed:
             loop.remove_signal_handler(signum)
