@@ -83,7 +83,7 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
             from baton.providers.transport import aclose_shared_client
 
             await aclose_shared_client()
-    return guard.exit_code if guard.exit_code is not None else code
+    return guard.finish(code)
 
 
 async def _run_mode(args: CliArgs, session: CodingSession, text: str, images: list[ImageContent]) -> int:

@@ -93,6 +93,18 @@ class TerminationGuard:
         self._installed.clear()
         install_early()
 
+    def finish(self, code: int) -> int:
+        """The exit code: ``code``, or ``128 + signal`` (said on stderr) after SIGTERM/SIGHUP."""
+        if self.signum is None:
+            return code
+        import sys
+
+        try:  # after SIGHUP there may be no terminal left to tell
+            print(f"baton: terminated by {signal.Signals(self.signum).name}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+        return 128 + self.signum
+
     def _handle(self, signum: int) -> None:
         from baton.tools.processes import signal_all
 
