@@ -378,10 +378,18 @@ async def test_abort_during_backoff_is_prompt() -> None:
     replies = [Reply.json_error(503, {"error": {"message": "busy"}})]
     with ReplayServer(replies) as server:
         stream = run(server, signal=signal, retry_base_delay=30.0, max_retry_delay=60.0)
-        asyncio.get_running_loop().call_later(0.1, signal.set)
-        started = time.monotonic()
+
+        async def abort_once_backing_off() -> float:
+            while not server.requests:  # the first attempt failed: the 30 s backoff begins
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            signal.set()
+            return time.monotonic()
+
+        aborter = asyncio.ensure_future(abort_once_backing_off())
         _, msg = await collect(stream)
-    assert time.monotonic() - started < 2
+        aborted_at = await aborter
+    assert time.monotonic() - aborted_at < 2
     assert msg.stop_reason == "aborted" and len(server.requests) == 1
 
 
