@@ -77,12 +77,12 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
         if guard.exit_code is None:
             raise  # after SIGHUP the terminal is gone: writing to it may fail
     finally:
-        guard.uninstall()
         await session.close()
         if "baton.providers.transport" in sys.modules:
             from baton.providers.transport import aclose_shared_client
 
             await aclose_shared_client()
+        guard.uninstall()
     return guard.finish(code)
 
 

@@ -85,9 +85,7 @@ def _with_models_json_errors(message: str) -> str:
     errors = models_json_errors()
     if not errors:
         return message
-    return f"{message}\nmodels.json has problems (a model defined there may be missing):\n" + "\n".join(
-        f"  {error}" for error in errors
-    )
+    return f"{message}; models.json has problems (a model defined there may be missing): " + "; ".join(errors)
 
 
 def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool = True) -> Model:

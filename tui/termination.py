@@ -84,7 +84,7 @@ class TerminationGuard:
             self._installed.append(signum)
 
     def uninstall(self) -> None:
-        """Give the signals back to the early handler (used while the session closes)."""
+        """Give the signals back to the early handler (the session is closed)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
