@@ -8,7 +8,9 @@ Once a session is open, :class:`TerminationGuard` takes SIGTERM and SIGHUP over 
 loop: it stops every process baton started at once (:func:`tools.processes.signal_all`), aborts
 the run (the partial message is recorded, so the transcript is saved), tells the interactive app
 to quit (:func:`on_terminate`), and the mode then ends normally; the exit code is
-``128 + signal``. Whatever the exit, :func:`tools.processes.kill_all` runs last.
+``128 + signal``. Whatever the exit, :func:`tools.processes.kill_all` runs last. Should the
+orderly exit hang (the UI writing to a terminal that is gone), a watchdog ends baton after
+:data:`EXIT_DEADLINE_SECONDS` all the same.
 """
 
 from __future__ import annotations
@@ -114,8 +116,33 @@ class TerminationGuard:
         if not first:
             return
         self._abort()
+        _start_watchdog(128 + signum)
         for listener in list(_listeners):
             try:
                 listener(signum)
             except Exception:  # a broken listener must not keep baton alive
                 pass
+
+
+EXIT_DEADLINE_SECONDS = 5.0
+"""After SIGTERM/SIGHUP baton ends within this long even if closing hangs (a terminal that is
+gone can block the UI's shutdown): every process it started is killed, then it exits."""
+
+
+def _start_watchdog(code: int) -> None:
+    """A daemon thread that ends the process if the orderly exit has not happened in time
+    (messages are saved as they end, so nothing acknowledged is lost)."""
+    import os
+    import threading
+
+    def expire() -> None:
+        from baton.tools.processes import kill_all
+
+        try:
+            kill_all(grace=0.2)
+        finally:
+            os._exit(code)
+
+    timer = threading.Timer(EXIT_DEADLINE_SECONDS, expire)
+    timer.daemon = True
+    timer.start()

@@ -254,3 +254,45 @@ def test_closing_the_terminal_mid_command_ends_every_process_and_keeps_the_trans
         time.sleep(0.1)
     assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
     assert messages[-1]["details"]["aborted"] is True  # type: ignore[index]
+
+
+def _batons_using(home: Path) -> list[int]:
+    """Live processes whose environment has ``BATON_HOME=home``."""
+    wanted = f"BATON_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if wanted in environ and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_closing_the_terminal_of_an_idle_app_ends_baton(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = baton_env(home, TERM="xterm-256color")
+    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
+    tmux = Tmux(f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
+                f"--model demo/baton-demo")
+    try:
+        tmux.wait_for(lambda p: "demo" in p.lower(), "the editor")
+        assert _batons_using(home), "baton is not running"
+        tmux.kill()  # SIGHUP to an app waiting for input
+        deadline = time.monotonic() + 15
+        while _batons_using(home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _batons_using(home)
+    finally:
+        tmux.kill()
+        for pid in _batons_using(home):
+            subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+    assert left == [], "baton outlived its terminal"
