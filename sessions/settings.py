@@ -63,6 +63,13 @@ class BashSettings(_Section):
     provider key variables), e.g. ``["GITHUB_TOKEN"]``."""
 
 
+class ToolsSettings(_Section):
+    """Limits on the tools."""
+
+    max_processes: int = Field(default=8, ge=1, le=1024)
+    """At most this many tool processes (bash commands) run at once; further calls wait."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -74,6 +81,7 @@ class Settings(_Section):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     bash: BashSettings = Field(default_factory=BashSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
