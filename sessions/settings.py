@@ -13,6 +13,7 @@ What the project file said is kept apart too (:attr:`Settings.project_data`), be
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +64,16 @@ class BashSettings(_Section):
     provider key variables), e.g. ``["GITHUB_TOKEN"]``."""
 
 
+class CheckpointSettings(_Section):
+    """Snapshots of the workspace before the agent changes it (``/rewind``)."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
+    """Files larger than this are left out of snapshots (and reported)."""
+    keep_days: float = Field(default=30, ge=0)
+    """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
+
+
 class ToolsSettings(_Section):
     """Limits on the tools."""
 
@@ -81,10 +92,13 @@ class Settings(_Section):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     bash: BashSettings = Field(default_factory=BashSettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    display: Literal["fullscreen", "inline"] = "fullscreen"
+    """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
@@ -264,3 +278,26 @@ def _deep_copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
     return value
+
+
+def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
+    """Set one top-level ``key`` in a settings file (default: ``$BATON_HOME/settings.json``),
+    keeping everything else in it; written atomically. Raises OSError, or ValueError when the
+    file exists but does not hold a JSON object (it is then left alone)."""
+    from baton.tools.fs_atomic import atomic_write
+
+    target = path or settings_path()
+    data: dict[str, Any] = {}
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if text.strip():
+        loaded = load_config_json(text)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{target} does not hold a JSON object")
+        data = loaded
+    data[key] = value
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(str(target), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return target

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from baton.providers.messages import ImageContent
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
 from baton.tui.cli_errors import CliError
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
+    from baton.providers.messages import ImageContent
     from baton.sessions import CodingSession
 
 
@@ -26,6 +27,10 @@ def run(argv: list[str]) -> int:
         key_from_stdin = resolve_api_key_args(args)
         if args.export:
             return _export(args)
+        if args.checkpoints is not None:
+            from baton.tui.checkpoints_cli import checkpoints_command
+
+            return checkpoints_command(args)
         if args.list_models_requested:
             from baton.tui.list_models import list_models_command
 
@@ -62,43 +67,132 @@ def _cleanup_processes() -> None:
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
     from baton.tools.processes import become_subreaper
     from baton.tools.temp_files import remove_stale_files
-    from baton.tui.session_setup import open_session
-    from baton.tui.termination import TerminationGuard
 
     become_subreaper()
     remove_stale_files()
+    if not args.print_mode:
+        return await _run_interactive(args, text, images)
+    from baton.tui.session_setup import open_session
+    from baton.tui.termination import TerminationGuard
+
     session = await open_session(args)
     guard = TerminationGuard(session.abort)
     guard.install()
-    code = EXIT_RUN_FAILED
     try:
-        code = await _run_mode(args, session, text, images)
+        return guard.finish(await _run_print_modes(args, session, text, images))
     except OSError:
         if guard.exit_code is None:
             raise  # after SIGHUP the terminal is gone: writing to it may fail
+        return guard.finish(EXIT_RUN_FAILED)
     finally:
         await session.close()
-        if "baton.providers.transport" in sys.modules:
-            from baton.providers.transport import aclose_shared_client
-
-            await aclose_shared_client()
+        await _close_transport()
         guard.uninstall()
-    return guard.finish(code)
 
 
-async def _run_mode(args: CliArgs, session: CodingSession, text: str, images: list[ImageContent]) -> int:
-    if args.print_mode:
-        _print_warnings(session)
-        if args.mode == "json":
-            from baton.tui.json_mode import run_json_mode
+async def _run_print_modes(args: CliArgs, session: CodingSession, text: str, images: list[ImageContent]) -> int:
+    """Print or JSON mode on an open session; the exit code."""
+    _print_warnings(session)
+    if args.mode == "json":
+        from baton.tui.json_mode import run_json_mode
 
-            return await run_json_mode(session, text, images)
-        from baton.tui.print_mode import run_print_mode
+        return await run_json_mode(session, text, images)
+    from baton.tui.print_mode import run_print_mode
 
-        return await run_print_mode(session, text, images)
-    from baton.tui.app import run_interactive_async
+    return await run_print_mode(session, text, images)
 
-    return await run_interactive_async(session, initial_prompt=text or None, initial_images=images or None)
+
+async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    """The app paints and takes keys first; the session opens behind it (see tui/app.py)."""
+    from baton.tui.app import SessionOpenError, run_interactive_async
+    from baton.tui.exit_summary import exit_summary
+
+    opened: list[CodingSession] = []
+
+    async def opener(picked: Path | None) -> CodingSession:
+        from baton.tui.session_setup import open_session
+
+        if picked is not None:
+            args.session, args.resume = str(picked), False
+        session = await open_session(args)
+        opened.append(session)
+        return session
+
+    pick = None
+    if args.resume:
+        if not sys.stdin.isatty():
+            raise CliError("--resume needs a terminal to pick from; use --session ID or --continue", EXIT_USAGE)
+        pick = _session_picker_factory(args)
+
+    inline = args.inline or _display_setting() == "inline"
+    from baton.tui.termination import TerminationGuard
+
+    def abort_all() -> None:
+        for session in opened:
+            session.abort()
+
+    guard = TerminationGuard(abort_all)
+    guard.install()
+    try:
+        code = await run_interactive_async(
+            initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
+            pick_session=pick,
+        )
+    except SessionOpenError as exc:
+        if isinstance(exc.original, CliError):
+            raise exc.original from None
+        raise
+    finally:
+        for session in opened:
+            await session.close()
+        await _close_transport()
+        guard.uninstall()
+    if guard.signum is not None:
+        return guard.finish(code)
+    if opened:
+        session = opened[0]
+        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+        if summary:
+            print(summary, flush=True)
+    return code
+
+
+def _session_picker_factory(args: CliArgs) -> Callable[[], Any]:
+    """What ``baton -r`` shows first: the session picker over this directory (Tab: all)."""
+
+    def make() -> Any:
+        from baton.sessions.listing import list_all_sessions, list_sessions
+        from baton.tui.widgets.session_picker import SessionPicker
+
+        session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+        return SessionPicker(lambda: list_sessions(Path.cwd(), session_dir), list_all_sessions)
+
+    return make
+
+
+def _display_setting() -> str:
+    """The ``display`` setting, read without the settings model (it decides the very first
+    frame; the session validates the files properly later). Project over global."""
+    import json
+
+    from baton.providers.paths import baton_home
+
+    value = "fullscreen"
+    for path in (baton_home() / "settings.json", Path.cwd() / ".baton" / "settings.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict) and data.get("display") in ("fullscreen", "inline"):
+            value = data["display"]
+    return value
+
+
+async def _close_transport() -> None:
+    if "baton.providers.transport" in sys.modules:
+        from baton.providers.transport import aclose_shared_client
+
+        await aclose_shared_client()
 
 
 def _print_warnings(session: CodingSession) -> None:
