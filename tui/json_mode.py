@@ -114,7 +114,7 @@ class _AgentEndLast:
     starts, or the run is over: the session events that end a run (``auto_retry_end``, a
     threshold compaction) come before it, so ``agent_end`` is always the last line."""
 
-    def __init__(self, writer: _LineWriter) -> None:
+    def __init__(self, writer: LineWriter) -> None:
         self._writer = writer
         self._held: str | None = None
 
