@@ -581,7 +581,9 @@ class Transcript(VerticalScroll, can_focus=False):
             self._loading_earlier = False
 
     def _keep_in_view(self, anchor: Widget) -> None:
-        if anchor.is_mounted:
+        # Only while the reader is still up there: if the view went back to following the end
+        # meanwhile (the user sent something), moving it would release the anchor again.
+        if anchor.is_mounted and not self.following:
             self.scroll_to_widget(anchor, top=True, animate=False, immediate=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
