@@ -51,6 +51,21 @@ class RetrySettings(_Section):
     """The first wait; each further attempt doubles it."""
 
 
+class PermissionSettings(_Section):
+    """Permission rules in Claude Code's syntax (``bash(npm run test:*)``, ``edit(src/**)``)."""
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+
+
+class SandboxSettings(_Section):
+    """The bash sandbox (bubblewrap)."""
+
+    enabled: bool = True
+    network: bool = False
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -64,6 +79,10 @@ class Settings(_Section):
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    approval: Literal["ask", "auto", "full"] = "auto"
+    """What runs unasked: see the README's Permissions section."""
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
