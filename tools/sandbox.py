@@ -26,7 +26,7 @@ READ_ONLY_INSIDE = (".baton", ".git/hooks", ".git/config", ".mcp.json")
 _DENIAL = re.compile(
     r"Read-only file system|Network is unreachable|Could not resolve host|"
     r"Temporary failure in name resolution|Name or service not known|"
-    r"Failed to connect to .* Connection refused|Couldn't connect to server|"
+    r"Connection refused|Couldn't connect to server|"
     r"\[Errno 101\]|\[Errno 30\]",
     re.IGNORECASE,
 )

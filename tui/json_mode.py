@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from baton.providers.messages import now_ms
 from baton.tui.cli_args import EXIT_RUN_FAILED
-from baton.tui.print_mode import RunTracker, install_interrupt_handler, silence_stdout
+from baton.tui.print_mode import RunTracker, install_interrupt_handler, report_denials, silence_stdout
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
@@ -108,6 +108,7 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
     writer = _LineWriter(sys.stdout, on_closed=session.abort)
     writer.write(_dumps(session_header(session)))
     unsubscribe_tracker = session.subscribe(tracker)
+    unsubscribe_denials = session.subscribe(report_denials)
     unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
@@ -118,6 +119,7 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
         uninstall()
         unsubscribe()
         unsubscribe_tracker()
+        unsubscribe_denials()
         writer.flush()
     code, error = tracker.outcome()
     if writer.closed:

@@ -146,10 +146,24 @@ class _Progress:
         sys.stderr.flush()
 
 
+def report_denials(event: Any) -> None:
+    """Write one stderr line for each call denied because nobody could approve it."""
+    if getattr(event, "type", None) == "tool_approval":
+        from baton.sessions.permissions import denial_line
+
+        line = denial_line(event)
+        if line is not None:
+            from baton.tools import strip_control_sequences
+
+            sys.stderr.write(strip_control_sequences(line).replace("\n", " ") + "\n")
+            sys.stderr.flush()
+
+
 async def run_print_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
     """Run ``text`` to completion and print the final answer; returns the exit code."""
     tracker = RunTracker()
     unsubscribe_tracker = session.subscribe(tracker)
+    unsubscribe_denials = session.subscribe(report_denials)
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
@@ -157,6 +171,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     finally:
         uninstall()
         unsubscribe_tracker()
+        unsubscribe_denials()
         if unsubscribe is not None:
             unsubscribe()
     code, error = tracker.outcome()

@@ -202,6 +202,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         settings=settings,
         preload_tokenizer=not args.print_mode,
         extra_models=extra_models,
+        approval=args.approval,
     )
     try:
         try:
