@@ -28,6 +28,7 @@ from baton import __version__
 from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.widgets.approval import ApprovalPanel
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
 from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
@@ -86,6 +87,7 @@ class BatonApp(App[int]):
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
         self.status_bar = StatusBar(id="status")
+        self.approval = ApprovalPanel(id="approval")
         self.transcript.on_flush = self.activity.tick
 
     # -- layout ----------------------------------------------------------------------------------
@@ -95,6 +97,7 @@ class BatonApp(App[int]):
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
+            yield self.approval
             yield self.editor
             yield self.status_bar
 
@@ -124,11 +127,14 @@ class BatonApp(App[int]):
             except Exception:
                 return []
 
-        return {"model": models, "thinking": lambda: [(level, "") for level in THINKING_LEVELS]}
+        return {"model": models, "thinking": lambda: [(level, "") for level in THINKING_LEVELS],
+                "approval": lambda: [(mode, "") for mode in ("ask", "auto", "full")]}
 
     async def on_mount(self) -> None:
         self.completer.on_files_ready = lambda: self.call_from_thread(self.editor.refresh_completion)
         self._unsubscribe = self.session.subscribe(self._on_session_event)
+        if hasattr(self.session, "approver"):
+            self.session.approver = self.approval.ask
         self.editor.focus()
         messages = list(getattr(self.session, "messages", []) or [])
         if messages:
@@ -396,6 +402,21 @@ class BatonApp(App[int]):
         if self.editor.text:
             self.editor.set_text("")
         self.notify("Press Ctrl+C again to quit.", timeout=1)
+
+    @on(ApprovalPanel.Closed)
+    def _approval_closed(self) -> None:
+        self.editor.focus()
+
+    def set_approval_mode(self, mode: str) -> None:
+        """Switch the approval mode (``/approval``) and say what it means."""
+        applied = self.session.set_approval_mode(mode)
+        meaning = {
+            "ask": "every command, edit and write asks; reads inside the workspace run.",
+            "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
+            "full": "everything runs, without the sandbox (protected paths and deny rules still apply).",
+        }[applied]
+        self.notice(f"Approval: {applied} — {meaning}", "warning" if applied == "full" else "info")
+        self.refresh_status()
 
     @on(PromptEditor.EscapePressed)
     def _escape(self) -> None:

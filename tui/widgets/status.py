@@ -62,6 +62,8 @@ class StatusInfo:
     cost: float = 0.0
     context_percent: float | None = None
     context_window: int | None = None
+    approval: str = ""
+    """``auto · sandbox``, ``full · no sandbox``, ... (empty: no permission policy)."""
 
 
 class StatusBar(Widget):
@@ -103,6 +105,10 @@ class StatusBar(Widget):
             usage.append(f"cache {info.cache_read / prompt:.0%}" if prompt else "cache 0%")
         usage.append(format_cost(info.cost))
         left2 = Content.styled("  ".join(usage), "$text-muted")
+        if info.approval:
+            style = "bold $text-error" if info.approval.startswith("full") else (
+                "$text-warning" if "no sandbox" in info.approval else "$text-muted")
+            left2 = Content.assemble(left2, ("  ·  ", "$text-muted"), (info.approval, style))
         if info.context_percent is not None:
             pct = info.context_percent
             style = "$text-success" if pct < 50 else "$text-warning" if pct < 80 else "bold $text-error"
@@ -144,6 +150,9 @@ def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
     usage = session.context_usage()
     info.context_percent = usage.percent
     info.context_window = usage.context_window
+    permissions = getattr(session, "permissions", None)
+    if permissions is not None:
+        info.approval = permissions.status_line()
     return info
 
 
