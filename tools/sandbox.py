@@ -76,7 +76,7 @@ class Sandbox:
                     args += ["--ro-bind", inner, inner]
         if not self.network:
             args.append("--unshare-net")
-        args += ["--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", cwd or self.workspace]
+        args += ["--die-with-parent", "--chdir", cwd or self.workspace]
         return [*args, "--", *command_argv]
 
 

@@ -19,14 +19,51 @@ PROTECTED_NAMES = (".baton", ".git/hooks", ".git/config", ".mcp.json")
 """Relative to the workspace: writing here could grant the model more permissions."""
 
 
+_PROC_FD = os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH")
+
+
 def real_path(path: str, cwd: str) -> str:
     """The absolute path ``path`` (as a tool received it) really designates."""
-    return os.path.realpath(resolve_path(path, cwd))
+    return fast_realpath(resolve_path(path, cwd))
+
+
+def fast_realpath(path: str) -> str:
+    """``os.path.realpath`` of an absolute, normalised ``path``; on Linux the kernel resolves
+    the existing part (one ``open(O_PATH)`` instead of an ``lstat`` per component)."""
+    if not _PROC_FD:
+        return os.path.realpath(path)
+    tail: list[str] = []
+    current = path
+    while True:
+        try:
+            fd = os.open(current, os.O_PATH)
+        except FileNotFoundError:
+            if os.path.lexists(current):  # a dangling symlink: where it points decides
+                return os.path.realpath(path)
+            parent, name = os.path.split(current)
+            if parent == current:
+                return os.path.realpath(path)
+            tail.append(name)
+            current = parent
+            continue
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            resolved = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return os.path.realpath(path)
+        finally:
+            os.close(fd)
+        if not resolved.startswith("/"):  # e.g. "anon_inode:..."; never for a real path
+            return os.path.realpath(path)
+        return os.path.join(resolved, *reversed(tail)) if tail else resolved
 
 
 def is_within(path: str, root: str) -> bool:
     """Whether ``path`` is ``root`` or lies below it (both absolute and normalised)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
+    if root == "/":
+        return path.startswith("/")
+    return path == root or (path.startswith(root) and path[len(root) : len(root) + 1] == "/")
 
 
 def temp_roots() -> list[str]:
@@ -88,6 +125,6 @@ class Workspace:
 
     def display(self, real: str) -> str:
         """``real`` relative to the workspace when inside it, else absolute."""
-        if self.contains(real) and real != self.root:
-            return os.path.relpath(real, self.root)
+        if real.startswith(self.root.rstrip("/") + "/"):
+            return real[len(self.root.rstrip("/")) + 1 :]
         return real

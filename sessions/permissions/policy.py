@@ -30,9 +30,7 @@ from baton.sessions.permissions.rules import (
     PATH_TOOLS,
     Rule,
     RuleSet,
-    bash_rule_matches,
     format_rule,
-    path_matches,
 )
 from baton.sessions.permissions.shell_parts import split_command
 
@@ -100,48 +98,51 @@ class Policy:
             return _Target(tool, path=self.workspace.resolve(path))
         return _Target(tool)
 
-    def _first_match(self, rules: list[Rule], target: _Target, *, every: bool) -> Rule | None:
+    def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
+        """The rule of ``kind`` that decides ``target`` (for a compound command allowed by several
+        rules, a rule naming them all)."""
+        matcher = self.rules.matcher(kind, target.tool, self.workspace.root, self.home)
+        if not matcher.rules:
+            return None
         if target.command is not None:
-            parts = split_command(target.command)
-            return next((r for r in rules if bash_rule_matches(r, target.command, parts, every=every)), None)
-        for rule in rules:
-            if rule.pattern is None:
-                return rule
-            if target.path is not None and path_matches(rule.pattern, target.path, self.workspace.root, self.home):
-                return rule
-        return None
+            found = matcher.match_command(target.command, split_command(target.command), every=kind == "allow")
+            if len(found) > 1:
+                return Rule("bash", None, " + ".join(str(r) for r in found))
+            return found[0] if found else None
+        return matcher.match_path(target.path, self.workspace.root, self.home)
 
     def match(self, kind: Literal["allow", "deny", "ask"], tool: str, args: dict[str, Any]) -> Rule | None:
-        """The first ``kind`` rule matching this call, if any."""
-        return self._first_match(self.rules.for_tool(kind, tool), self._target(tool, args), every=kind == "allow")
+        """The ``kind`` rule matching this call, if any."""
+        return self._first_match(kind, self._target(tool, args))
 
     # ------------------------------------------------------------------ deciding
 
     def decide(self, tool: str, args: dict[str, Any], hint: str | None = None) -> Decision:
         """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask)."""
         target = self._target(tool, args)
-        summary = self._summary(target)
-        proposed = self._proposal(target)
+        shown = self.workspace.display(target.path) if target.path is not None else None
+        summary = self._summary(target, shown)
+        proposed = self._proposal(target, shown)
 
         def made(
             action: Action, source: Source, reason: str, rule: Rule | None = None, sandbox: bool = False
         ) -> Decision:
             return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox)
 
-        deny = self._first_match(self.rules.for_tool("deny", tool), target, every=False)
+        deny = self._first_match("deny", target)
         if deny is not None:
             return made("deny", "rule", f"denied by the rule {deny}", deny)
         protected = self._protected(target)
         if protected is not None:
             return made("ask", "protected", f"touches {protected}, which is always protected")
-        ask = self._first_match(self.rules.for_tool("ask", tool), target, every=False)
+        ask = self._first_match("ask", target)
         if ask is not None:
             return made("ask", "rule", f"the rule {ask} says to ask", ask)
         if hint == "ask":
             return made("ask", "hook", "a PreToolUse hook asked for approval")
         if hint == "allow":
             return made("allow", "hook", "allowed by a PreToolUse hook")
-        allow = self._first_match(self.rules.for_tool("allow", tool), target, every=True)
+        allow = self._first_match("allow", target)
         if allow is not None:
             return made("allow", "rule", f"allowed by the rule {allow}", allow)
         return self._by_mode(target, made)
@@ -177,18 +178,17 @@ class Policy:
             return self.workspace.mentions_protected(target.command)
         return None
 
-    def _summary(self, target: _Target) -> str:
+    def _summary(self, target: _Target, shown: str | None) -> str:
         if target.command is not None:
             return format_rule("bash", target.command)
-        if target.path is not None:
-            return format_rule(target.tool, self.workspace.display(target.path))
+        if target.path is not None and shown is not None:
+            return format_rule(target.tool, shown)
         return target.tool
 
-    def _proposal(self, target: _Target) -> str | None:
+    def _proposal(self, target: _Target, shown: str | None) -> str | None:
         if target.command is not None:
             return format_rule("bash", " ".join(target.command.split())) if target.command.strip() else None
-        if target.path is not None:
-            shown = self.workspace.display(target.path)
+        if target.path is not None and shown is not None:
             if target.tool in READ_ONLY_TOOLS:
                 return format_rule(target.tool, _dir_glob(shown, target.path))
             return format_rule(target.tool, shown)

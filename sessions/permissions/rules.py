@@ -63,26 +63,34 @@ def format_rule(tool: str, pattern: str | None) -> str:
 # ---------------------------------------------------------------------------------------- bash
 
 
-def bash_part_matches(pattern: str, part: str) -> bool:
-    """Whether one simple command ``part`` matches a bash rule ``pattern``."""
-    pattern = " ".join(pattern.split())
-    if pattern.endswith(":*"):
-        return part.startswith(pattern[:-2])
-    if pattern.endswith(" *") and "*" not in pattern[:-2]:
-        prefix = pattern[:-2]
-        return part == prefix or part.startswith(prefix + " ")
-    if "*" in pattern:
-        return _command_glob(pattern).fullmatch(part) is not None
-    return part == pattern
+def normalize_command(command: str) -> str:
+    """``command`` with runs of whitespace collapsed (how commands and patterns are compared)."""
+    return " ".join(command.split())
 
 
 @lru_cache(maxsize=4096)
-def _command_glob(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(piece) for piece in pattern.split("*")), re.DOTALL)
+def bash_regex(pattern: str) -> str:
+    """The regex (source) a bash pattern stands for: exact, ``prefix:*``, ``prefix *`` or a glob."""
+    pattern = normalize_command(pattern)
+    if pattern.endswith(":*"):
+        return re.escape(pattern[:-2]) + ".*"
+    if pattern.endswith(" *") and "*" not in pattern[:-2]:
+        return re.escape(pattern[:-2]) + "(?: .*)?"
+    return ".*".join(re.escape(piece) for piece in pattern.split("*"))
+
+
+@lru_cache(maxsize=4096)
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.DOTALL)
+
+
+def bash_part_matches(pattern: str, part: str) -> bool:
+    """Whether one simple command ``part`` matches a bash rule ``pattern``."""
+    return _compiled(bash_regex(pattern)).fullmatch(part) is not None
 
 
 def bash_rule_matches(rule: Rule, command: str, parts: CommandParts | None = None, *, every: bool) -> bool:
-    """Whether ``rule`` matches ``command``.
+    """Whether ``rule`` alone matches ``command``.
 
     ``every=True`` (allow rules): the whole command equals the pattern, or every simple command
     in it matches (and a redirection to a file only matches a rule that has one itself).
@@ -90,7 +98,7 @@ def bash_rule_matches(rule: Rule, command: str, parts: CommandParts | None = Non
     if rule.pattern is None:
         return True
     split = parts or split_command(command)
-    if " ".join(command.split()) == " ".join(rule.pattern.split()):
+    if normalize_command(command) == normalize_command(rule.pattern):
         return True
     if not split.parts:
         return False
@@ -181,6 +189,75 @@ def path_matches(pattern: str, path: str, project_dir: str, home: str | None = N
 
 
 @dataclass
+class Matcher:
+    """The rules of one kind for one tool, compiled into one regex (one scan per check)."""
+
+    rules: list[Rule]
+    catch_all: Rule | None = None
+    exact: dict[str, Rule] = field(default_factory=dict)
+    """bash: normalised whole-command patterns."""
+    combined: re.Pattern[str] | None = None
+    redirecting: re.Pattern[str] | None = None
+    """bash: only the patterns that themselves redirect (allowed for commands that do)."""
+
+    @classmethod
+    def build(cls, rules: list[Rule], *, bash: bool, project_dir: str, home: str | None) -> Matcher:
+        out = cls(rules, next((r for r in rules if r.pattern is None), None))
+        patterned = [r for r in rules if r.pattern is not None]
+        if bash:
+            out.exact = {normalize_command(r.pattern or ""): r for r in reversed(patterned)}
+            out.combined = _alternation([bash_regex(r.pattern or "") for r in patterned])
+            out.redirecting = _alternation([bash_regex(r.pattern or "") for r in patterned if ">" in (r.pattern or "")])
+        else:
+            out.combined = _alternation([_real_glob(r.pattern or "", project_dir, home).pattern for r in patterned])
+        return out
+
+    def match_command(self, command: str, parts: CommandParts, *, every: bool) -> list[Rule]:
+        """The rules that make ``command`` match (empty: no match). ``every``: see
+        :func:`bash_rule_matches`; an allow needs each simple command matched by some rule."""
+        if self.catch_all is not None:
+            return [self.catch_all]
+        whole = self.exact.get(normalize_command(command))
+        if whole is not None:
+            return [whole]
+        if not parts.parts:
+            return []
+        regex = self.redirecting if every and parts.redirects else self.combined
+        if regex is None:
+            return []
+        if every:
+            if not all(regex.fullmatch(part) for part in parts.parts):
+                return []
+            wanted = parts.parts
+        else:
+            wanted = tuple(part for part in parts.parts if regex.fullmatch(part))
+            if not wanted:
+                return []
+        candidates = [r for r in self.rules if not (every and parts.redirects and ">" not in (r.pattern or ""))]
+        found: list[Rule] = []
+        for part in wanted:
+            rule = next(r for r in candidates if r.pattern is not None and bash_part_matches(r.pattern, part))
+            if rule not in found:
+                found.append(rule)
+        return found
+
+    def match_path(self, path: str | None, project_dir: str, home: str | None) -> Rule | None:
+        """The first rule matching the real ``path`` (a bare tool rule matches any call)."""
+        if self.catch_all is not None:
+            return self.catch_all
+        if path is None or self.combined is None or self.combined.fullmatch(path) is None:
+            return None
+        return next(r for r in self.rules if r.pattern is not None and path_matches(r.pattern, path, project_dir, home))
+
+
+def _alternation(sources: list[str]) -> re.Pattern[str] | None:
+    if not sources:
+        return None
+    return re.compile("|".join(f"(?:{source})" for source in sources), re.DOTALL)
+
+
+
+@dataclass
 class RuleSet:
     """The allow, deny and ask rules in effect (global and project joined)."""
 
@@ -189,6 +266,7 @@ class RuleSet:
     ask: list[Rule] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     _by_tool: dict[tuple[str, str], list[Rule]] = field(default_factory=dict, repr=False)
+    _matchers: dict[tuple[str, str, str, str | None], Matcher] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, allow: Iterable[str] = (), deny: Iterable[str] = (), ask: Iterable[str] = ()) -> RuleSet:
@@ -206,6 +284,7 @@ class RuleSet:
         """Add ``rule`` to the ``kind`` list."""
         getattr(self, kind).append(rule)
         self._by_tool.clear()
+        self._matchers.clear()
 
     def for_tool(self, kind: RuleKind, tool: str) -> list[Rule]:
         """The ``kind`` rules that name ``tool`` (``edit`` rules count for ``write``)."""
@@ -216,6 +295,15 @@ class RuleSet:
             cached = [rule for rule in getattr(self, kind) if rule.tool in names]
             self._by_tool[key] = cached
         return cached
+
+    def matcher(self, kind: RuleKind, tool: str, project_dir: str, home: str | None = None) -> Matcher:
+        """The compiled ``kind`` rules for ``tool`` (cached until a rule is added)."""
+        key = (kind, tool, project_dir, home)
+        found = self._matchers.get(key)
+        if found is None:
+            found = Matcher.build(self.for_tool(kind, tool), bash=tool == "bash", project_dir=project_dir, home=home)
+            self._matchers[key] = found
+        return found
 
     def __len__(self) -> int:
         return len(self.allow) + len(self.deny) + len(self.ask)

@@ -9,12 +9,16 @@ the side of more parts (an allow rule then has to match each of them), never few
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 SUBST = "$(…)"
 """What a substitution leaves in the command around it."""
 
 _SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
+_SPECIAL = re.compile(r"[\\'\"$<>`(){}&|;\n]")
+_DQ_SPECIAL = re.compile(r'[\\"$<>`]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,7 @@ class CommandParts:
     """Some part sends output to a file (``>``, ``>>``): an allow rule must say so itself."""
 
 
+@lru_cache(maxsize=1024)
 def split_command(command: str) -> CommandParts:
     """The simple commands in ``command`` (whitespace-normalised, empty ones dropped)."""
     parts: list[str] = []
@@ -42,13 +47,21 @@ def _split(command: str, out: list[str]) -> bool:
     n = len(command)
     quote: str | None = None
     while i < n:
-        ch = command[i]
         if quote == "'":
-            current.append(ch)
-            if ch == "'":
-                quote = None
-            i += 1
+            end = command.find("'", i)
+            end = n - 1 if end < 0 else end
+            current.append(command[i : end + 1])
+            quote = None
+            i = end + 1
             continue
+        jump = (_DQ_SPECIAL if quote == '"' else _SPECIAL).search(command, i)
+        if jump is None:
+            current.append(command[i:])
+            break
+        if jump.start() > i:
+            current.append(command[i : jump.start()])
+            i = jump.start()
+        ch = command[i]
         if ch == "\\" and i + 1 < n:
             current.append(command[i : i + 2])
             i += 2

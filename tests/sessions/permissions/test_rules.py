@@ -7,7 +7,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from baton.sessions.permissions.rules import (
@@ -85,12 +85,14 @@ def test_deny_rules_match_any_part() -> None:
     assert not bash_rule_matches(deny, "ls && echo rm", every=False)
 
 
+@settings(deadline=None)
 @given(st.lists(COMMAND, min_size=2, max_size=5), SEPARATORS)
 def test_split_finds_every_part(commands: list[str], separator: str) -> None:
     parts = split_command(separator.join(commands)).parts
     assert list(parts) == [" ".join(c.split()) for c in commands]
 
 
+@settings(deadline=None)
 @given(st.lists(COMMAND, min_size=1, max_size=4), SEPARATORS, COMMAND)
 def test_a_compound_is_allowed_only_if_every_part_is(allowed: list[str], separator: str, other: str) -> None:
     assume(other not in allowed)
@@ -105,6 +107,7 @@ def test_a_compound_is_allowed_only_if_every_part_is(allowed: list[str], separat
     assert not allowed_by_some(f"{allowed[0]} $({other})")
 
 
+@settings(deadline=None)
 @given(COMMAND, COMMAND)
 def test_prefix_rule_is_a_prefix(prefix: str, rest: str) -> None:
     assert allow(f"{prefix}:*", prefix)
@@ -112,6 +115,7 @@ def test_prefix_rule_is_a_prefix(prefix: str, rest: str) -> None:
     assert allow(f"{prefix} *", f"{prefix} {rest}")
 
 
+@settings(deadline=None)
 @given(st.text(string.printable, max_size=40))
 def test_split_never_crashes_and_substitutions_become_parts(text: str) -> None:
     parts = split_command(text)
@@ -149,6 +153,7 @@ def test_pattern_prefix_through_a_symlink_matches_the_real_path(tmp_path: Path) 
     assert path_matches(f"{link}/src/**", f"{real.resolve()}/src/x.py", str(tmp_path))
 
 
+@settings(deadline=None)
 @given(st.lists(st.text(string.ascii_lowercase, min_size=1, max_size=5), min_size=1, max_size=4))
 def test_double_star_matches_any_depth(names: list[str]) -> None:
     assert path_matches("/p/**", "/p/" + "/".join(names), "/p")
