@@ -48,6 +48,8 @@ class Sandbox:
     workspace: str
     network: bool = False
     extra_writable: list[str] = field(default_factory=list)
+    read_only: list[str] = field(default_factory=list)
+    """More places kept read-only even when they lie in a writable root (e.g. ``$BATON_HOME``)."""
     bwrap: str = "bwrap"
 
     def writable_roots(self) -> list[str]:
@@ -74,6 +76,10 @@ class Sandbox:
                 inner = os.path.join(base, name)
                 if os.path.lexists(inner):
                     args += ["--ro-bind", inner, inner]
+        roots = self.writable_roots()
+        for extra in self.read_only:
+            if os.path.exists(extra) and any(extra == r or extra.startswith(r.rstrip("/") + "/") for r in roots):
+                args += ["--ro-bind", extra, extra]
         if not self.network:
             args.append("--unshare-net")
         args += ["--die-with-parent", "--chdir", cwd or self.workspace]

@@ -86,7 +86,8 @@ class Permissions:
         if mode == "full":
             return "full · no sandbox"
         if self.sandbox is None:
-            return f"{mode} · no sandbox"
+            why = self.sandbox_status.reason
+            return f"{mode} · no sandbox ({why})" if why and mode == "auto" else f"{mode} · no sandbox"
         return f"{mode} · sandbox"
 
     # ------------------------------------------------------------------ bash hook

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, cast
 
+from baton.providers.paths import baton_home
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy
@@ -60,7 +62,11 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
     if enabled:
         status = probe()
     workspace = Workspace.for_dir(str(session.cwd))
-    sandbox = Sandbox(str(session.cwd), network=network, bwrap=status.bwrap or "bwrap") if status.available else None
+    sandbox = None
+    if status.available:
+        home = str(baton_home())
+        sandbox = Sandbox(str(session.cwd), network=network, read_only=[home, os.path.realpath(home)],
+                          bwrap=status.bwrap or "bwrap")
     policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None)
     permissions = Permissions(
         policy,

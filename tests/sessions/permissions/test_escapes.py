@@ -137,3 +137,11 @@ async def test_deny_rule_wins_in_full_mode(ws: Path) -> None:
     assert outcome.approvals[-1] == {"type": "tool_approval", "toolCallId": "call_1", "toolName": "bash",
                                      "decision": "deny", "reason": "denied by the rule bash(echo:*)",
                                      "rule": "bash(echo:*)", "decidedBy": "rule"}
+
+
+@needs_sandbox
+async def test_sandbox_keeps_baton_home_read_only_even_under_tmp(ws: Path, baton_home: Path) -> None:
+    assert baton_home.parent == ws.parent
+    outcome = await run_call(ws, "bash", {"command": "cd ../baton-h*e && echo x > settings.json.new"})
+    assert outcome.is_error and "Read-only file system" in outcome.result_text
+    assert not (baton_home / "settings.json.new").exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.policy import Policy
@@ -124,3 +126,22 @@ def test_proposed_rules_are_narrow(ws: Path) -> None:
     assert p.decide("edit", {"path": "src/a.py"}).proposed_rule == "edit(src/a.py)"
     assert p.decide("read", {"path": "/etc/passwd"}).proposed_rule == "read(/etc/**)"
     assert p.decide("mcp__s__t", {}).proposed_rule == "mcp__s__t"
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.sampled_from(["a", "b", "link", "..", "missing", "dangling"]), min_size=1, max_size=6))
+def test_fast_realpath_agrees_with_realpath(parts: list[str]) -> None:
+    import os
+    import tempfile
+
+    from baton.sessions.permissions.paths import fast_realpath
+
+    with tempfile.TemporaryDirectory() as raw:
+        root = os.path.realpath(raw)
+        os.makedirs(os.path.join(root, "a", "b", "a", "b"))
+        os.symlink(os.path.join(root, "a", "b"), os.path.join(root, "link"))
+        os.symlink(os.path.join(root, "a", "b", "link"), os.path.join(root, "a", "b", "a", "link"))
+        os.symlink(os.path.join(root, "nowhere", "x"), os.path.join(root, "dangling"))
+        os.symlink(os.path.join(root, "nowhere", "x"), os.path.join(root, "a", "dangling"))
+        path = os.path.normpath(os.path.join(root, *parts))
+        assert fast_realpath(path) == os.path.realpath(path)
