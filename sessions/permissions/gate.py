@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,9 @@ class Permissions:
         self._tools = tools
         self._abort = abort
         self._sandboxed: dict[str, bool] = {}
+        self._absent: dict[str, list[str]] = {}
+        """Per sandboxed call: protected paths that did not exist before it (the sandbox can only
+        keep existing ones read-only, so one that appears is reported)."""
         self._ask_lock = asyncio.Lock()
         self.warnings: list[str] = []
 
@@ -107,6 +111,8 @@ class Permissions:
         decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
         if decision.action == "allow":
             self._sandboxed[call.id] = decision.sandbox
+            if decision.sandbox:
+                self._absent[call.id] = self._absent_protected()
             if decision.source in ("rule", "hook"):  # the mode's own defaults are not worth an entry each
                 self._settle(call.id, call.name, decision, "allow", decision.source, decision.reason)
                 await self._event(call.id, call.name, decision, "allow", decision.source, decision.reason)
@@ -204,6 +210,12 @@ class Permissions:
         """The after-gate: notice a sandbox denial, offer to run the command again without it."""
         call = context.tool_call
         sandboxed = self._sandboxed.pop(call.id, False)
+        created = [p for p in self._absent.pop(call.id, []) if os.path.lexists(p)]
+        if created:
+            shown = ", ".join(self.policy.workspace.display(p) for p in created)
+            warning = f"a sandboxed command created {shown}, which baton protects: review it before trusting it"
+            self.warnings.append(warning)
+            return _with_note(context.result, f"[baton: {warning}.]", is_error=context.is_error)
         if call.name != "bash" or not sandboxed or not context.is_error:
             return None
         output = "".join(b.text for b in context.result.content if isinstance(b, TextContent))
@@ -248,6 +260,9 @@ class Permissions:
         finally:
             self._sandboxed.pop(context.tool_call.id, None)
 
+    def _absent_protected(self) -> list[str]:
+        return [p for p in self.policy.workspace.protected if not os.path.lexists(p)]
+
     # ------------------------------------------------------------------ records
 
     def _settle(
@@ -279,6 +294,6 @@ class Permissions:
         )
 
 
-def _with_note(result: AgentToolResult, note: str) -> AgentToolResult:
+def _with_note(result: AgentToolResult, note: str, *, is_error: bool = True) -> AgentToolResult:
     content = [*result.content, TextContent(text=note)]
-    return AgentToolResult(content, result.details, True)
+    return AgentToolResult(content, result.details, is_error)

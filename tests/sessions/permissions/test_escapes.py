@@ -145,3 +145,11 @@ async def test_sandbox_keeps_baton_home_read_only_even_under_tmp(ws: Path, baton
     outcome = await run_call(ws, "bash", {"command": "cd ../baton-h*e && echo x > settings.json.new"})
     assert outcome.is_error and "Read-only file system" in outcome.result_text
     assert not (baton_home / "settings.json.new").exists()
+
+
+@needs_sandbox
+async def test_a_protected_path_created_in_the_sandbox_is_reported(tmp_path: Path, baton_home: Path) -> None:
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    outcome = await run_call(ws, "bash", {"command": "mkdir .ba''ton && echo '{}' > .ba''ton/settings.json"})
+    assert "created .baton, which baton protects" in outcome.result_text
