@@ -225,7 +225,6 @@ class Permissions:
         note = SANDBOX_NOTE
         if self.approver is None:
             reason = "the sandbox blocked it; running it outside the sandbox needs approval"
-            decision.summary = decision.summary or "bash"
             self._settle(call.id, call.name, decision, "deny", "policy", reason)
             await self._event(call.id, call.name, decision, "deny", "policy", reason, needed=True)
             note += " Running it outside the sandbox needs the user's approval, which cannot be asked here."

@@ -35,6 +35,8 @@ def session_factory(project: Path) -> Iterator[Callable[..., CodingSession]]:
     opened: list[CodingSession] = []
 
     def make(model: Model, **kwargs: Any) -> CodingSession:
+        # "full" keeps the footer the same whether or not this machine has a working bwrap.
+        kwargs["settings"] = {"approval": "full", **kwargs.get("settings", {})}
         session = asyncio.run(open_session(project, model, **kwargs))
         opened.append(session)
         return session
