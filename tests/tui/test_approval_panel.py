@@ -146,3 +146,22 @@ async def test_approval_command_and_footer(project: Path, model_a: Model) -> Non
         assert session.approval_mode == "full"
         assert "Approval: full" in screen_text(app)
     await session.close()
+
+
+async def test_r_denies_with_a_reason_the_model_reads(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
+    faux_a.add(FauxResponse.tool_call("bash", {"command": "make deploy"}), FauxResponse.text("Understood."))
+    session = await ask_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+        await pilot.press("r")
+        editor = app.query_one("#approval-rule-input")
+        await wait_until(pilot, lambda: editor.has_focus, what="the reason input")
+        await pilot.press(*"not on friday", "enter")
+        await settle(pilot, app)
+    path = session.session_file
+    await session.close()
+    assert path is not None
+    result = next(m for m in stored_messages(path) if m["role"] == "toolResult")
+    assert result["content"][0]["text"] == "The user denied this: not on friday"

@@ -1,7 +1,8 @@
 """The approval panel: above the editor, one question at a time (parallel calls queue).
 
 Keys: ``y`` allow once, ``a`` allow always (saves the rule shown; ``e`` edits it first, Enter
-saves the edited rule), ``n`` deny, Esc deny and stop the turn. It implements the session's
+saves the edited rule), ``n`` deny, ``r`` deny with a reason for the model (typed, then Enter),
+Esc deny and stop the turn. It implements the session's
 approver: :meth:`ApprovalPanel.ask` returns when the user has answered.
 """
 
@@ -53,6 +54,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         Binding("n", "answer('deny')", "Deny", show=False),
         Binding("escape", "answer('abort')", "Deny and stop", show=False),
         Binding("e", "edit_rule", "Edit rule", show=False),
+        Binding("r", "deny_with_reason", "Deny with a reason", show=False),
     ]
 
     class Closed(Message):
@@ -62,6 +64,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         super().__init__(id=id)
         self._queue: list[_Pending] = []
         self._rule: str | None = None
+        self._typing: str = "rule"
+        """What the input holds while shown: the ``rule`` to save, or the ``reason`` for a denial."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="approval-title")
@@ -144,9 +148,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.query_one("#approval-rule", Static).update(safe(text, "$text-muted"))
 
     def _refresh_keys(self) -> None:
-        keys = "y allow once · a allow always · e edit rule · n deny · Esc deny and stop"
+        keys = "y allow once · a allow always · e edit rule · n deny · r deny with a reason · Esc deny and stop"
         if self._queue and not self._queue[0].request.proposed_rule:
-            keys = "y allow once · n deny · Esc deny and stop"
+            keys = "y allow once · n deny · r deny with a reason · Esc deny and stop"
         if len(self._queue) > 1:
             keys += f"   ({len(self._queue) - 1} more waiting)"
         self.query_one("#approval-keys", Static).update(Content.styled(keys, "$text-muted"))
@@ -166,8 +170,19 @@ class ApprovalPanel(Vertical, can_focus=True):
         """Edit the rule "allow always" saves (Enter saves it and allows, Esc goes back)."""
         if not self._queue or not self._rule:
             return
+        self._open_input("rule", self._rule)
+
+    def action_deny_with_reason(self) -> None:
+        """Type why (the model reads it), Enter denies."""
+        if self._queue:
+            self._open_input("reason", "")
+
+    def _open_input(self, purpose: str, value: str) -> None:
+        self._typing = purpose
         editor = self.query_one(Input)
-        editor.value = self._rule
+        reason = purpose == "reason"
+        editor.placeholder = "why not? (the model reads this)" if reason else "rule, e.g. bash(npm run test:*)"
+        editor.value = value
         editor.add_class("-editing")
         editor.focus()
 
@@ -177,6 +192,10 @@ class ApprovalPanel(Vertical, can_focus=True):
         value = event.value.strip()
         editor = self.query_one(Input)
         editor.remove_class("-editing")
+        if self._typing == "reason":
+            if self._queue and not self._queue[0].answer.done():
+                self._queue[0].answer.set_result(ApprovalAnswer("deny", reason=value or None))
+            return
         if value:
             self._rule = value
             self._refresh_rule()
