@@ -30,9 +30,21 @@ class CommandParts:
     """Some part sends output to a file (``>``, ``>>``): an allow rule must say so itself."""
 
 
-@lru_cache(maxsize=1024)
+_CACHE_LIMIT = 4096
+"""Commands up to this many characters are remembered (the policy splits each one several times)."""
+
+
 def split_command(command: str) -> CommandParts:
     """The simple commands in ``command`` (whitespace-normalised, empty ones dropped)."""
+    return _split_cached(command) if len(command) <= _CACHE_LIMIT else _split_command(command)
+
+
+@lru_cache(maxsize=512)
+def _split_cached(command: str) -> CommandParts:
+    return _split_command(command)
+
+
+def _split_command(command: str) -> CommandParts:
     parts: list[str] = []
     redirects = _split(command, parts)
     cleaned = tuple(p for p in (" ".join(part.split()) for part in parts) if p)
