@@ -35,6 +35,7 @@ class Outcome:
     events: list[dict[str, Any]]
     entries: list[dict[str, Any]]
     asked: list[ApprovalRequest] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def approvals(self) -> list[dict[str, Any]]:
@@ -49,6 +50,7 @@ async def run_call(
     approval: str = "auto",
     answers: list[ApprovalAnswer] | None = None,
     settings: dict[str, Any] | None = None,
+    extra_tools: list[Any] | None = None,
 ) -> Outcome:
     """The model calls ``tool(args)`` once, then answers "done"; returns the tool result and events.
 
@@ -62,6 +64,7 @@ async def run_call(
             settings=validate_settings({"retry": {"enabled": False}, **(settings or {})}),
         )
         session = await CodingSession.open(options)
+        session.agent.tools.extend(extra_tools or [])
         events: list[dict[str, Any]] = []
         session.subscribe(lambda e: events.append(e.to_dict()) if hasattr(e, "to_dict") else None)
         if answers is not None:
@@ -75,11 +78,12 @@ async def run_call(
         try:
             await asyncio.wait_for(session.prompt("go"), 60)
             entries = [e.model_dump(by_alias=True) for e in session.store.entries]
+            warnings = list(session.warnings)
         finally:
             await session.close()
     result = next(e for e in events if e["type"] == "tool_execution_end")
     text = "".join(b.get("text", "") for b in result["result"]["content"])
-    return Outcome(text, result["isError"], events, entries, asked)
+    return Outcome(text, result["isError"], events, entries, asked, warnings)
 
 
 @contextmanager
