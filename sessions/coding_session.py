@@ -33,7 +33,11 @@ from baton.providers.messages import (
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
 from baton.sessions import context_fit
+from baton.sessions.checkpoints.records import Checkpoint
+from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints
+from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
 from baton.sessions.compaction import CompactionAborted, CompactionResult
+from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from baton.sessions.errors import CompactionError, SessionBusyError, SessionError, SessionSaveError
@@ -51,7 +55,15 @@ from baton.sessions.events import (
 )
 from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
-from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
+from baton.sessions.models import (
+    ModelChoice,
+    available_models,
+    find_model,
+    model_choices,
+    next_in_cycle,
+    parse_thinking_level,
+    thinking_levels_for,
+)
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Approver, Permissions
 from baton.sessions.permissions.setup import install_permissions
@@ -108,6 +120,7 @@ class CodingSession:
         self.session_dir = session_dir
         self.tool_names = tool_names
         self.context_files: list[Path] = [f.path for f in context_files]
+        self._context_texts = [f.content for f in context_files]
         self._listeners: Listeners[AnySessionEvent] = Listeners("session")
         self._busy = False
         self._signal = asyncio.Event()
@@ -125,6 +138,8 @@ class CodingSession:
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
         self.permissions: Permissions | None = None
         """The permission policy, sandbox and approver (installed by :meth:`open`)."""
+        self.checkpointing: SessionCheckpoints | None = None
+        """Snapshots and rewinds (``None`` until :meth:`open` has set them up)."""
 
     # ------------------------------------------------------------------ opening
 
@@ -200,6 +215,7 @@ class CodingSession:
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
             start_loading_tokenizer()
+        session.checkpointing = attach_checkpoints(session)
         return session
 
     # ------------------------------------------------------------------ state
@@ -242,8 +258,9 @@ class CodingSession:
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading the session file and the settings."""
+        notice = self.checkpointing.notice if self.checkpointing is not None else None
         extra = self.permissions.warnings if self.permissions is not None else []
-        return [*self.store.warnings, *self.settings.problems, *extra]
+        return [*self.store.warnings, *self.settings.problems, *([notice] if notice else []), *extra]
 
     # ------------------------------------------------------------------ permissions
 
@@ -276,6 +293,10 @@ class CodingSession:
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
         return available_models(self.options.extra_models, self.model)
+
+    def model_choices(self) -> list[ModelChoice]:
+        """Every known model, usable ones first; the others name the API key they need."""
+        return model_choices(self.options.extra_models, self.model)
 
     # ------------------------------------------------------------------ events
 
@@ -556,13 +577,13 @@ class CodingSession:
         return self.set_thinking_level(levels[(index + 1) % len(levels)])
 
     def handoff_preview(self, model: Model) -> HandoffPreview:
-        """What the next request to ``model`` will lose or change compared with the history
+        """What the next request to ``model`` will lose or change that the current model keeps
         (and whether the conversation must be compacted first to fit its window)."""
         tokens = self.context_usage().tokens
         summarizer = context_fit.choose_summarizer(tokens, model, self._summarizer_candidates(), self._can_call)
         return handoff_preview(
             self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff,
-            context_tokens=tokens, summarizer=summarizer,
+            context_tokens=tokens, summarizer=summarizer, current=self.model,
         )
 
     # ------------------------------------------------------------------ fitting the window
@@ -723,6 +744,9 @@ class CodingSession:
         else:
             self.store.branch(entry_id)
         self.agent.replace_messages(self.store.build_context().messages)
+        # The live model and thinking level stay as they are; the new branch records them so
+        # that resuming it (baton -c) restores what the footer shows.
+        self._record_settings_if_changed()
         self._emit_soon(SessionChangedEvent("navigate"))
         return text
 
@@ -754,6 +778,29 @@ class CodingSession:
             if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
         ]
 
+    def checkpoints(self) -> list[Checkpoint]:
+        """Points to rewind to, newest first: this branch's prompts (with the files the agent
+        changed after each) and the states saved before earlier rewinds."""
+        if self.checkpointing is None:
+            return []
+        return self.checkpointing.checkpoints()
+
+    async def rewind(
+        self, entry_id: str, restore: RestoreMode = "both", *, confirm_hand_edits: bool = False
+    ) -> RewindResult:
+        """Rewind to checkpoint ``entry_id`` (from :meth:`checkpoints`).
+
+        ``restore="code"`` saves the workspace as a "before rewind" checkpoint (so this can be
+        undone), then restores the files the checkpoint tracked and deletes files created since;
+        ignored files are left alone. ``"conversation"`` moves the leaf to just before the prompt
+        (a branch; ``result.text`` is the prompt). ``"both"`` does both. When files changed by
+        hand would be overwritten, nothing is done and ``result.needs_confirmation`` is set:
+        call again with ``confirm_hand_edits=True``. Raises :class:`SessionBusyError` while
+        running, :class:`SessionError` for an unknown entry or when checkpoints are off."""
+        if self.checkpointing is None:
+            raise SessionError("Checkpoints are not set up for this session")
+        return await self.checkpointing.rewind(entry_id, restore, confirm_hand_edits=confirm_hand_edits)
+
     def tree(self) -> list[TreeNode]:
         """Every entry of the session tree, depth first (for ``/tree``)."""
         return build_tree(self.store.entries, self.store.leaf_id, self.store.labels)
@@ -771,6 +818,16 @@ class CodingSession:
             tokens += count_text_tokens(self.agent.system_prompt)
         window = self.model.context_window
         return ContextUsage(tokens, window, (100.0 * tokens / window) if window else 0.0)
+
+    def context_breakdown(self) -> ContextBreakdown:
+        """What fills the context window now, part by part (``/context``)."""
+        return context_breakdown(
+            system_prompt=self.agent.system_prompt,
+            context_texts=self._context_texts,
+            tool_schemas=[tool.schema() for tool in self.agent.tools],
+            messages=self.agent.messages,
+            window=self.model.context_window,
+        )
 
     def export_html(self, path: Path | None = None) -> Path:
         """Write the current branch as a self-contained HTML page; returns its path."""

@@ -66,6 +66,16 @@ class SandboxSettings(_Section):
     network: bool = False
 
 
+class CheckpointSettings(_Section):
+    """Snapshots of the workspace before the agent changes it (``/rewind``)."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
+    """Files larger than this are left out of snapshots (and reported)."""
+    keep_days: float = Field(default=30, ge=0)
+    """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
+
+
 class ToolsSettings(_Section):
     """Limits on the tools."""
 
@@ -83,6 +93,7 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
@@ -91,6 +102,8 @@ class Settings(_Section):
     """What runs unasked: see the README's Permissions section."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    display: Literal["fullscreen", "inline"] = "fullscreen"
+    """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
@@ -270,3 +283,26 @@ def _deep_copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
     return value
+
+
+def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
+    """Set one top-level ``key`` in a settings file (default: ``$BATON_HOME/settings.json``),
+    keeping everything else in it; written atomically. Raises OSError, or ValueError when the
+    file exists but does not hold a JSON object (it is then left alone)."""
+    from baton.tools.fs_atomic import atomic_write
+
+    target = path or settings_path()
+    data: dict[str, Any] = {}
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if text.strip():
+        loaded = json.loads(text)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{target} does not hold a JSON object")
+        data = loaded
+    data[key] = value
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(str(target), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return target

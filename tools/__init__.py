@@ -8,31 +8,60 @@ what the UI renders (each tool module documents its details).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from baton.agent.tool import AgentTool
-from baton.tools.bash import BashTool
-from baton.tools.edit import EditTool
-from baton.tools.find import FindTool
-from baton.tools.grep import GrepTool
-from baton.tools.ls import LsTool
-from baton.tools.read import ReadTool
-from baton.tools.sanitize import strip_control_sequences
-from baton.tools.write import WriteTool
+from baton.providers.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from baton.agent.tool import AgentTool
+    from baton.tools.bash import BashTool
+    from baton.tools.edit import EditTool
+    from baton.tools.find import FindTool
+    from baton.tools.grep import GrepTool
+    from baton.tools.ls import LsTool
+    from baton.tools.read import ReadTool
+    from baton.tools.sanitize import strip_control_sequences
+    from baton.tools.write import WriteTool
 
 TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
 READ_ONLY_TOOL_NAMES: tuple[str, ...] = ("read", "grep", "find", "ls")
 
-
-_FACTORIES: dict[str, Callable[[str, bool], AgentTool]] = {
-    "read": lambda cwd, images: ReadTool(cwd, images=images),
-    "bash": lambda cwd, _: BashTool(cwd),
-    "edit": lambda cwd, _: EditTool(cwd),
-    "write": lambda cwd, _: WriteTool(cwd),
-    "grep": lambda cwd, _: GrepTool(cwd),
-    "find": lambda cwd, _: FindTool(cwd),
-    "ls": lambda cwd, _: LsTool(cwd),
+# Imported on first use: the package is entered by light modules too (the UI's text cleaning
+# imports ``baton.tools.sanitize``), which must not pay for every tool and the agent runtime.
+_LAZY = {
+    "BashTool": "baton.tools.bash",
+    "EditTool": "baton.tools.edit",
+    "FindTool": "baton.tools.find",
+    "GrepTool": "baton.tools.grep",
+    "LsTool": "baton.tools.ls",
+    "ReadTool": "baton.tools.read",
+    "WriteTool": "baton.tools.write",
+    "strip_control_sequences": "baton.tools.sanitize",
 }
+
+
+__getattr__ = lazy_exports(__name__, globals(), _LAZY)
+
+
+def _factories() -> dict[str, Callable[[str, bool], AgentTool]]:
+    from baton.tools.bash import BashTool
+    from baton.tools.edit import EditTool
+    from baton.tools.find import FindTool
+    from baton.tools.grep import GrepTool
+    from baton.tools.ls import LsTool
+    from baton.tools.read import ReadTool
+    from baton.tools.write import WriteTool
+
+    return {
+        "read": lambda cwd, images: ReadTool(cwd, images=images),
+        "bash": lambda cwd, _: BashTool(cwd),
+        "edit": lambda cwd, _: EditTool(cwd),
+        "write": lambda cwd, _: WriteTool(cwd),
+        "grep": lambda cwd, _: GrepTool(cwd),
+        "find": lambda cwd, _: FindTool(cwd),
+        "ls": lambda cwd, _: LsTool(cwd),
+    }
 
 
 def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[AgentTool]:
@@ -46,7 +75,8 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
             f"Unknown tool{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}. "
             f"Valid tools: {', '.join(TOOL_NAMES)}"
         )
-    return [_FACTORIES[name](cwd, images) for name in dict.fromkeys(cleaned)]
+    factories = _factories()
+    return [factories[name](cwd, images) for name in dict.fromkeys(cleaned)]
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:

@@ -26,6 +26,7 @@ examples:
   baton -c                               continue the most recent session here
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
+  baton --checkpoints                    the latest session's checkpoints as JSON
 
 environment:
   BATON_HOME            config and sessions (default ~/.baton)
@@ -55,8 +56,11 @@ class CliArgs:
     list_models: str | None = None
     list_models_requested: bool = False
     export: list[str] = field(default_factory=list)
+    checkpoints: str | None = None
+    """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
     approval: str | None = None
+    inline: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
 
@@ -99,11 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list available models (optionally filtered) and exit")
     p.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
                    help="export a session file to HTML (or .md) and exit")
+    p.add_argument("--checkpoints", nargs="?", const="", metavar="SESSION",
+                   help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
     p.add_argument("--approval", choices=("ask", "auto", "full"),
                    help="what runs unasked: ask (only reads), auto (sandboxed bash, edits in the workspace; "
                         "default), full (everything)")
+    p.add_argument("--inline", action="store_true",
+                   help="interactive: render in the terminal's normal screen (no alternate screen)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
     p.add_argument("words", nargs="*", metavar="[@files...] [prompt...]", help=argparse.SUPPRESS)
     return p
@@ -131,8 +139,10 @@ def parse_args(argv: list[str]) -> CliArgs:
         list_models=ns.list_models,
         list_models_requested=ns.list_models is not None,
         export=ns.export or [],
+        checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
         approval=ns.approval,
+        inline=ns.inline,
     )
     for word in ns.words:
         if word.startswith("@") and len(word) > 1:

@@ -57,11 +57,14 @@ def _send(text: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, BatonApp)
+        app.editor.cursor_blink = False  # a screenshot must not depend on how long the run took
         app.editor.set_text(text)
         await pilot.press("enter")
         await wait_until(pilot, lambda: any(e.kind == "assistant" for e in app.transcript.entries),
                          what="the answer")
         await settle(pilot, app)
+        app.editor.cursor_blink = False  # a blinking cursor would make the picture depend on timing
+        await pilot.pause(0.05)
 
     return run
 

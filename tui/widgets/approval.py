@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,11 +20,19 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from baton.sessions.permissions import ApprovalAnswer, ApprovalRequest
 from baton.tui.render import clean, one_line, safe
 from baton.tui.widgets.tool_render import render_diff
 
+if TYPE_CHECKING:  # the app paints before the session layer is imported
+    from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest
+
 _MAX_BODY_LINES = 16
+
+
+def _answer(kind: str, **fields: Any) -> ApprovalAnswer:
+    from baton.sessions.permissions.approval import ApprovalAnswer
+
+    return ApprovalAnswer(kind, **fields)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -164,7 +172,7 @@ class ApprovalPanel(Vertical, can_focus=True):
             kind = "allow_once"
         rule = self._rule if kind == "allow_always" else None
         if not item.answer.done():
-            item.answer.set_result(ApprovalAnswer(kind, rule=rule))  # type: ignore[arg-type]
+            item.answer.set_result(_answer(kind, rule=rule))
 
     def action_edit_rule(self) -> None:
         """Edit the rule "allow always" saves (Enter saves it and allows, Esc goes back)."""
@@ -194,7 +202,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         editor.remove_class("-editing")
         if self._typing == "reason":
             if self._queue and not self._queue[0].answer.done():
-                self._queue[0].answer.set_result(ApprovalAnswer("deny", reason=value or None))
+                self._queue[0].answer.set_result(_answer("deny", reason=value or None))
             return
         if value:
             self._rule = value
