@@ -76,6 +76,15 @@ class CheckpointSettings(_Section):
     """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
 
 
+class McpSettings(_Section):
+    """MCP client limits (``mcp`` in settings.json)."""
+
+    tool_timeout_ms: int = Field(default=120_000, gt=0)
+    """A tool call that has not answered by then fails (and the server is told to stop)."""
+    startup_timeout_ms: int = Field(default=10_000, ge=0)
+    """How long a prompt waits for servers still starting before it goes on without them."""
+
+
 class ToolsSettings(_Section):
     """Limits on the tools."""
 
@@ -94,6 +103,7 @@ class Settings(_Section):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""

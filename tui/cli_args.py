@@ -60,6 +60,10 @@ class CliArgs:
     """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
     approval: str | None = None
+    mcp_config: list[str] = field(default_factory=list)
+    no_mcp: bool = False
+    list_mcp: bool = False
+    trust_project: bool = False
     inline: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
@@ -110,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--approval", choices=("ask", "auto", "full"),
                    help="what runs unasked: ask (only reads), auto (sandboxed bash, edits in the workspace; "
                         "default), full (everything)")
+    p.add_argument("--mcp-config", action="append", metavar="FILE",
+                   help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
+    p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
+    p.add_argument("--list-mcp", action="store_true", help="list the MCP servers and their tools, then exit")
+    p.add_argument("--trust-project", action="store_true",
+                   help="run this project's .mcp.json servers and hooks without asking (this run only)")
     p.add_argument("--inline", action="store_true",
                    help="interactive: render in the terminal's normal screen (no alternate screen)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
@@ -142,6 +152,10 @@ def parse_args(argv: list[str]) -> CliArgs:
         checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
         approval=ns.approval,
+        mcp_config=ns.mcp_config or [],
+        no_mcp=ns.no_mcp,
+        list_mcp=ns.list_mcp,
+        trust_project=ns.trust_project,
         inline=ns.inline,
     )
     for word in ns.words:

@@ -78,6 +78,9 @@ def command_list() -> list[tuple[str, str]]:
 async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
     """Run a parsed command (unknown ones are reported, not sent to the model)."""
     spec = COMMANDS.get(parsed.name)
+    if spec is None and app.is_prompt_command(parsed.name):
+        app.send_prompt_command(f"/{parsed.name} {parsed.args}".rstrip())
+        return
     if spec is None:
         app.notice(f"Unknown command: /{clean(parsed.name)} — type / to see the commands, or /hotkeys.",
                    "error")
@@ -520,5 +523,6 @@ async def cmd_quit(app: BatonApp, args: str) -> None:
     app.exit(0)
 
 
-# Commands that live in their own modules register themselves on import.
+# Commands kept in modules of their own register themselves on import.
+from baton.tui import mcp_command  # noqa: E402, F401
 from baton.tui import rewind as _rewind  # noqa: E402, F401

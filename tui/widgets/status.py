@@ -65,6 +65,8 @@ class StatusInfo:
     context_window: int | None = None
     approval: str = ""
     """``auto · sandbox``, ``full · no sandbox``, ... (empty: no permission policy)."""
+    mcp: str = ""
+    """MCP servers, e.g. ``MCP 2/3 ✗ db`` (empty without servers)."""
 
 
 class StatusBar(Widget):
@@ -110,6 +112,9 @@ class StatusBar(Widget):
             style = "bold $text-error" if info.approval.startswith("full") else (
                 "$text-warning" if "no sandbox" in info.approval else "$text-muted")
             left2 = Content.assemble(left2, ("  ·  ", "$text-muted"), (info.approval, style))
+        if info.mcp:
+            style = "$text-error" if "✗" in info.mcp else "$text-muted"
+            left2 = Content.assemble(left2, ("  ", "$text-muted"), (info.mcp, style))
         if info.context_percent is not None:
             pct = info.context_percent
             style = "$text-success" if pct < 50 else "$text-warning" if pct < 80 else "bold $text-error"
@@ -154,6 +159,8 @@ def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
     permissions = getattr(session, "permissions", None)
     if permissions is not None:
         info.approval = permissions.status_line()
+    mcp = getattr(session, "mcp", None)
+    info.mcp = mcp.summary() if mcp is not None else ""
     return info
 
 

@@ -53,11 +53,19 @@ def _text_arg(args: Mapping[str, Any], *names: str) -> str:
 
 def header(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
     """``bash $ ls -la`` / ``read src/app.py:10-49`` / ``write notes.md (1.2 kB)`` ..."""
-    label = Content.styled(clean(name) or "tool", "bold")
+    label = Content.styled(clean(mcp_label(name)) or "tool", "bold")
     summary = summarize_args(name, args, cwd)
     if not summary:
         return label
     return Content.assemble(label, " ", summary)
+
+
+def mcp_label(name: str) -> str:
+    """``mcp__github__create_issue`` shown as ``github › create_issue`` (other names as they are)."""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        server, _, tool = name[5:].partition("__")
+        return f"{server} › {tool}"
+    return name
 
 
 def summarize_args(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
@@ -209,6 +217,12 @@ def result_body(
         return _read(text, detail_map)
     if name == "bash":
         return _bash(text, detail_map, is_error=is_error, running=running, duration=duration)
+    if not text.strip() and detail_map:  # e.g. an MCP result with only structured content
+        try:
+            text = json.dumps(detail_map.get("structuredContent", detail_map), indent=2, ensure_ascii=False,
+                              default=str)
+        except (TypeError, ValueError):
+            text = str(detail_map)
     return _plain(text, style="", head=True)
 
 
