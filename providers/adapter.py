@@ -38,6 +38,10 @@ from baton.providers.options import StreamOptions
 from baton.providers.streaming_json import StreamingJsonParser
 from baton.providers.surrogates import SurrogateCarry
 
+RETRY_AFTER_TOO_LONG = "the server asked to retry after"
+"""Part of the error message when a ``Retry-After`` exceeds the retry limit: no later retry
+(the session's included) may try again earlier than the server asked."""
+
 
 class ProviderError(Exception):
     """A failure the provider reported (HTTP error body, in-band error event, bad stream).

@@ -77,7 +77,7 @@ from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Ap
 from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
-from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
@@ -88,6 +88,7 @@ from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
 from baton.tools.mcp.manager import McpManager
+from baton.tools.tool_env import set_pass_env
 
 logger = logging.getLogger(__name__)
 
@@ -212,8 +213,13 @@ class CodingSession:
             system_prompt=prompt,
             thinking=thinking,
             messages=ctx.messages,
-            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id},
+            stream_options={
+                "thinking_handoff": settings.thinking_handoff,
+                "session_id": store.session_id,
+                **retry_stream_options(settings.retry),
+            },
         )
+        set_pass_env(settings.bash.pass_env)
         session = cls(
             options=options,
             settings=settings,
@@ -459,6 +465,11 @@ class CodingSession:
         if self._bash_signal is not None:
             self._bash_signal.set()
         self.agent.abort()
+
+    def abort_bash(self) -> None:
+        """Stop the running ``!cmd`` (only that: a model run goes on)."""
+        if self._bash_signal is not None:
+            self._bash_signal.set()
 
     async def _after_run(self) -> None:
         """Overflow recovery, auto-retry and threshold compaction after a run ended."""
