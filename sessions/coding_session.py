@@ -73,6 +73,8 @@ from baton.sessions.models import (
     thinking_levels_for,
 )
 from baton.sessions.options import SessionOptions, read_text_or_file
+from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Approver, Permissions
+from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
@@ -152,6 +154,8 @@ class CodingSession:
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+        self.permissions: Permissions | None = None
+        """The permission policy, sandbox and approver (installed by :meth:`open`)."""
         self.checkpointing: SessionCheckpoints | None = None
         """Snapshots and rewinds (``None`` until :meth:`open` has set them up)."""
 
@@ -231,6 +235,7 @@ class CodingSession:
         )
         session.extensions.attach(session, session._extension_notice)
         agent.stream_options["on_retry"] = session._on_provider_retry
+        session.permissions = install_permissions(session, options.approval)
         session._requested_thinking = requested
         agent.get_api_key = session._api_key
         agent.transform_context = session._refuse_known_overflow
@@ -293,7 +298,36 @@ class CodingSession:
             *self.prompt_library.warnings,
             *self.extensions.problems,
             *([notice] if notice else []),
+            *(self.permissions.warnings if self.permissions is not None else []),
         ]
+
+    # ------------------------------------------------------------------ permissions
+
+    @property
+    def approver(self) -> Approver | None:
+        """Who answers approval questions (None: nobody can be asked, so such calls are denied)."""
+        return self.permissions.approver if self.permissions is not None else None
+
+    @approver.setter
+    def approver(self, approver: Approver | None) -> None:
+        if self.permissions is not None:
+            self.permissions.approver = approver
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        """``ask``, ``auto`` or ``full`` (see the README's Permissions section)."""
+        return self.permissions.mode if self.permissions is not None else "full"
+
+    def set_approval_mode(self, mode: str) -> ApprovalMode:
+        """Switch the approval mode; raises ValueError for anything but ask, auto and full."""
+        from baton.sessions.permissions import APPROVAL_MODES
+
+        if mode not in APPROVAL_MODES:
+            raise ValueError(f"unknown approval mode {mode!r}: use ask, auto or full")
+        if self.permissions is not None and self.permissions.policy.mode != mode:
+            self.permissions.policy.mode = mode
+            self._emit_soon(ApprovalModeChangeEvent(mode))
+        return self.approval_mode
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""

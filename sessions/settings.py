@@ -64,6 +64,21 @@ class BashSettings(_Section):
     provider key variables), e.g. ``["GITHUB_TOKEN"]``."""
 
 
+class PermissionSettings(_Section):
+    """Permission rules in Claude Code's syntax (``bash(npm run test:*)``, ``edit(src/**)``)."""
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+
+
+class SandboxSettings(_Section):
+    """The bash sandbox (bubblewrap)."""
+
+    enabled: bool = True
+    network: bool = False
+
+
 class CheckpointSettings(_Section):
     """Snapshots of the workspace before the agent changes it (``/rewind``)."""
 
@@ -107,6 +122,10 @@ class Settings(_Section):
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    approval: Literal["ask", "auto", "full"] = "auto"
+    """What runs unasked: see the README's Permissions section."""
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     display: Literal["fullscreen", "inline"] = "fullscreen"
     """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 

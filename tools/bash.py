@@ -24,8 +24,8 @@ import os
 import signal as signals
 import subprocess
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import Field
 
@@ -49,6 +49,9 @@ DRAIN_IDLE_SECONDS = 0.2
 """After the shell exits, stop reading once background processes holding the pipe stay quiet
 this long (or after :data:`DRAIN_MAX_SECONDS`); they keep running."""
 DRAIN_MAX_SECONDS = 2.0
+
+CommandWrapper: TypeAlias = Callable[[list[str], str], list[str]]
+"""``(argv, tool_call_id) -> argv``: how to start the shell for one call (e.g. inside a sandbox)."""
 
 
 class BashParams(ToolParams):
@@ -133,7 +136,8 @@ class BashTool(AgentTool):
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
     environment the command sees (default: this process's without API keys and tokens, see
-    :mod:`tools.tool_env`)."""
+    :mod:`tools.tool_env`); ``command_wrapper`` may rewrite the shell's argv per call (the
+    permission policy runs it inside the sandbox this way)."""
 
     name: ClassVar[str] = "bash"
     label: ClassVar[str] = "bash"
@@ -150,10 +154,12 @@ class BashTool(AgentTool):
         cwd: str,
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         env: Mapping[str, str] | None = None,
+        command_wrapper: CommandWrapper | None = None,
     ) -> None:
         self.cwd = cwd
         self.default_timeout = default_timeout
         self.env = dict(env) if env is not None else None
+        self.command_wrapper = command_wrapper
 
     def _timeout(self, requested: float | None) -> float | None:
         if requested is None:
@@ -170,9 +176,11 @@ class BashTool(AgentTool):
         async with PROCESS_SLOTS.slot(signal) as got_slot:
             if not got_slot:
                 raise ToolError("Command aborted", _details(params.command, aborted=True))
-            return await self._run_command(params, signal, on_update)
+            return await self._run_command(params, signal, on_update, tool_call_id)
 
-    async def _run_command(self, params: Any, signal: asyncio.Event, on_update: OnUpdate) -> AgentToolResult:
+    async def _run_command(
+        self, params: Any, signal: asyncio.Event, on_update: OnUpdate, tool_call_id: str = ""
+    ) -> AgentToolResult:
         args: BashParams = params
         timeout = self._timeout(args.timeout)
         if signal.is_set():
@@ -183,10 +191,13 @@ class BashTool(AgentTool):
         buffer = OutputBuffer()
         updates = _Updates(on_update, buffer, args.command)
         read_fd, write_fd = os.pipe()
+        argv = shell_command(args.command)
+        if self.command_wrapper is not None:
+            argv = self.command_wrapper(argv, tool_call_id)
         started = time.monotonic()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *shell_command(args.command),
+                *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,

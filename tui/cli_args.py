@@ -62,6 +62,7 @@ class CliArgs:
     checkpoints: str | None = None
     """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
+    approval: str | None = None
     mcp_config: list[str] = field(default_factory=list)
     no_mcp: bool = False
     list_mcp: bool = False
@@ -117,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--approval", choices=("ask", "auto", "full"),
+                   help="what runs unasked: ask (only reads), auto (sandboxed bash, edits in the workspace; "
+                        "default), full (everything)")
     p.add_argument("--mcp-config", action="append", metavar="FILE",
                    help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
     p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
@@ -155,6 +159,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         export=ns.export or [],
         checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
+        approval=ns.approval,
         mcp_config=ns.mcp_config or [],
         no_mcp=ns.no_mcp,
         list_mcp=ns.list_mcp,

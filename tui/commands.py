@@ -248,6 +248,25 @@ async def cmd_model(app: BatonApp, args: str) -> None:
     await app.switch_model(picked, handoff_summary(app, picked))
 
 
+@command("approval", "/approval [ask|auto|full]", "What runs without asking: ask, auto (sandboxed) or full")
+async def cmd_approval(app: BatonApp, args: str) -> None:
+    modes = ("ask", "auto", "full")
+    mode = args.strip().lower()
+    if not mode:
+        current = app.session.approval_mode
+        items = [PickerItem(picker_label(("● " if m == current else "  ", "$text-accent"), (m, "bold")), m, m)
+                 for m in modes]
+        chosen = await app.push_screen_wait(ListPicker("Approval mode", items, initial=modes.index(current),
+                                                       filterable=False))
+        if chosen is None:
+            return
+        mode = str(chosen)
+    if mode not in modes:
+        app.notice(f"Unknown approval mode {one_line(mode, 40)!r}; use ask, auto or full.", "warning")
+        return
+    app.set_approval_mode(mode)
+
+
 @command("thinking", "/thinking [level]", "Set the thinking level (off, minimal, low, medium, high, xhigh)")
 async def cmd_thinking(app: BatonApp, args: str) -> None:
     from baton.providers.models import THINKING_LEVELS

@@ -21,6 +21,7 @@ from baton.tui.print_mode import (
     RunTracker,
     install_interrupt_handler,
     prompt_keeping_answer,
+    report_denials,
     report_save_error,
     silence_stdout,
 )
@@ -147,6 +148,7 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
     writer = LineWriter(sys.stdout, on_closed=session.abort)
     writer.write(dumps(session_header(session)))
     unsubscribe_tracker = session.subscribe(tracker)
+    unsubscribe_denials = session.subscribe(report_denials)
     ordered = _AgentEndLast(writer)
     unsubscribe = session.subscribe(ordered)
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
@@ -159,6 +161,7 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
         uninstall()
         unsubscribe()
         unsubscribe_tracker()
+        unsubscribe_denials()
         ordered.finish()
         writer.flush()
     code, error = tracker.outcome()

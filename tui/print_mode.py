@@ -146,6 +146,19 @@ class _Progress:
         sys.stderr.flush()
 
 
+def report_denials(event: Any) -> None:
+    """Write one stderr line for each call denied because nobody could approve it."""
+    if getattr(event, "type", None) == "tool_approval":
+        from baton.sessions.permissions import denial_line
+
+        line = denial_line(event)
+        if line is not None:
+            from baton.tools import strip_control_sequences
+
+            sys.stderr.write(strip_control_sequences(line).replace("\n", " ") + "\n")
+            sys.stderr.flush()
+
+
 async def prompt_keeping_answer(session: CodingSession, text: str, images: list[ImageContent]) -> str | None:
     """Run the prompt to its end even when the session file cannot be written (disk full, file
     size limit, read-only folder): the answer is still shown. Returns the one-line storage
@@ -172,6 +185,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     """Run ``text`` to completion and print the final answer; returns the exit code."""
     tracker = RunTracker()
     unsubscribe_tracker = session.subscribe(tracker)
+    unsubscribe_denials = session.subscribe(report_denials)
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
@@ -179,6 +193,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     finally:
         uninstall()
         unsubscribe_tracker()
+        unsubscribe_denials()
         if unsubscribe is not None:
             unsubscribe()
     code, error = tracker.outcome()

@@ -249,6 +249,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         settings=settings,
         preload_tokenizer=not args.print_mode,
         extra_models=extra_models,
+        approval=args.approval,
         trust_project=True if args.trust_project else None,
         mcp=not args.no_mcp,
         mcp_config_files=mcp_config_files(args),

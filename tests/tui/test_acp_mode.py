@@ -448,7 +448,8 @@ def test_acp_client_mcp_servers_and_prompt_templates(home: Path, workdir: Path, 
 
     async def story() -> EditorClient:
         client = EditorClient()
-        cmd = acp_command("--model", "replay-am/replay-model")
+        # MCP tools ask in the default approval mode; this test is about MCP and templates.
+        cmd = acp_command("--model", "replay-am/replay-model", "--approval", "full")
         async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
                 conn, _):
             await conn.initialize(protocol_version=1)

@@ -172,7 +172,7 @@ class BatonAcpAgent:
             append_system_prompt=self.args.append_system_prompt, context_files=not self.args.no_context_files,
             api_key=self.args.api_key, settings=settings, preload_tokenizer=False,
             trust_project=True if self.args.trust_project else None, mcp=not self.args.no_mcp,
-            mcp_config_files=config_files, start_mcp=True,
+            mcp_config_files=config_files, start_mcp=True, approval=getattr(self.args, "approval", None),
         )
         try:
             session = await CodingSession.open(options)

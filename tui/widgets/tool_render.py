@@ -346,3 +346,8 @@ def _bash(
         Content.assemble(body.preview, "\n", status), Content.assemble(body.full, "\n", status), body.hidden,
         tail=body.tail,
     )
+
+
+def render_diff(diff: str) -> Content:
+    """A display diff (``tools.diff``) styled as the edit widget shows it, whole."""
+    return _diff(diff).full
