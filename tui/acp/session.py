@@ -38,10 +38,9 @@ class AcpSession:
         self._unsubscribe = session.subscribe(self._on_event)
         self._attach_file_access()
         self._attach_terminal()
-        if hasattr(type(session), "approver"):  # the permissions feature: ask in the editor
-            from baton.tui.acp.permission import editor_approver
+        from baton.tui.acp.permission import editor_approver
 
-            setattr(session, "approver", editor_approver(client, self.id, self.cwd))  # noqa: B010
+        session.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
 
     # ------------------------------------------------------------------ wiring
 
