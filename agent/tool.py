@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from baton.providers.errors import ToolError as ToolError  # defined with the error tree, imported from here
 from baton.providers.messages import ImageContent, TextContent, Tool
 
 
@@ -28,14 +29,6 @@ class AgentToolResult:
     def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> AgentToolResult:
         """A result holding one text block."""
         return cls([TextContent(text=text)], details, is_error)
-
-
-class ToolError(Exception):
-    """Raised by a tool to fail with a message the model reads verbatim."""
-
-    def __init__(self, message: str, details: Any = None) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 OnUpdate = Callable[[AgentToolResult], None]

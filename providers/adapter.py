@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from baton.providers.errors import ProviderError as ProviderError  # defined with the error tree
 from baton.providers.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -36,24 +37,6 @@ from baton.providers.messages import (
 from baton.providers.models import Model
 from baton.providers.options import StreamOptions
 from baton.providers.streaming_json import StreamingJsonParser
-
-
-class ProviderError(Exception):
-    """A failure the provider reported (HTTP error body, in-band error event, bad stream).
-
-    ``retryable`` marks rate limits, overload, 5xx and dropped connections;
-    ``retry_after`` is the server's requested wait in seconds, when it gave one.
-    """
-
-    def __init__(
-        self, message: str, *, status: int | None = None, retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 @dataclass(slots=True)

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from baton.providers.errors import BatonError
 from baton.providers.messages import ImageContent
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
-from baton.tui.cli_errors import CliError
+from baton.tui.cli_errors import CliError, exit_code, one_line
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ def run(argv: list[str]) -> int:
         if args.print_mode and not text.strip() and not images and not args.resume:
             raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
         return asyncio.run(_run_session(args, text, images))
-    except CliError as err:
-        print(f"baton: {err}", file=sys.stderr)
-        return err.code
+    except BatonError as err:
+        print(one_line(err), file=sys.stderr)
+        return exit_code(err)
     except KeyboardInterrupt:
         return EXIT_RUN_FAILED
 

@@ -376,10 +376,20 @@ async def test_abort_during_backoff_is_prompt() -> None:
     replies = [Reply.json_error(503, {"error": {"message": "busy"}})]
     with ReplayServer(replies) as server:
         stream = run(server, signal=signal, retry_base_delay=30.0, max_retry_delay=60.0)
-        asyncio.get_running_loop().call_later(0.1, signal.set)
-        started = time.monotonic()
+
+        aborted_at: list[float] = []
+
+        async def abort_once_answered() -> None:  # not a fixed delay: a loaded machine may send late
+            while not server.requests:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            aborted_at.append(time.monotonic())
+            signal.set()
+
+        aborter = asyncio.create_task(abort_once_answered())
         _, msg = await collect(stream)
-    assert time.monotonic() - started < 2
+        await aborter
+    assert time.monotonic() - aborted_at[0] < 2
     assert msg.stop_reason == "aborted" and len(server.requests) == 1
 
 
