@@ -15,11 +15,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from baton.providers.models import KnownApi
+from baton.providers.dispatch import known_apis
 
-SUPPORTED_APIS: tuple[str, ...] = tuple(get_args(KnownApi))
+SUPPORTED_APIS: tuple[str, ...] = known_apis()
 COMMAND_TIMEOUT = 10.0
 
 _MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat")
