@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
@@ -108,7 +109,12 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         "model": model.id,
         "max_tokens": options.max_tokens or model.max_tokens,
         "stream": True,
-        "messages": convert_messages(context, cache_control),
+        "messages": convert_messages(
+            context,
+            cache_control,
+            safe_ids=official_endpoint(model),
+            empty_signatures=(model.compat or {}).get("allowEmptySignature") is True,
+        ),
     }
     if context.system_prompt:
         system: dict[str, Any] = {"type": "text", "text": sanitize(context.system_prompt)}
@@ -121,8 +127,8 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         if choice is not None:
             body["tool_choice"] = choice
     thinking_on = _apply_thinking(body, model, options, open_turn_without_thinking(body["messages"]))
-    if options.temperature is not None and not thinking_on:
-        body["temperature"] = options.temperature
+    if options.temperature is not None and not thinking_on and not _OPUS_47_OR_LATER.search(model.id.lower()):
+        body["temperature"] = options.temperature  # Opus 4.7 and later reject it (pi)
     return body
 
 
@@ -262,8 +268,26 @@ def convert_tools(tools: list[Tool], cache_control: dict[str, str] | None) -> li
     return out
 
 
-def convert_messages(context: Context, cache_control: dict[str, str] | None) -> list[dict[str, Any]]:
-    """The ``messages`` array: user/assistant turns, tool results merged per user turn."""
+def official_endpoint(model: Model) -> bool:
+    """True for Anthropic's own API (which enforces its tool-id pattern on every id)."""
+    return not model.base_url or "api.anthropic.com" in model.base_url
+
+
+def convert_messages(
+    context: Context,
+    cache_control: dict[str, str] | None,
+    *,
+    safe_ids: bool = False,
+    empty_signatures: bool = False,
+) -> list[dict[str, Any]]:
+    """The ``messages`` array: user/assistant turns, tool results merged per user turn.
+
+    ``safe_ids``: tool ids outside ``^[a-zA-Z0-9_-]{1,64}$`` are normalised here too, calls and
+    results alike — even in turns labelled as this model's, which the handoff transform replays
+    as they are (pi 9048: Codex ``call_…|fc_…`` ids in such turns got a 400). ``empty_signatures``
+    (compat ``allowEmptySignature``): unsigned thinking is replayed as thinking with an empty
+    signature, for servers that sign nothing."""
+    ids: Callable[[str], str] = normalize_safe64 if safe_ids else _same
     out: list[dict[str, Any]] = []
     messages = context.messages
     i = 0
@@ -274,7 +298,7 @@ def convert_messages(context: Context, cache_control: dict[str, str] | None) -> 
             if user is not None:
                 out.append(user)
         elif isinstance(msg, AssistantMessage):
-            blocks = _assistant_blocks(msg)
+            blocks = _assistant_blocks(msg, ids, empty_signatures)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         elif isinstance(msg, ToolResultMessage):
@@ -282,7 +306,7 @@ def convert_messages(context: Context, cache_control: dict[str, str] | None) -> 
             while i < len(messages) and isinstance(messages[i], ToolResultMessage):
                 result = messages[i]
                 assert isinstance(result, ToolResultMessage)
-                results.append(_tool_result_block(result))
+                results.append(_tool_result_block(result, ids))
                 i += 1
             out.append({"role": "user", "content": results})
             continue
@@ -309,7 +333,13 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
-def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
+def _same(tool_call_id: str) -> str:
+    return tool_call_id
+
+
+def _assistant_blocks(
+    msg: AssistantMessage, ids: Callable[[str], str], empty_signatures: bool
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in msg.content:
         if isinstance(block, TextContent):
@@ -317,6 +347,12 @@ def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
                 blocks.append({"type": "text", "text": sanitize(block.text)})
         elif isinstance(block, ThinkingContent):
             signature = (block.thinking_signature or "").strip()
+            if signature.startswith("{"):
+                # Another API's reasoning item (an OpenAI Responses / Codex JSON signature) is
+                # never an Anthropic signature (pi 9048): the thinking goes as unsigned.
+                signature = ""
+                if block.redacted:
+                    continue
             if block.redacted:
                 if signature:  # the opaque payload goes back as it came
                     blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
@@ -324,17 +360,19 @@ def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
                 blocks.append(
                     {"type": "thinking", "thinking": sanitize(block.thinking), "signature": block.thinking_signature}
                 )
+            elif empty_signatures and block.thinking.strip():
+                blocks.append({"type": "thinking", "thinking": sanitize(block.thinking), "signature": ""})
             elif block.thinking.strip():
                 # Unsigned thinking (an aborted stream, another model) cannot be replayed as
                 # thinking; plain text keeps the content without inviting the model to mimic tags.
                 blocks.append({"type": "text", "text": sanitize(block.thinking)})
         elif isinstance(block, ToolCall):
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments})
+            blocks.append({"type": "tool_use", "id": ids(block.id), "name": block.name, "input": block.arguments})
     return blocks
 
 
-def _tool_result_block(result: ToolResultMessage) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
+def _tool_result_block(result: ToolResultMessage, ids: Callable[[str], str] = _same) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(result.tool_call_id)}
     texts = [c.text for c in result.content if isinstance(c, TextContent)]
     images = [c for c in result.content if isinstance(c, ImageContent)]
     if images:

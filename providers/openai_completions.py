@@ -42,6 +42,7 @@ from baton.providers.wire_common import (
     join_url,
     merge_headers,
     parse_json_event,
+    prompt_cache_key,
     tool_result_images,
     tool_result_text,
 )
@@ -53,7 +54,11 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 some servers send the same text under two names)."""
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
+NO_TOOL_OUTPUT = "(no tool output)"
+"""The content of a tool result with neither text nor images (pi's)."""
 ASSISTANT_BRIDGE_TEXT = "I have processed the tool results."
+ASSISTANT_TEXT_SEPARATOR = "\n\n"
+"""Between the text blocks of an assistant message sent as one string."""
 
 ThinkingFormat = Literal["openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -79,6 +84,10 @@ class Compat:
     thinking_format: ThinkingFormat = "openai"
     supports_strict_mode: bool = True
     reasoning_effort_map: dict[str, str] = field(default_factory=dict)
+    assistant_content_as_string: bool = False
+    """``False`` (OpenAI itself): one text part per assistant text block. ``True`` (every other
+    server unless its compat says otherwise): one string, the blocks joined by a blank line —
+    vLLM and others refuse a list there, and some models mirror a list's structure."""
 
 
 _COMPAT_KEYS = {
@@ -94,6 +103,7 @@ _COMPAT_KEYS = {
     "thinkingFormat": "thinking_format",
     "supportsStrictMode": "supports_strict_mode",
     "reasoningEffortMap": "reasoning_effort_map",
+    "assistantContentAsString": "assistant_content_as_string",
 }
 
 
@@ -130,6 +140,7 @@ def detect_compat(model: Model) -> Compat:
         requires_reasoning_content_on_assistant_messages=is_deepseek and model.reasoning,
         thinking_format=thinking_format,
         supports_strict_mode=True,
+        assistant_content_as_string=not (provider == "openai" or "api.openai.com" in url),
     )
 
 
@@ -215,7 +226,7 @@ def build_body(model: Model, context: Context, options: StreamOptions, compat: C
         body["tool_choice"] = _tool_choice(options.tool_choice)
     _apply_thinking(body, model, options, compat)
     if options.session_id and options.cache_retention != "none" and compat.supports_store:
-        body["prompt_cache_key"] = options.session_id
+        body["prompt_cache_key"] = prompt_cache_key(options.session_id)
     return body
 
 
@@ -337,8 +348,13 @@ def _assistant_message(msg: AssistantMessage, compat: Compat, reasoning_on: bool
     out: dict[str, Any] = {"role": "assistant"}
     if thinking and compat.requires_thinking_as_text:
         texts.insert(0, "\n\n".join(b.thinking for b in thinking))
-    # A plain string: every compatible server accepts it (vLLM and others refuse a list here).
-    out["content"] = "".join(texts) if texts else ("" if compat.requires_assistant_after_tool_result else None)
+    # Blocks stay apart: glued together, "...first." + "Let me look" reads "...first.Let me look".
+    if not texts:
+        out["content"] = "" if compat.requires_assistant_after_tool_result else None
+    elif compat.assistant_content_as_string:
+        out["content"] = ASSISTANT_TEXT_SEPARATOR.join(texts)
+    else:
+        out["content"] = [{"type": "text", "text": text} for text in texts]
     if thinking and not compat.requires_thinking_as_text:
         field_name = thinking[0].thinking_signature
         if field_name in REASONING_FIELDS:
@@ -367,7 +383,7 @@ def _tool_result(result: ToolResultMessage, compat: Compat) -> dict[str, Any]:
     text = tool_result_text(result)
     out: dict[str, Any] = {
         "role": "tool",
-        "content": text if text else IMAGE_ONLY_TOOL_RESULT,
+        "content": text if text else IMAGE_ONLY_TOOL_RESULT if tool_result_images(result) else NO_TOOL_OUTPUT,
         "tool_call_id": result.tool_call_id,
     }
     if compat.requires_tool_result_name and result.tool_name:

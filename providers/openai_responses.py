@@ -38,6 +38,7 @@ from baton.providers.wire_common import (
     image_data_url,
     join_url,
     merge_headers,
+    prompt_cache_key,
     tool_result_images,
     tool_result_text,
 )
@@ -50,6 +51,8 @@ MIN_OUTPUT_TOKENS = 16
 MAX_ITEM_ID = 64
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 IMAGE_ONLY_RESULT_TEXT = "(see attached image)"
+NO_TOOL_OUTPUT = "(no tool output)"
+"""The output of a tool result with neither text nor images (pi's)."""
 
 _RETRYABLE_CODES = frozenset(
     {"rate_limit_exceeded", "server_error", "server_is_overloaded", "overloaded", "internal_error",
@@ -92,7 +95,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         "store": False,
     }
     if options.cache_retention != "none" and options.session_id:
-        body["prompt_cache_key"] = _prompt_cache_key(options.session_id)
+        body["prompt_cache_key"] = prompt_cache_key(options.session_id)
     if options.cache_retention == "long" and compat.get(
         "supportsLongCacheRetention", "api.openai.com" in model.base_url
     ):
@@ -111,13 +114,6 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
             body["reasoning"] = reasoning
         body["include"] = ["reasoning.encrypted_content"]
     return body
-
-
-def _prompt_cache_key(session_id: str) -> str:
-    # OpenAI caps prompt_cache_key at 64 characters; a long id keeps a stable, distinct hash.
-    if len(session_id) <= MAX_ITEM_ID:
-        return session_id
-    return "pck_" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _reasoning(model: Model, level: ThinkingLevel | None) -> dict[str, Any] | None:
@@ -190,23 +186,90 @@ def convert_tool(tool: Tool) -> dict[str, Any]:
 
 
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The ``input`` items: system prompt, then the transcript in Responses shape."""
+    """The ``input`` items: system prompt, then the transcript in Responses shape.
+
+    Every item id and every ``call_id`` in the result is unique (the API rejects a request
+    with "Duplicate item found with id ..."): ids made up for text without a stored id are
+    minted per output item (never per source message), a stored id is used once, and made-up
+    ids are settled last, so none can meet a stored one (:meth:`_Ids.settle`)."""
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         compat = model.compat or {}
         developer = model.reasoning and compat.get("supportsDeveloperRole", True)
         items.append({"role": "developer" if developer else "system", "content": clean_text(context.system_prompt)})
     images = model.supports_images
+    ids = _Ids()
     for index, message in enumerate(context.messages):
         if isinstance(message, UserMessage):
             user = _user_item(message, images)
             if user is not None:
                 items.append(user)
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(model, message, index))
+            items.extend(_assistant_items(model, message, index, ids))
         elif isinstance(message, ToolResultMessage):
-            items.extend(_tool_result_items(message, images))
+            items.extend(_tool_result_items(message, images, ids))
+    ids.settle()
     return items
+
+
+class _Ids:
+    """Id bookkeeping for one :func:`convert_input` call."""
+
+    __slots__ = ("call_ids", "minted", "sent_calls", "taken")
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+        """Item ids in the input so far (stored ones as they come, made-up ones when settled)."""
+        self.minted: list[dict[str, Any]] = []
+        """Message items whose id is made up here: named by :meth:`settle` once every stored id
+        is known."""
+        self.call_ids: dict[str, str] = {}
+        """Stored tool-call id -> the ``call_id`` sent for its latest call (results follow it)."""
+        self.sent_calls: set[str] = set()
+        """Every ``call_id`` sent so far."""
+
+    def claim(self, item_id: str) -> bool:
+        """Take a stored item id; False when the input already holds it."""
+        if item_id in self.taken:
+            return False
+        self.taken.add(item_id)
+        return True
+
+    def settle(self) -> None:
+        """Give every made-up message id a suffix if a stored id (or an earlier made-up one)
+        already has it."""
+        taken = self.taken
+        for item in self.minted:
+            base = candidate = item["id"]
+            n = 1
+            while candidate in taken:
+                n += 1
+                candidate = f"{base}_{n}"
+            taken.add(candidate)
+            item["id"] = candidate
+
+    def call_id(self, tool_call_id: str) -> str:
+        """A ``call_id`` for a new function call: the stored one's call part, unless an earlier
+        call of this input already used it (two calls sharing a ``call_id`` with different item
+        ids, or a server that reuses ids across turns)."""
+        call_id = tool_call_id.partition("|")[0]
+        if call_id in self.sent_calls:
+            base = call_id[: MAX_ITEM_ID - 11] or "call"
+            n = 0
+            while call_id in self.sent_calls:
+                n += 1
+                call_id = f"{base}_{_short_hash(f'{tool_call_id}#{n}')}"
+        self.sent_calls.add(call_id)
+        self.call_ids[tool_call_id] = call_id
+        return call_id
+
+    def result_call_id(self, tool_call_id: str) -> str:
+        """The ``call_id`` of the call a tool result answers."""
+        return self.call_ids.get(tool_call_id) or tool_call_id.partition("|")[0]
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
 def _image_part(block: ImageContent) -> dict[str, Any]:
@@ -225,30 +288,30 @@ def _user_item(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant_items(model: Model, message: AssistantMessage, index: int) -> list[dict[str, Any]]:
+def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _Ids) -> list[dict[str, Any]]:
     same_model = model.same_model(message.provider, message.api, message.model)
     skipped_thinking = False
     items: list[dict[str, Any]] = []
-    for block in message.content:
+    for position, block in enumerate(message.content):
         if isinstance(block, ThinkingContent):
             item = _reasoning_item(block) if same_model and model.reasoning else None
-            if item is None:
+            if item is None or not ids.claim(item["id"]):  # a reasoning item goes in once
                 skipped_thinking = True
             else:
                 items.append(item)
         elif isinstance(block, TextContent):
-            items.append(_output_message(block, index))
+            items.append(_output_message(block, index, position, ids))
         elif isinstance(block, ToolCall):
-            call_id, _, item_id = block.id.partition("|")
+            item_id = block.id.partition("|")[2]
             call: dict[str, Any] = {
                 "type": "function_call",
-                "call_id": call_id,
+                "call_id": ids.call_id(block.id),
                 "name": block.name,
                 "arguments": clean_text(json.dumps(block.arguments, ensure_ascii=False)),
             }
             # An fc_ id is paired server-side with the reasoning item that produced it: send it
             # only when that pairing is intact (same model, its reasoning replayed).
-            if item_id and same_model and not skipped_thinking:
+            if item_id and same_model and not skipped_thinking and ids.claim(item_id):
                 call["id"] = item_id
             items.append(call)
     return items
@@ -292,12 +355,15 @@ def text_signature(item_id: str, phase: str | None) -> str:
     return json.dumps(payload, separators=(",", ":"))
 
 
-def _output_message(block: TextContent, index: int) -> dict[str, Any]:
+def _output_message(block: TextContent, index: int, position: int, ids: _Ids) -> dict[str, Any]:
+    """An output message item: block ``position`` of message ``index``. Its stored id is used
+    when it has one not yet in the input; otherwise an id is made up for this output item."""
     message_id, phase = parse_text_signature(block.text_signature)
-    if not message_id:
-        message_id = f"msg_{index}"
-    elif len(message_id) > MAX_ITEM_ID:
+    if message_id and len(message_id) > MAX_ITEM_ID:
         message_id = "msg_" + hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    minted = not message_id or not ids.claim(message_id)
+    if minted:
+        message_id = f"msg_{index}_{position}"
     item: dict[str, Any] = {
         "type": "message",
         "role": "assistant",
@@ -307,14 +373,16 @@ def _output_message(block: TextContent, index: int) -> dict[str, Any]:
     }
     if phase:
         item["phase"] = phase
+    if minted:
+        ids.minted.append(item)
     return item
 
 
-def _tool_result_items(message: ToolResultMessage, images: bool) -> list[dict[str, Any]]:
+def _tool_result_items(message: ToolResultMessage, images: bool, ids: _Ids) -> list[dict[str, Any]]:
     text = tool_result_text(message)
     pictures = tool_result_images(message)
-    call_id = message.tool_call_id.partition("|")[0]
-    output = text if text or not pictures else IMAGE_ONLY_RESULT_TEXT
+    call_id = ids.result_call_id(message.tool_call_id)
+    output = text or (IMAGE_ONLY_RESULT_TEXT if pictures else NO_TOOL_OUTPUT)
     items: list[dict[str, Any]] = [{"type": "function_call_output", "call_id": call_id, "output": clean_text(output)}]
     if pictures and images:
         parts: list[dict[str, Any]] = [{"type": "input_text", "text": TOOL_RESULT_IMAGES_TEXT}]

@@ -6,6 +6,7 @@ append helpers that more than one of them needs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -120,3 +121,15 @@ def sanitize_surrogates(text: str) -> str:
     A Python string can hold them (e.g. from JSON ``"\\ud800"``), but they cannot be encoded as
     UTF-8, so one stray surrogate in a transcript would make every later request body invalid."""
     return _LONE_SURROGATES.sub("\ufffd", text) if _LONE_SURROGATES.search(text) else text
+
+
+MAX_PROMPT_CACHE_KEY = 64
+"""OpenAI's limit on ``prompt_cache_key`` (Responses and Chat Completions)."""
+
+
+def prompt_cache_key(session_id: str) -> str:
+    """``session_id`` as an OpenAI ``prompt_cache_key``: as is up to 64 characters, else a
+    stable, distinct hash of it (OpenAI rejects longer keys)."""
+    if len(session_id) <= MAX_PROMPT_CACHE_KEY:
+        return session_id
+    return "pck_" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]

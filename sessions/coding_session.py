@@ -32,6 +32,7 @@ from baton.providers.messages import (
 )
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
+from baton.sessions import context_fit
 from baton.sessions.compaction import CompactionAborted, CompactionResult
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
@@ -113,6 +114,7 @@ class CodingSession:
         self._persist_error: Exception | None = None
         self._requested_thinking: ThinkingLevel = agent.thinking
         self._key_provider = agent.model.provider
+        self._previous_model: Model | None = None
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
@@ -184,6 +186,7 @@ class CodingSession:
         agent.stream_options["on_retry"] = session._on_provider_retry
         session._requested_thinking = requested
         agent.get_api_key = session._api_key
+        agent.transform_context = session._refuse_known_overflow
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -430,11 +433,12 @@ class CodingSession:
             preparation = compaction_mod.prepare_compaction(
                 self.store.branch_path(), self.settings.compaction, model.context_window
             )
+            summarizer = self._summarizer_for(preparation)
             result = await compaction_mod.compact(
                 preparation,
-                model,
+                summarizer,
                 self.settings.compaction,
-                api_key=await self._api_key_async(model.provider),
+                api_key=await self._api_key_async(summarizer.provider),
                 focus=focus,
                 signal=self._signal,
             )
@@ -473,6 +477,7 @@ class CodingSession:
         if model.same_model(previous.provider, previous.api, previous.id) and model == previous:
             return
         self.agent.model = model
+        self._previous_model = previous
         self.store.append_model_change(model.provider, model.id)
         await self._emit(ModelChangeEvent(model, previous))
         level = clamp_thinking_level(model, self._requested_thinking)
@@ -511,8 +516,72 @@ class CodingSession:
         return self.set_thinking_level(levels[(index + 1) % len(levels)])
 
     def handoff_preview(self, model: Model) -> HandoffPreview:
-        """What the next request to ``model`` will lose or change compared with the history."""
-        return handoff_preview(self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff)
+        """What the next request to ``model`` will lose or change compared with the history
+        (and whether the conversation must be compacted first to fit its window)."""
+        tokens = self.context_usage().tokens
+        summarizer = context_fit.choose_summarizer(tokens, model, self._summarizer_candidates(), self._can_call)
+        return handoff_preview(
+            self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff,
+            context_tokens=tokens, summarizer=summarizer,
+        )
+
+    # ------------------------------------------------------------------ fitting the window
+
+    def _summarizer_candidates(self) -> list[Model]:
+        """Models that held this conversation: the previous model first, then those that
+        answered on the branch (newest first)."""
+        out = [self._previous_model] if self._previous_model is not None else []
+        for provider, model_id in context_fit.models_on_branch(self.agent.messages):
+            found = find_model(f"{provider}/{model_id}", [*self.options.extra_models, *out])
+            if found is not None and found not in out:
+                out.append(found)
+        return out
+
+    def _can_call(self, model: Model) -> bool:
+        """True when a request to ``model`` can be made now (a key, a local server, or an
+        in-process provider that needs none)."""
+        if model.is_local or self._api_key(model.provider):
+            return True
+        from baton.providers.dispatch import resolve
+
+        handler = resolve(model.api)
+        return handler is not None and not hasattr(handler, "build_request")
+
+    def _summarizer_for(self, preparation: compaction_mod.CompactionPreparation) -> Model:
+        """The model to compact with: the current one when it can read the whole context,
+        else one that held it (the previous model first). Raises :class:`CompactionError`
+        when the part to summarise fits no callable model (the request would overflow)."""
+        tokens = self.context_usage().tokens
+        chosen = context_fit.choose_summarizer(tokens, self.model, self._summarizer_candidates(), self._can_call)
+        if chosen is not None:
+            return chosen
+        to_read = context_fit.summary_input_tokens(
+            [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+        )
+        if not context_fit.overflows(to_read, self.model):
+            return self.model
+        previous = self._previous_model.ref if self._previous_model is not None else "the previous model"
+        raise CompactionError(
+            f"Cannot compact: the conversation (~{context_fit.format_k(tokens)} tokens) does not fit "
+            f"{self.model.ref}'s {context_fit.format_k(self.model.context_window)} window and no model that "
+            f"can read it is available (set the key for {previous}, or switch back to it)"
+        )
+
+    async def _refuse_known_overflow(self, history: list[AgentMessage], signal: asyncio.Event) -> list[AgentMessage]:
+        """The agent's ``transform_context``: a request whose context is known not to fit the
+        model is not sent; its error is an overflow, so the session compacts and continues."""
+        model = self.model
+        if model.context_window <= 0:
+            return history
+        estimate = compaction_mod.estimate_context_tokens(history)
+        tokens = estimate.tokens
+        if estimate.last_usage_index < 0:
+            tokens += count_text_tokens(self.agent.system_prompt)
+        if context_fit.overflows(tokens, model):
+            raise context_fit.ContextTooLargeError(
+                context_fit.CONTEXT_TOO_LARGE.format(tokens=tokens, model=model.ref, window=model.context_window)
+            )
+        return history
 
     def _api_key(self, provider: str) -> str | None:
         if self.options.api_key and provider == self._key_provider:

@@ -15,6 +15,7 @@ from baton.agent.messages import AgentMessage, convert_to_llm
 from baton.providers.dispatch import id_normalizer_for
 from baton.providers.models import Model
 from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
+from baton.sessions.context_fit import compaction_note
 
 
 @dataclass
@@ -23,6 +24,25 @@ class HandoffPreview(TransformReport):
     :class:`providers.transform.TransformReport`), for the target ``provider/id``."""
 
     target: str = ""
+    context_tokens: int = 0
+    """Tokens the conversation holds now (0: not measured)."""
+    context_window: int = 0
+    """The target's context window."""
+    compaction: str | None = None
+    """Set when the conversation does not fit the target's window, e.g. ``context 180k > 128k
+    window: will be compacted first``."""
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing is lost or changed and the conversation fits."""
+        return self.compaction is None and super().is_empty
+
+    def summary(self) -> str:
+        """The transform's summary, the compaction note first when there is one."""
+        losses = super().summary()
+        if self.compaction is None:
+            return losses
+        return self.compaction if losses == "nothing lost" else f"{self.compaction}; {losses}"
 
     def counts(self) -> dict[str, int]:
         """Every count by name."""
@@ -30,14 +50,33 @@ class HandoffPreview(TransformReport):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for JSON mode)."""
-        return {"target": self.target, **self.counts(), "summary": self.summary()}
+        return {
+            "target": self.target,
+            **self.counts(),
+            "contextTokens": self.context_tokens,
+            "contextWindow": self.context_window,
+            "compaction": self.compaction,
+            "summary": self.summary(),
+        }
 
 
 def handoff_preview(
-    messages: Sequence[AgentMessage], model: Model, *, thinking_handoff: ThinkingHandoff = "text"
+    messages: Sequence[AgentMessage],
+    model: Model,
+    *,
+    thinking_handoff: ThinkingHandoff = "text",
+    context_tokens: int = 0,
+    summarizer: Model | None = None,
 ) -> HandoffPreview:
-    """What a request to ``model`` with this history would lose or change."""
-    preview = HandoffPreview(target=model.ref)
+    """What a request to ``model`` with this history would lose or change. ``context_tokens``
+    (the conversation's size now) adds a note when it exceeds the target's window;
+    ``summarizer`` is the model that would compact it."""
+    preview = HandoffPreview(
+        target=model.ref,
+        context_tokens=context_tokens,
+        context_window=model.context_window,
+        compaction=compaction_note(context_tokens, model, summarizer),
+    )
     transform_messages(
         convert_to_llm(list(messages)),
         model,
