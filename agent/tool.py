@@ -48,6 +48,10 @@ class AgentTool(ABC):
     label: ClassVar[str]
     description: ClassVar[str]
     parameters: ClassVar[type[BaseModel]]
+    prompt_summary: ClassVar[str] = ""
+    """One line for the system prompt's tool list (empty: the description's first line)."""
+    details_type: ClassVar[type | None] = None
+    """The typed view the UI reads this tool's ``details`` through (``tools/details.py``), if any."""
 
     def schema(self) -> Tool:
         """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""

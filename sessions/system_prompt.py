@@ -13,18 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 from baton.sessions.context_files import ContextFile
+from baton.tools import DEFAULT_TOOL_NAMES, TOOL_SUMMARIES
 
-DEFAULT_TOOLS = ("read", "bash", "edit", "write")
-
-TOOL_SUMMARIES: dict[str, str] = {
-    "read": "Read file contents",
-    "bash": "Execute bash commands (ls, grep, find, etc.)",
-    "edit": "Make surgical edits to files (find exact text and replace)",
-    "write": "Create or overwrite files",
-    "grep": "Search file contents for patterns (respects .gitignore)",
-    "find": "Find files by glob pattern (respects .gitignore)",
-    "ls": "List directory contents",
-}
+DEFAULT_TOOLS = DEFAULT_TOOL_NAMES
 
 
 def _guidelines(tools: Sequence[str]) -> list[str]:

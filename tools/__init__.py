@@ -2,12 +2,13 @@
 
 Every tool is an :class:`agent.tool.AgentTool` bound to a working directory: paths are relative to
 it, ``~`` expands, a leading ``@`` is dropped. ``content`` is what the model reads, ``details``
-what the UI renders (each tool module documents its details).
+what the UI renders (each tool module documents its details; ``tools/details.py`` has the typed
+views). Each tool class declares its own metadata (name, system-prompt summary, details view);
+:data:`TOOL_CLASSES` is the one registry every name list derives from. Adding a tool:
+docs/architecture.md, "Adding a tool".
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from baton.agent.tool import AgentTool
 from baton.tools.bash import BashTool
@@ -19,20 +20,25 @@ from baton.tools.read import ReadTool
 from baton.tools.sanitize import strip_control_sequences
 from baton.tools.write import WriteTool
 
-TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
+TOOL_CLASSES: dict[str, type[AgentTool]] = {
+    tool.name: tool for tool in (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
+}
+"""Every built-in tool by name, in the order the system prompt lists them."""
+TOOL_NAMES: tuple[str, ...] = tuple(TOOL_CLASSES)
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
 READ_ONLY_TOOL_NAMES: tuple[str, ...] = ("read", "grep", "find", "ls")
+TOOL_SUMMARIES: dict[str, str] = {name: tool.prompt_summary for name, tool in TOOL_CLASSES.items()}
+"""The system prompt's one-line summary of each built-in tool."""
 
 
-_FACTORIES: dict[str, Callable[[str, bool], AgentTool]] = {
-    "read": lambda cwd, images: ReadTool(cwd, images=images),
-    "bash": lambda cwd, _: BashTool(cwd),
-    "edit": lambda cwd, _: EditTool(cwd),
-    "write": lambda cwd, _: WriteTool(cwd),
-    "grep": lambda cwd, _: GrepTool(cwd),
-    "find": lambda cwd, _: FindTool(cwd),
-    "ls": lambda cwd, _: LsTool(cwd),
-}
+def _make(name: str, cwd: str, images: bool) -> AgentTool:
+    return ReadTool(cwd, images=images) if name == "read" else TOOL_CLASSES[name](cwd)  # type: ignore[call-arg]
+
+
+def details_type_for(name: str) -> type | None:
+    """The typed view of the built-in tool ``name``'s details (``None``: none, or not a built-in)."""
+    tool = TOOL_CLASSES.get(name)
+    return tool.details_type if tool is not None else None
 
 
 def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[AgentTool]:
@@ -46,7 +52,7 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
             f"Unknown tool{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}. "
             f"Valid tools: {', '.join(TOOL_NAMES)}"
         )
-    return [_FACTORIES[name](cwd, images) for name in dict.fromkeys(cleaned)]
+    return [_make(name, cwd, images) for name in dict.fromkeys(cleaned)]
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
@@ -67,7 +73,9 @@ def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 __all__ = [
     "DEFAULT_TOOL_NAMES",
     "READ_ONLY_TOOL_NAMES",
+    "TOOL_CLASSES",
     "TOOL_NAMES",
+    "TOOL_SUMMARIES",
     "BashTool",
     "EditTool",
     "FindTool",
@@ -77,6 +85,7 @@ __all__ = [
     "WriteTool",
     "all_tools",
     "default_tools",
+    "details_type_for",
     "read_only_tools",
     "strip_control_sequences",
     "tools_by_name",
