@@ -5,7 +5,8 @@
 * read of a 100 MB file's first page: wall time of ``ReadTool.execute`` (best and median of
   runs, file in the page cache), target <= 50 ms;
 * for reference: a read deep inside the same file (offset 900,000), an edit of one line in a 10 MB
-  file, and strip_control_sequences throughput.
+  file, strip_control_sequences throughput, and the Python grep fallback (no ripgrep) over 500
+  files, which searches in a child process so that an abort can kill it (issue 11).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from baton.providers.messages import TextContent  # noqa: E402
 from baton.tools.edit import EditTool  # noqa: E402
+from baton.tools.grep import GrepTool  # noqa: E402
 from baton.tools.read import ReadTool  # noqa: E402
 from baton.tools.sanitize import strip_control_sequences  # noqa: E402
 
@@ -123,6 +125,18 @@ def bench_edit(directory: str, runs: int = 5) -> dict[str, float]:
     return {"file_mb": os.path.getsize(path) / 2**20, "edit_ms_median": statistics.median(times)}
 
 
+def bench_grep_fallback(directory: str, runs: int = 7) -> dict[str, float]:
+    """Wall time of the Python grep fallback (child process included) over 500 small files."""
+    root = Path(directory) / "tree"
+    for i in range(500):
+        folder = root / f"d{i % 20}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i}.py").write_text("".join(f"value_{j} = {j}  # filler line\n" for j in range(40)))
+    tool = GrepTool(str(root), use_ripgrep=False)
+    times = _timed(lambda: tool.execute("g", {"pattern": "value_3[0-9] ="}), runs)
+    return {"ms_best": min(times), "ms_median": statistics.median(times)}
+
+
 def bench_sanitize() -> dict[str, float]:
     """Throughput of strip_control_sequences on coloured, plain and progress-bar output."""
     samples = {
@@ -151,6 +165,9 @@ def main() -> None:
         print(f"read page at offset 900000 of the same file: median {read['deep_page_ms_median']:.1f} ms")
         edit = bench_edit(directory)
         print(f"edit one line in a {edit['file_mb']:.1f} MB file: median {edit['edit_ms_median']:.1f} ms")
+        grep = bench_grep_fallback(directory)
+        print(f"grep fallback (python, child process) over 500 files: best {grep['ms_best']:.0f} ms, "
+              f"median {grep['ms_median']:.0f} ms")
     rates = ", ".join(f"{name} {rate:.0f} MB/s" for name, rate in bench_sanitize().items())
     print(f"strip_control_sequences: {rates}")
 

@@ -37,6 +37,7 @@ from baton.providers.messages import (
 from baton.providers.models import Model
 from baton.providers.options import StreamOptions
 from baton.providers.streaming_json import StreamingJsonParser
+from baton.providers.surrogates import SurrogateCarry
 from baton.providers.tool_ids import IdNormalizer
 
 
@@ -106,6 +107,7 @@ class _OpenToolCall:
     block: ToolCall
     raw: list[str] = field(default_factory=list)
     parser: StreamingJsonParser = field(default_factory=StreamingJsonParser)
+    carry: SurrogateCarry = field(default_factory=SurrogateCarry)
 
 
 class MessageBuilder:
@@ -114,6 +116,9 @@ class MessageBuilder:
     Adapters address blocks by the index the builder returns; at most one text or thinking block
     is open at a time (opening another closes it), while several tool calls may stream
     interleaved (OpenAI Chat sends parallel calls by index).
+
+    Deltas pass through :class:`SurrogateCarry`: an emoji whose UTF-16 halves arrive in two
+    deltas (``"\\ud83d"`` then ``"\\ude00"``) is joined, and no lone surrogate reaches a block.
     """
 
     def __init__(self, output: AssistantMessage, emit: Callable[[AssistantMessageEvent], None]) -> None:
@@ -122,6 +127,8 @@ class MessageBuilder:
         self._open_text: int | None = None
         self._open_thinking: int | None = None
         self._open_tools: dict[int, _OpenToolCall] = {}
+        self._text_carry = SurrogateCarry()
+        self._thinking_carry = SurrogateCarry()
         self.content_started = False
         """True once anything was emitted past ``start`` (no silent retry after that)."""
 
@@ -145,6 +152,9 @@ class MessageBuilder:
             self.start_text()
         index = self._open_text
         assert index is not None
+        delta = self._text_carry.feed(delta)
+        if not delta:
+            return
         block = self.output.content[index]
         assert isinstance(block, TextContent)
         block.text += delta
@@ -166,6 +176,7 @@ class MessageBuilder:
         self._open_text = None
         block = self.output.content[index]
         assert isinstance(block, TextContent)
+        block.text += self._text_carry.flush()
         self.emit(TextEndEvent(index, block.text, self.output))
 
     # --- thinking -------------------------------------------------------------------------
@@ -190,6 +201,9 @@ class MessageBuilder:
             self.start_thinking()
         index = self._open_thinking
         assert index is not None
+        delta = self._thinking_carry.feed(delta)
+        if not delta:
+            return
         block = self.output.content[index]
         assert isinstance(block, ThinkingContent)
         block.thinking += delta
@@ -216,6 +230,7 @@ class MessageBuilder:
         self._open_thinking = None
         block = self.output.content[index]
         assert isinstance(block, ThinkingContent)
+        block.thinking += self._thinking_carry.flush()
         self.emit(ThinkingEndEvent(index, block.thinking, self.output))
 
     def close_text_and_thinking(self) -> None:
@@ -244,6 +259,9 @@ class MessageBuilder:
         state = self._open_tools.get(index)
         if state is None or not fragment:
             return
+        fragment = state.carry.feed(fragment)
+        if not fragment:
+            return
         state.raw.append(fragment)
         state.block.arguments = state.parser.feed(fragment)
         self.emit(ToolCallDeltaEvent(index, fragment, self.output))
@@ -259,6 +277,9 @@ class MessageBuilder:
         state = self._open_tools.pop(index, None)
         if state is None:
             return
+        tail = state.carry.flush()
+        if tail:
+            state.raw.append(tail)
         if arguments is not None:
             state.block.arguments = arguments
         elif state.raw:

@@ -8,8 +8,9 @@ Hierarchy (the defining module in brackets when it is not this one)::
     │   ├── ModelNotFoundError        [providers.catalog] no model matches a reference (also LookupError)
     │   └── NoModelError              [sessions.errors] no model resolved for a new session
     ├── ProviderError                 the provider failed: HTTP status, in-band error, broken stream
-    ├── SessionStorageError           a session file cannot be read, found or locked
+    ├── SessionStorageError           a session file cannot be read, written, found or locked
     │   ├── SessionFileError          [sessions.errors]
+    │   ├── SessionSaveError          [sessions.errors]
     │   ├── SessionLockedError        [sessions.errors]
     │   └── SessionNotFoundError      [sessions.errors]
     ├── ToolError                     a tool failed; the model reads the message verbatim

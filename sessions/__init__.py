@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "SessionError": "baton.sessions.errors",
     "SessionLockedError": "baton.sessions.errors",
     "SessionFileError": "baton.sessions.errors",
+    "SessionSaveError": "baton.sessions.errors",
     "SessionNotFoundError": "baton.sessions.errors",
     "SessionBusyError": "baton.sessions.errors",
     "NoModelError": "baton.sessions.errors",
@@ -73,6 +74,7 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionOptions",
+    "SessionSaveError",
     "SessionStats",
     "SessionStore",
     "Settings",
@@ -113,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SessionFileError,
         SessionLockedError,
         SessionNotFoundError,
+        SessionSaveError,
     )
     from baton.sessions.events import (
         AnySessionEvent,

@@ -36,7 +36,7 @@ from baton.sessions import context_fit
 from baton.sessions.compaction import CompactionAborted, CompactionResult
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from baton.sessions.errors import CompactionError, SessionBusyError, SessionError
+from baton.sessions.errors import CompactionError, SessionBusyError, SessionError, SessionSaveError
 from baton.sessions.events import (
     AnySessionEvent,
     AutoCompactionEndEvent,
@@ -112,6 +112,9 @@ class CodingSession:
         self._bash_signal: asyncio.Event | None = None
         self._pending_bash: list[BashExecutionMessage] = []
         self._persist_error: Exception | None = None
+        self.abort_on_save_error = True
+        """Abort the run when an entry cannot be saved (interactive). Print and JSON modes turn
+        it off: the run finishes, its answer is shown, and the save error is reported after."""
         self._requested_thinking: ThinkingLevel = agent.thinking
         self._key_provider = agent.model.provider
         self._previous_model: Model | None = None
@@ -150,6 +153,7 @@ class CodingSession:
         thinking = clamp_thinking_level(model, requested)
         tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
         tools = _make_tools(tool_names, cwd)
+        _limit_tool_processes(settings.tools.max_processes)
         files = load_context_files(cwd) if options.context_files else []
         custom = read_text_or_file(options.system_prompt) or load_system_md(cwd)
         appends = [a for a in (load_append_system_md(cwd), read_text_or_file(options.append_system_prompt)) if a]
@@ -272,17 +276,19 @@ class CodingSession:
                 self.store.append_custom_message(message.custom_type, message.content, message.display, message.details)
             else:
                 self.store.append_message(message)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: what JSON cannot encode
             if self._persist_error is None:
                 self._persist_error = exc
-                logger.error("could not write session file: %s", exc)
-            self.agent.abort()
+                if self.abort_on_save_error:  # else the caller reports it once, after the run
+                    logger.error("could not write session file: %s", exc)
+            if self.abort_on_save_error:
+                self.agent.abort()
 
     def _check_persisted(self) -> None:
         error = self._persist_error
         if error is not None:
             self._persist_error = None
-            raise SessionError(f"Could not save the session to {self.store.path}: {error}") from error
+            raise SessionSaveError(f"Could not save the session to {self.store.path}: {error}") from error
 
     # ------------------------------------------------------------------ prompting
 
@@ -813,6 +819,12 @@ class CodingSession:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _limit_tool_processes(limit: int) -> None:
+    from baton.tools.process_slots import PROCESS_SLOTS
+
+    PROCESS_SLOTS.set_limit(limit)
 
 
 def _make_tools(names: list[str], cwd: Path) -> list[Any]:

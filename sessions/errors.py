@@ -4,6 +4,7 @@ Hierarchy::
 
     SessionError                  anything the sessions layer refuses to do
     ├── SessionFileError          a file that is not a (readable) session file
+    ├── SessionSaveError          writing the session file failed (disk full, size limit...)
     ├── SessionLockedError        another process holds the session file's lock
     ├── SessionNotFoundError      no session matches a path or id prefix (or several do)
     ├── NoModelError              no model could be resolved for a new session
@@ -23,6 +24,10 @@ class SessionError(BatonError):
 
 class SessionFileError(SessionError, SessionStorageError):
     """The file is not a session file (or cannot be read as one)."""
+
+
+class SessionSaveError(SessionError, SessionStorageError):
+    """An entry could not be written to the session file (the run's messages are in memory)."""
 
 
 class SessionLockedError(SessionError, SessionStorageError):

@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 
 from baton.providers.paths import sessions_dir
 from baton.sessions.entries import iso_to_ms
 from baton.sessions.errors import SessionNotFoundError
 
-_SEPARATORS = re.compile(r"[/\\:]")
+_SEPARATORS = re.compile(r"[/\\:\x00-\x1f\x7f]")
+MAX_NAME_BYTES = 255
+"""The longest file name common file systems (ext4, xfs, btrfs, APFS) accept."""
 
 
 def cwd_slug(cwd: Path | str) -> str:
     """pi's folder name for a working directory: ``--`` + the path without its leading
-    separator, with ``/``, ``\\`` and ``:`` replaced by ``-``, + ``--``."""
+    separator, with ``/``, ``\\`` and ``:`` replaced by ``-``, + ``--``.
+
+    Control characters (a newline in a directory name) become ``-`` too, and a name longer than
+    the file system allows (a deep working directory) keeps its start and replaces the tail with
+    a hash of the whole path, so it stays unique and under :data:`MAX_NAME_BYTES`."""
     text = str(cwd)
     if text[:1] in ("/", "\\"):
         text = text[1:]
-    return f"--{_SEPARATORS.sub('-', text)}--"
+    slug = f"--{_SEPARATORS.sub('-', text)}--"
+    raw = os.fsencode(slug)
+    if len(raw) <= MAX_NAME_BYTES:
+        return slug
+    digest = hashlib.sha256(os.fsencode(str(cwd))).hexdigest()[:16]
+    keep = raw[: MAX_NAME_BYTES - len(digest) - 3].decode("utf-8", "ignore")
+    return f"{keep}-{digest}--"
 
 
 def default_session_dir(cwd: Path | str) -> Path:
@@ -57,10 +72,20 @@ def _text(content: object) -> str:
 def read_session_info(path: Path) -> SessionInfo | None:
     """Summary of a session file, or ``None`` when it is not a session file."""
     try:
-        data = path.read_bytes()
-        stat = path.stat()
+        # never block on a FIFO (or read a device) that merely carries a .jsonl name
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     header: dict[str, object] | None = None
     count = 0
     first = ""

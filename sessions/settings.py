@@ -51,6 +51,13 @@ class RetrySettings(_Section):
     """The first wait; each further attempt doubles it."""
 
 
+class ToolsSettings(_Section):
+    """Limits on the tools."""
+
+    max_processes: int = Field(default=8, ge=1, le=1024)
+    """At most this many tool processes (bash commands) run at once; further calls wait."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -61,6 +68,7 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None

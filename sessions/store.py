@@ -21,7 +21,9 @@ import contextlib
 import fcntl
 import gc
 import json
+import logging
 import os
+import stat
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from typing import Any, BinaryIO
 
 from baton.agent.messages import AgentMessage
 from baton.providers.messages import ImageContent, TextContent
+from baton.providers.surrogates import join_surrogates
 from baton.sessions.context import SessionContext, build_session_context
 from baton.sessions.entries import (
     CURRENT_VERSION,
@@ -52,6 +55,8 @@ from baton.sessions.entries import (
 from baton.sessions.errors import SessionFileError, SessionLockedError
 from baton.sessions.migrate import file_version, migrate
 
+logger = logging.getLogger(__name__)
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -62,8 +67,26 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 
 
 def dump_line(data: dict[str, Any]) -> bytes:
-    """One JSONL line (compact JSON, UTF-8, newline-terminated)."""
-    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One JSONL line (compact JSON, UTF-8, newline-terminated).
+
+    Never fails on a string: a lone surrogate (undecodable command-line bytes, half an emoji)
+    becomes U+FFFD (split pairs are joined), with one warning per process."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        _warn_replaced()
+        return join_surrogates(text).encode("utf-8", "replace")
+
+
+_replaced_warned = False
+
+
+def _warn_replaced() -> None:
+    global _replaced_warned
+    if not _replaced_warned:
+        _replaced_warned = True
+        logger.warning("text that is not valid Unicode (lone surrogates) was saved as U+FFFD in the session file")
 
 
 @dataclass(slots=True, frozen=True)
@@ -138,6 +161,7 @@ class SessionStore:
         Raises :class:`SessionLockedError` when another process has it open, and
         :class:`SessionFileError` when it is not a session file."""
         target = Path(path).expanduser().absolute()
+        _require_regular(target)
         if not target.exists() or target.stat().st_size == 0:
             # written (atomically, replacing an empty file) with the first message
             return cls.create(target.parent, cwd if cwd is not None else Path.cwd(), path=target)
@@ -158,6 +182,7 @@ class SessionStore:
     def load(cls, path: Path | str) -> SessionStore:
         """Read a session file without locking it (for listing, export and inspection)."""
         target = Path(path).expanduser().absolute()
+        _require_regular(target)
         try:
             with target.open("rb") as handle:
                 return cls._from_stream(handle, target, writable=False)
@@ -195,6 +220,12 @@ class SessionStore:
                 if isinstance(entry, OpaqueEntry):
                     report.warnings.append(f"{path.name}: entry {entry.id} kept as is ({entry.reason})")
                 store._index(entry)
+            store._reattach_orphans()
+            if original_version > CURRENT_VERSION:
+                report.warnings.append(
+                    f"{path.name}: written by a newer version (session format {original_version}; this baton "
+                    f"knows {CURRENT_VERSION}): entries it does not understand are kept as they are"
+                )
             store._tail = reader.tail
             store._rewrite_pending = report.migrated
             return store
@@ -406,6 +437,22 @@ class SessionStore:
             else:
                 self.labels.pop(entry.target_id, None)
 
+    def _reattach_orphans(self) -> None:
+        """An entry whose parent is missing (a damaged or skipped line) would cut the history
+        before it out of every path through it: attach it to the entry before it in the file
+        instead (in memory; the file is not changed), and say so."""
+        previous: SessionEntry | None = None
+        for entry in self.entries:
+            parent = entry.parent_id
+            if parent is not None and (parent not in self.by_id or parent == entry.id):
+                entry.parent_id = previous.id if previous is not None else None
+                name = self.path.name if self.path else "session"
+                where = f"the entry before it ({previous.id})" if previous is not None else "the root"
+                self.report.warnings.append(
+                    f"{name}: entry {entry.id} names a missing parent {parent}; attached to {where}"
+                )
+            previous = entry
+
     def _buffer_existing(self, entries: Iterable[SessionEntry], *, chain: bool = False) -> None:
         for entry in entries:
             copy = entry.model_copy()
@@ -478,6 +525,18 @@ class LineReader:
         self.report = LoadReport()
         self.tail = TailFix()
 
+    def _lossy(self, raw: bytes, number: int) -> Any:
+        """A line that is not valid UTF-8 but otherwise whole JSON, decoded with U+FFFD for the
+        bad bytes (as pi does), so one damaged byte does not drop the entry; else ``None``."""
+        try:
+            value = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        self.report.warnings.append(
+            f"{self.path.name}: line {number} holds bytes that are not UTF-8 (kept, shown as \ufffd)"
+        )
+        return value
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         path = self.path
         offset = 0
@@ -491,7 +550,7 @@ class LineReader:
             try:
                 value = json.loads(raw)
             except ValueError:  # includes invalid UTF-8
-                value = None
+                value = self._lossy(raw, number)
             if not seen_header:
                 if not _is_header(value):
                     raise SessionFileError(
@@ -513,6 +572,16 @@ class LineReader:
             yield value
         if not seen_header:
             raise SessionFileError(f"{path} is not a baton/pi session file (it is empty)")
+
+
+def _require_regular(path: Path) -> None:
+    """Refuse a FIFO, device or socket at a session path (opening a FIFO would block)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing: a new session; unreadable: opening reports it
+    if not stat.S_ISREG(mode):
+        raise SessionFileError(f"{path} is not a session file (not a regular file)")
 
 
 def _is_header(value: object) -> bool:

@@ -34,6 +34,8 @@ from baton.providers.messages import TextContent
 from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
+from baton.tools.process_slots import PROCESS_SLOTS
+from baton.tools.process_watch import StoppedProcess, watch_stopped
 from baton.tools.shell import kill_group, shell_command, signal_group
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -163,7 +165,14 @@ class BashTool(AgentTool):
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
     ) -> AgentToolResult:
-        """Run ``params.command`` (see the module docstring)."""
+        """Run ``params.command`` (see the module docstring) once a process slot is free
+        (:mod:`tools.process_slots`: at most ``tools.maxProcesses`` commands at once)."""
+        async with PROCESS_SLOTS.slot(signal) as got_slot:
+            if not got_slot:
+                raise ToolError("Command aborted", _details(params.command, aborted=True))
+            return await self._run_command(params, signal, on_update)
+
+    async def _run_command(self, params: Any, signal: asyncio.Event, on_update: OnUpdate) -> AgentToolResult:
         args: BashParams = params
         timeout = self._timeout(args.timeout)
         if signal.is_set():
@@ -195,23 +204,28 @@ class BashTool(AgentTool):
             lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)
         )
         aborted = timed_out = False
+        stopped: StoppedProcess | None = None
         exit_task = asyncio.ensure_future(proc.wait())
         abort_task = asyncio.ensure_future(signal.wait())
+        stopped_task = asyncio.ensure_future(watch_stopped(proc.pid))
         try:
             done, _ = await asyncio.wait(
-                {exit_task, abort_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                {exit_task, abort_task, stopped_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
             if abort_task in done:
                 aborted = True
+            elif stopped_task in done and exit_task not in done:
+                stopped = stopped_task.result()
             elif exit_task not in done:
                 timed_out = True
-            if aborted or timed_out:
+            if aborted or timed_out or stopped:
                 await kill_group(proc.pid)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(asyncio.shield(exit_task), 5.0)
-            await _drain(reader, buffer, killed=aborted or timed_out)
+            await _drain(reader, buffer, killed=aborted or timed_out or stopped is not None)
         finally:
             abort_task.cancel()
+            stopped_task.cancel()
             updates.cancel()
             if proc.returncode is None:
                 signal_group(proc.pid, signals.SIGKILL)
@@ -219,7 +233,8 @@ class BashTool(AgentTool):
             buffer.close()
         snapshot = buffer.snapshot()
         duration_ms = round((time.monotonic() - started) * 1000)
-        return _result(args.command, proc.returncode, snapshot, buffer, duration_ms, timeout, timed_out, aborted)
+        result = _result(args.command, proc.returncode, snapshot, buffer, duration_ms, timeout, timed_out, aborted)
+        return _report_stopped(result, stopped) if stopped is not None else result
 
 
 async def _drain(reader: _PipeReader, buffer: OutputBuffer, killed: bool) -> None:
@@ -318,6 +333,22 @@ def _result(
     if truncation.truncated:
         details["truncation"] = truncation.to_details()
     return AgentToolResult([TextContent(text=text)], details, is_error=status is not None)
+
+
+def _report_stopped(result: AgentToolResult, stopped: StoppedProcess) -> AgentToolResult:
+    """The result of a command ended because a process of it stopped (see :mod:`tools.process_watch`)."""
+    status = (
+        f"Command was stopped: process {stopped.pid} ({stopped.name}) got a stop signal (SIGSTOP, SIGTSTP, "
+        "SIGTTIN or SIGTTOU) and nothing could continue it, so the command was ended. Commands run without "
+        "job control: do not stop processes or read from the terminal."
+    )
+    text = "".join(b.text for b in result.content if isinstance(b, TextContent)).rstrip("\n")
+    lines = text.split("\n\n")
+    if lines and lines[-1].startswith("Command was killed by signal"):
+        lines.pop()
+    text = "\n\n".join([*lines, status]) if text and lines != [""] else status
+    details = {**result.details, "stopped": {"pid": stopped.pid, "name": stopped.name}}
+    return AgentToolResult([TextContent(text=text)], details, is_error=True)
 
 
 def _signal_name(number: int) -> str:

@@ -3,8 +3,10 @@
 Arguments: ``{path, oldText, newText}`` or ``{path, edits: [{oldText, newText}, ...]}`` (both forms
 together are combined; ``edits`` sent as a JSON string is accepted). Matching is exact first, then
 forgiving (see :mod:`tools.edit_match`); every ``oldText`` must be unique; all edits apply or none
-does. CRLF line endings and a UTF-8 BOM are preserved, and bytes that are not valid UTF-8 survive
-untouched. The write is atomic.
+does. Every byte outside the replaced spans is kept as it was (CRLF, lone CR, a UTF-8 BOM, bytes that
+are not valid UTF-8); the new text takes the file's line-ending style. Files holding NUL bytes
+(binary) and anything but a regular file are refused. The write is atomic; a hard-linked file is
+rewritten in place so every link sees the change (see :mod:`tools.fs_atomic`).
 
 ``details``: ``{path, diff, patch, firstChangedLine, edits, added, removed, fuzzyMatch}`` — ``diff``
 is the line-numbered display diff the UI renders (see :mod:`tools.diff`), ``patch`` a standard
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -28,12 +31,14 @@ from baton.tools.edit_match import (
     EditMatchError,
     apply_edits,
     detect_line_ending,
+    lf_offset_mapper,
     normalize_to_lf,
     restore_line_endings,
+    splice,
     strip_bom,
 )
 from baton.tools.file_lock import file_lock
-from baton.tools.fs_atomic import atomic_write
+from baton.tools.fs_atomic import NotRegularFileError, atomic_write
 from baton.tools.params import ToolParams
 from baton.tools.paths import resolve_existing_path
 
@@ -130,6 +135,11 @@ class EditTool(AgentTool):
         edits = args.all_edits()
         async with file_lock(path):
             raw = _read(path, args.path)
+            if b"\x00" in raw:
+                raise ToolError(
+                    f"Cannot edit {args.path}: it contains NUL bytes (a binary file). The edit tool "
+                    "changes text files only; use bash for binary files."
+                )
             text = raw.decode("utf-8", "surrogateescape")
             bom, content = strip_bom(text)
             ending = detect_line_ending(content)
@@ -140,9 +150,13 @@ class EditTool(AgentTool):
                 raise ToolError(str(exc), {"path": args.path}) from None
             if signal.is_set():
                 raise ToolError("Operation aborted")
-            final = bom + restore_line_endings(applied.new_content, ending)
+            to_raw = lf_offset_mapper(content)
+            spans = [(to_raw(a), to_raw(b), restore_line_endings(new, ending)) for a, b, new in applied.replacements]
+            final = bom + splice(content, spans)
             try:
                 atomic_write(path, final.encode("utf-8", "surrogateescape"))
+            except NotRegularFileError:
+                raise ToolError(f"Cannot edit {args.path}: not a regular file.") from None
             except OSError as exc:
                 raise ToolError(f"Could not write {args.path}: {exc.strerror or exc}.") from None
         shown = _displayable
@@ -162,10 +176,8 @@ class EditTool(AgentTool):
 
 def _read(path: str, shown: str) -> bytes:
     try:
-        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-            raise ToolError(f"Cannot edit {shown}: not a regular file.")
-        with open(path, "rb") as handle:
-            return handle.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise ToolError(f"File not found: {shown}") from None
     except IsADirectoryError:
@@ -174,6 +186,16 @@ def _read(path: str, shown: str) -> bytes:
         raise ToolError(f"Cannot edit {shown}: permission denied.") from None
     except OSError as exc:
         raise ToolError(f"Cannot edit {shown}: {exc.strerror or exc}.") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"Cannot edit {shown}: it is a directory.")
+        if not stat.S_ISREG(mode):
+            raise ToolError(f"Cannot edit {shown}: not a regular file (a device, FIFO or socket).")
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise ToolError(f"Cannot edit {shown}: {exc.strerror or exc}.") from None
 
 
 def _displayable(text: str) -> str:

@@ -15,9 +15,11 @@ model reads.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from baton.providers.errors import ToolError
@@ -42,11 +44,16 @@ class Edit:
 
 @dataclass(slots=True)
 class AppliedEdits:
-    """The content before and after (both LF, no BOM) and whether the forgiving match was used."""
+    """The content before and after (both LF, no BOM) and whether the forgiving match was used.
+
+    ``replacements`` lists the changed spans as ``(start, end, text)`` in ``base_content``'s
+    offsets, in order and disjoint: applying them to ``base_content`` gives ``new_content``, and
+    callers use them to splice the original bytes so nothing outside a span changes."""
 
     base_content: str
     new_content: str
     used_fuzzy_match: bool
+    replacements: list[tuple[int, int, str]]
 
 
 @dataclass(slots=True)
@@ -68,6 +75,15 @@ def detect_line_ending(content: str) -> str:
 def normalize_to_lf(text: str) -> str:
     """CRLF and lone CR become LF."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def lf_offset_mapper(text: str) -> Callable[[int], int]:
+    """Map an offset in ``normalize_to_lf(text)`` back to the same place in ``text``.
+
+    Only a CRLF pair changes length (two characters become one); a lone CR maps one to one. An
+    offset at a normalised line break lands on its CR, the one after it past the LF."""
+    folded = [match.start() - index for index, match in enumerate(re.finditer("\r\n", text))]
+    return lambda offset: offset + bisect.bisect_left(folded, offset)
 
 
 def restore_line_endings(text: str, ending: str) -> str:
@@ -131,7 +147,11 @@ def apply_edits(content: str, edits: list[Edit], path: str) -> AppliedEdits:
                 "Merge them into one edit or target disjoint regions."
             )
 
-    new_content = _apply_preserving_lines(content, base, matches) if use_fuzzy else _apply(content, matches, 0)
+    if use_fuzzy:
+        replacements = _replacements_preserving_lines(content, base, matches)
+    else:
+        replacements = [(m.start, m.start + m.length, m.new_text) for m in matches]
+    new_content = splice(content, replacements)
     if new_content == content:
         if total == 1:
             raise EditMatchError(
@@ -139,7 +159,19 @@ def apply_edits(content: str, edits: list[Edit], path: str) -> AppliedEdits:
                 "indicate an issue with special characters or the text not existing as expected."
             )
         raise EditMatchError(f"No changes made to {path}. The replacements produced identical content.")
-    return AppliedEdits(content, new_content, use_fuzzy)
+    return AppliedEdits(content, new_content, use_fuzzy, replacements)
+
+
+def splice(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` span (ordered, disjoint) replaced by ``new``."""
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, new in replacements:
+        pieces.append(text[cursor:start])
+        pieces.append(new)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _apply(text: str, matches: list[_Match], offset: int) -> str:
@@ -166,13 +198,15 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _apply_preserving_lines(original: str, base: str, matches: list[_Match]) -> str:
-    """Apply ``matches`` (offsets in the normalised ``base``) so that the lines they touch come
-    from ``base`` with the replacements and every other line comes from ``original`` as is."""
+def _replacements_preserving_lines(
+    original: str, base: str, matches: list[_Match]
+) -> list[tuple[int, int, str]]:
+    """Spans of ``original`` to replace for ``matches`` (offsets in the normalised ``base``): the
+    lines they touch come from ``base`` with the replacements; every other line stays as is."""
     original_spans = _line_spans(original)
     base_spans = _line_spans(base)
     if len(original_spans) != len(base_spans):
-        return _apply(base, matches, 0)
+        return [(0, len(original), _apply(base, matches, 0))]
     starts = [span[0] for span in base_spans]
 
     def line_of(offset: int) -> int:
@@ -195,16 +229,13 @@ def _apply_preserving_lines(original: str, base: str, matches: list[_Match]) -> 
         else:
             groups.append((first, last, [match]))
 
-    out: list[str] = []
-    line = 0
+    out: list[tuple[int, int, str]] = []
     for first, last, members in groups:
-        out.extend(original[s:e] for s, e in original_spans[line:first])
         region_start = base_spans[first][0]
         region_end = base_spans[last - 1][1]
-        out.append(_apply(base[region_start:region_end], members, region_start))
-        line = last
-    out.extend(original[s:e] for s, e in original_spans[line:])
-    return "".join(out)
+        new = _apply(base[region_start:region_end], members, region_start)
+        out.append((original_spans[first][0], original_spans[last - 1][1], new))
+    return out
 
 
 def _not_found(path: str, index: int, total: int, content: str, old_text: str) -> str:

@@ -4,6 +4,11 @@ The new bytes go to a temporary file in the target's own directory (so the renam
 file systems), are flushed and fsynced, get the old file's permission bits (or the umask default
 for a new file) and, when running as root, its owner; then ``os.replace`` swaps them in. A symlink
 is followed: its target is replaced and the link stays a link.
+
+A file with several hard links keeps its inode: the temporary file is written and synced first
+(so a full disk fails before the original is touched), then the bytes are written into the
+original in place, and the temporary file is removed. Anything but a regular file (a FIFO, a
+device, a socket) is refused with :class:`NotRegularFileError` — replacing it would destroy it.
 """
 
 from __future__ import annotations
@@ -14,10 +19,15 @@ import stat
 import tempfile
 
 
+class NotRegularFileError(OSError):
+    """The target exists but is not a regular file (FIFO, device, socket)."""
+
+
 def atomic_write(path: str, data: bytes) -> bool:
     """Replace (or create) ``path`` with ``data`` atomically. Returns True when the file was new.
 
-    The parent directory must exist. Raises ``IsADirectoryError`` when ``path`` is a directory."""
+    The parent directory must exist. Raises ``IsADirectoryError`` when ``path`` is a directory and
+    :class:`NotRegularFileError` when it is any other non-regular file."""
     target = os.path.realpath(path)
     try:
         old = os.stat(target)
@@ -25,6 +35,8 @@ def atomic_write(path: str, data: bytes) -> bool:
         old = None
     if old is not None and stat.S_ISDIR(old.st_mode):
         raise IsADirectoryError(f"Is a directory: {path}")
+    if old is not None and not stat.S_ISREG(old.st_mode):
+        raise NotRegularFileError(f"Not a regular file: {path}")
     directory = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
@@ -39,6 +51,9 @@ def atomic_write(path: str, data: bytes) -> bool:
                         os.fchown(handle.fileno(), old.st_uid, old.st_gid)
             else:
                 os.fchmod(handle.fileno(), 0o666 & ~_umask())
+        if old is not None and old.st_nlink > 1 and _write_in_place(target, old, data):
+            os.unlink(tmp)
+            return False
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -46,6 +61,28 @@ def atomic_write(path: str, data: bytes) -> bool:
         raise
     _fsync_dir(directory)
     return old is None
+
+
+def _write_in_place(target: str, old: os.stat_result, data: bytes) -> bool:
+    """Overwrite the hard-linked ``target`` through its own inode; False when that inode changed
+    (the caller then replaces the file instead). An error midway propagates; the synced temporary
+    copy then still replaces the torn file, so the content is whole either way."""
+    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (old.st_dev, old.st_ino) or not stat.S_ISREG(now.st_mode):
+            return False
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError:
+            return False
+        return True
+    finally:
+        os.close(fd)
 
 
 def _umask() -> int:

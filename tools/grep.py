@@ -1,6 +1,7 @@
 """The ``grep`` tool: search file contents for a regex (or literal) pattern.
 
-Uses ripgrep when it is on PATH, else a Python search with the same defaults: hidden files
+Uses ripgrep when it is on PATH, else a Python search (in a child process an abort can kill:
+:mod:`tools.grep_search`) with the same defaults: hidden files
 searched, ``.git`` skipped, ``.gitignore`` respected (see :mod:`tools.walk`), binary files (a NUL in
 the first 8 KB) skipped, symlinks not followed. Output lines are ``path:line: text`` for matches
 and ``path-line- text`` for context lines (``--`` between separate context groups), paths
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -32,9 +35,9 @@ from baton.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, trunca
 from baton.tools.walk import walk
 
 DEFAULT_LIMIT = 100
-BINARY_SNIFF = 8192
-WHOLE_READ_LIMIT = 16 * 1024 * 1024
-_NO_PRECHECK = re.compile(r"\\[AZzb]|\(\?<?[=!]")
+PYTHON_SEARCH_BUDGET = 120.0
+"""Seconds the Python fallback may search before it is stopped (ripgrep needs no budget)."""
+_SEARCH_SCRIPT = str(Path(__file__).with_name("grep_search.py"))
 
 
 class GrepParams(ToolParams):
@@ -101,7 +104,7 @@ class GrepTool(AgentTool):
             engine = "python"
             regex = _compile(args)
             glob = PathGlob(args.glob) if args.glob and is_dir else None
-            matches, more = await asyncio.to_thread(_python_search, root, is_dir, regex, glob, limit, signal)
+            matches, more = await _python_search(root, is_dir, regex, glob, limit, signal)
         if signal.is_set():
             raise ToolError("Operation aborted")
         details: dict[str, Any] = {
@@ -140,60 +143,55 @@ def _compile(args: GrepParams) -> re.Pattern[str]:
         ) from None
 
 
-def _is_binary(head: bytes) -> bool:
-    return b"\x00" in head[:BINARY_SNIFF]
+def _list_files(root: str, is_dir: bool, glob: PathGlob | None, signal: asyncio.Event) -> list[str]:
+    """The files to search, in walk order (the walk stops early on abort)."""
+    if not is_dir:
+        return [root]
+    return [
+        entry.path
+        for entry in walk(root, should_stop=signal.is_set)
+        if not entry.is_dir and not entry.is_symlink and (glob is None or glob.matches(entry.rel_path))
+    ]
 
 
-def _python_search(
+async def _python_search(
     root: str, is_dir: bool, regex: re.Pattern[str], glob: PathGlob | None, limit: int, signal: asyncio.Event
 ) -> tuple[list[GrepMatch], bool]:
-    """Matches in file order, up to ``limit``, and whether more exist."""
-    precheck = None if _NO_PRECHECK.search(regex.pattern) else re.compile(regex.pattern, regex.flags | re.MULTILINE)
-    paths: Iterator[str]
-    if is_dir:
-        paths = (
-            entry.path
-            for entry in walk(root, should_stop=signal.is_set)
-            if not entry.is_dir and not entry.is_symlink and (glob is None or glob.matches(entry.rel_path))
-        )
-    else:
-        paths = iter([root])
-    matches: list[GrepMatch] = []
-    for path in paths:
-        if signal.is_set():
-            break
-        for line_no in _search_file(path, regex, precheck):
-            if len(matches) >= limit:
-                return matches, True
-            matches.append(GrepMatch(path, line_no))
-    return matches, False
+    """Matches in file order, up to ``limit``, and whether more exist.
 
-
-def _search_file(path: str, regex: re.Pattern[str], precheck: re.Pattern[str] | None) -> list[int]:
+    The regex runs in a child process (see :mod:`tools.grep_search`): an abort kills it at once,
+    and a search past :data:`PYTHON_SEARCH_BUDGET` seconds is stopped with an error."""
+    paths = await asyncio.to_thread(_list_files, root, is_dir, glob, signal)
+    if signal.is_set() or not paths:
+        return [], False
+    request = json.dumps({"pattern": regex.pattern, "flags": int(regex.flags), "limit": limit, "paths": paths})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", "-S", _SEARCH_SCRIPT,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    talk = asyncio.ensure_future(proc.communicate(request.encode("utf-8", "surrogatepass")))
+    aborted = asyncio.ensure_future(signal.wait())
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as handle:
-            if size <= WHOLE_READ_LIMIT:
-                data = handle.read()
-                if _is_binary(data):
-                    return []
-                text = data.decode("utf-8", "replace")
-                if precheck is not None and not precheck.search(text):
-                    return []
-                lines = text.split("\n")
-                if text.endswith("\n"):
-                    lines.pop()
-                return [i + 1 for i, line in enumerate(lines) if regex.search(line.removesuffix("\r"))]
-            if _is_binary(handle.read(BINARY_SNIFF)):
-                return []
-            handle.seek(0)
-            return [
-                i + 1
-                for i, raw in enumerate(handle)
-                if regex.search(raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace"))
-            ]
-    except OSError:
-        return []
+        done, _ = await asyncio.wait({talk, aborted}, timeout=PYTHON_SEARCH_BUDGET, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+        if not talk.done():
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            with contextlib.suppress(BaseException):
+                await talk
+    if talk not in done:
+        if signal.is_set():
+            return [], False
+        raise ToolError(
+            f"The search took longer than {PYTHON_SEARCH_BUDGET:.0f} s and was stopped. A pattern with nested "
+            "repetition such as (a+)+ can take exponential time; simplify it (or install ripgrep)."
+        )
+    out, err = talk.result()
+    if proc.returncode != 0:
+        raise ToolError(f"grep failed: {err.decode('utf-8', 'replace').strip()[-500:]}")
+    result = json.loads(out)
+    return [GrepMatch(paths[index], line) for index, line in result["matches"]], bool(result["more"])
 
 
 async def _ripgrep(

@@ -85,7 +85,8 @@ class ReadTool(AgentTool):
         """Synchronous body of :meth:`run` (a page read takes milliseconds)."""
         _require_regular_file(path, args.path)
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below, shared by helpers
+            # O_NONBLOCK: a FIFO swapped in after the check above must not block the open
+            handle = os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
         except FileNotFoundError:
             raise ToolError(f"File not found: {args.path}") from None
         except IsADirectoryError:
@@ -98,6 +99,8 @@ class ReadTool(AgentTool):
             info = os.fstat(handle.fileno())
             if stat.S_ISDIR(info.st_mode):
                 raise ToolError(f"{args.path} is a directory, not a file. Use ls to list it.")
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"Cannot read {args.path}: not a regular file (a device, FIFO or socket).")
             head = handle.read(SNIFF_BYTES)
             mime = detect_image_mime(head)
             if mime is not None:

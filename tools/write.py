@@ -1,7 +1,8 @@
 """The ``write`` tool: create or overwrite a file, atomically.
 
 Parent directories are created; the file is replaced atomically (temp file + rename, keeping the
-old file's permissions); the byte count reported is UTF-8 bytes, not characters.
+old file's permissions; a hard-linked file is rewritten in place, a FIFO or device is refused);
+the byte count reported is UTF-8 bytes, not characters.
 
 ``details``: ``{path, bytes, lines, created}``.
 """
@@ -17,7 +18,7 @@ from pydantic import Field
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.tools.details import WriteDetails
 from baton.tools.file_lock import file_lock
-from baton.tools.fs_atomic import atomic_write
+from baton.tools.fs_atomic import NotRegularFileError, atomic_write
 from baton.tools.params import ToolParams
 from baton.tools.paths import resolve_path
 
@@ -62,6 +63,10 @@ class WriteTool(AgentTool):
                 created = atomic_write(path, data)
             except IsADirectoryError:
                 raise ToolError(f"Cannot write {args.path}: it is a directory.") from None
+            except NotRegularFileError:
+                raise ToolError(
+                    f"Cannot write {args.path}: not a regular file (a device, FIFO or socket)."
+                ) from None
             except FileExistsError:
                 raise ToolError(f"Cannot write {args.path}: a parent path exists and is not a directory.") from None
             except NotADirectoryError:

@@ -15,8 +15,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from baton.providers.messages import now_ms
+from baton.providers.surrogates import join_surrogates
 from baton.tui.cli_args import EXIT_RUN_FAILED
-from baton.tui.print_mode import RunTracker, install_interrupt_handler, silence_stdout
+from baton.tui.print_mode import (
+    RunTracker,
+    install_interrupt_handler,
+    prompt_keeping_answer,
+    report_save_error,
+    silence_stdout,
+)
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
@@ -75,6 +82,7 @@ class _LineWriter:
     def write(self, line: str) -> None:
         if self.closed:
             return
+        line = join_surrogates(line)  # a file name that is not UTF-8 in a tool result
         try:
             self._out.write(line + "\n")
         except BrokenPipeError:
@@ -110,10 +118,11 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
     unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
+    save_error = None
     try:
         if writer.closed:
             return EXIT_RUN_FAILED
-        await session.prompt(text, images or None)
+        save_error = await prompt_keeping_answer(session, text, images)
     finally:
         uninstall()
         unsubscribe()
@@ -124,4 +133,4 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
         code, error = EXIT_RUN_FAILED, "stdout was closed; the run was aborted"
     if error is not None:
         print(f"baton: {error}", file=sys.stderr)
-    return code
+    return report_save_error(code, save_error)

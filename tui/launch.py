@@ -28,7 +28,7 @@ def run(argv: list[str]) -> int:
             from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
-        piped = read_piped_stdin()
+        piped = read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
         if piped is not None:
             args.print_mode = True
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())

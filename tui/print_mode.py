@@ -146,6 +146,28 @@ class _Progress:
         sys.stderr.flush()
 
 
+async def prompt_keeping_answer(session: CodingSession, text: str, images: list[ImageContent]) -> str | None:
+    """Run the prompt to its end even when the session file cannot be written (disk full, file
+    size limit, read-only folder): the answer is still shown. Returns the one-line storage
+    error to report on stderr (the exit code is then 1), or ``None``."""
+    from baton.sessions.errors import SessionSaveError
+
+    session.abort_on_save_error = False
+    try:
+        await session.prompt(text, images or None)
+    except SessionSaveError as exc:
+        return " ".join(str(exc).split())
+    return None
+
+
+def report_save_error(code: int, save_error: str | None) -> int:
+    """Print the storage error (if any) and turn a successful exit code into 1."""
+    if save_error is None:
+        return code
+    print(f"baton: {save_error}", file=sys.stderr)
+    return code if code != EXIT_OK else EXIT_RUN_FAILED
+
+
 async def run_print_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
     """Run ``text`` to completion and print the final answer; returns the exit code."""
     tracker = RunTracker()
@@ -153,7 +175,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
-        await session.prompt(text, images or None)
+        save_error = await prompt_keeping_answer(session, text, images)
     finally:
         uninstall()
         unsubscribe_tracker()
@@ -162,7 +184,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     code, error = tracker.outcome()
     if error is not None:
         print(f"baton: {error}", file=sys.stderr)
-        return code
+        return report_save_error(code, save_error)
     assert tracker.answer is not None
     answer = tracker.answer.text
     if sys.stdout.isatty():
@@ -174,4 +196,4 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (``baton -p ... | head``)
         silence_stdout()
-    return code
+    return report_save_error(code, save_error)

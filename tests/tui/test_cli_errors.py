@@ -8,7 +8,13 @@ from baton.agent.agent import AgentBusyError
 from baton.providers.adapter import ProviderError as AdapterProviderError
 from baton.providers.catalog import ModelNotFoundError, get_model
 from baton.providers.errors import BatonError, ConfigurationError, ProviderError, SessionStorageError, ToolError
-from baton.sessions.errors import NoModelError, SessionBusyError, SessionFileError, SessionLockedError
+from baton.sessions.errors import (
+    NoModelError,
+    SessionBusyError,
+    SessionFileError,
+    SessionLockedError,
+    SessionSaveError,
+)
 from baton.tools.edit_match import EditMatchError
 from baton.tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE
 from baton.tui.cli_errors import CliError, exit_code, one_line
@@ -18,7 +24,7 @@ def test_the_existing_errors_sit_on_their_branches() -> None:
     assert AdapterProviderError is ProviderError
     assert issubclass(ModelNotFoundError, ConfigurationError) and issubclass(ModelNotFoundError, LookupError)
     assert issubclass(NoModelError, ConfigurationError)
-    assert issubclass(SessionFileError, SessionStorageError) and issubclass(SessionLockedError, SessionStorageError)
+    assert all(issubclass(e, SessionStorageError) for e in (SessionFileError, SessionLockedError, SessionSaveError))
     assert issubclass(EditMatchError, ToolError) and issubclass(EditMatchError, ValueError)
     assert issubclass(SessionBusyError, AgentBusyError) and issubclass(AgentBusyError, RuntimeError)
     assert issubclass(CliError, BatonError)
