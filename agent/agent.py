@@ -536,7 +536,7 @@ class AgentEventIterator:
         if self._done:
             raise StopAsyncIteration
         event = await self._queue.get()
-        if self._until_agent_end and event.type == "agent_end":
+        if self._until_agent_end and isinstance(event, AgentEndEvent):
             self._done = True
             self.close()
         return event

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agent.agent import Agent, AgentBusyError
-from baton.agent.events import AgentEvent
+from baton.agent.events import AgentEvent, MessageEndEvent
 from baton.agent.listeners import Listeners
 from baton.agent.messages import (
     AgentMessage,
@@ -264,7 +264,7 @@ class CodingSession:
         self._emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider"))
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
-        if event.type == "message_end":
+        if isinstance(event, MessageEndEvent):
             self._persist_message(event.message)
         await self._emit(event)
 

@@ -25,6 +25,17 @@ from textual.content import Content
 from textual.screen import ModalScreen
 
 from baton import __version__
+from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent
+from baton.providers.messages import AssistantMessage, UserMessage
+from baton.sessions.events import (
+    AutoCompactionEndEvent,
+    AutoCompactionStartEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    ModelChangeEvent,
+    SessionChangedEvent,
+    ThinkingLevelChangeEvent,
+)
 from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
@@ -205,44 +216,41 @@ class BatonApp(App[int]):
     # -- session events ----------------------------------------------------------------------------
 
     def _on_session_event(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
         self.transcript.handle_event(event)
-        if kind == "message_start":
-            message = event.message
-            if getattr(message, "role", None) == "user" and self._queue:
-                self._delivered(user_text(message.content))
-        elif kind == "message_end":
-            if getattr(event.message, "role", None) == "assistant":
+        match event:
+            case MessageStartEvent():
+                if isinstance(event.message, UserMessage) and self._queue:
+                    self._delivered(user_text(event.message.content))
+            case MessageEndEvent(message=AssistantMessage()):
                 self.refresh_status()
-        elif kind == "agent_start":
-            self.editor.running = True
-            self.activity.start()
-        elif kind == "agent_end":
-            if not self._prompting:
-                self.editor.running = False
-            if not self._busy:
-                self.activity.stop()
-            self._sync_queue()
-            self.refresh_status()
-        elif kind in ("model_change", "thinking_level_change"):
-            self.refresh_status()
-        elif kind == "auto_compaction_start":
-            reason = getattr(event, "reason", "threshold")
-            why = {"overflow": "the context overflowed", "manual": "requested"}.get(reason, "the context is filling up")
-            self.notice(f"⟳ Compacting the conversation ({why})…")
-            self.activity.start("Compacting")
-        elif kind == "auto_compaction_end":
-            self._compaction_ended(event)
-        elif kind == "auto_retry_start":
-            self.notice(retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or ""),
-                        "warning")
-        elif kind == "auto_retry_end":
-            if not event.success:
+            case AgentStartEvent():
+                self.editor.running = True
+                self.activity.start()
+            case AgentEndEvent():
+                if not self._prompting:
+                    self.editor.running = False
+                if not self._busy:
+                    self.activity.stop()
+                self._sync_queue()
+                self.refresh_status()
+            case ModelChangeEvent() | ThinkingLevelChangeEvent():
+                self.refresh_status()
+            case AutoCompactionStartEvent():
+                why = {"overflow": "the context overflowed", "manual": "requested"}.get(
+                    event.reason, "the context is filling up")
+                self.notice(f"⟳ Compacting the conversation ({why})…")
+                self.activity.start("Compacting")
+            case AutoCompactionEndEvent():
+                self._compaction_ended(event)
+            case AutoRetryStartEvent():
+                self.notice(retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or ""),
+                            "warning")
+            case AutoRetryEndEvent(success=False):
                 self.notice(f"Retries exhausted: {one_line(event.final_error or 'unknown error', 300)}", "error")
-        elif kind == "session_changed":
-            self.reload_transcript()
-            if getattr(event, "reason", "") == "resume":
-                self._warn_if_no_key()
+            case SessionChangedEvent():
+                self.reload_transcript()
+                if event.reason == "resume":
+                    self._warn_if_no_key()
 
     def _compaction_ended(self, event: Any) -> None:
         self._compaction_reported = True
