@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,19 @@ def _user_text(content: object) -> str:
     return ""
 
 
+@dataclass(frozen=True, slots=True)
+class _AgentSetup:
+    """What the session builds its agent from (the session adds its own hooks)."""
+
+    model: Model
+    tools: list[Any]
+    system_prompt: str
+    thinking: ThinkingLevel
+    messages: list[AgentMessage]
+    requested_thinking: ThinkingLevel
+    """The level asked for, before clamping to what the model supports."""
+
+
 class CodingSession:
     """A live coding session. Create with :meth:`open`."""
 
@@ -86,7 +100,7 @@ class CodingSession:
         options: SessionOptions,
         settings: Settings,
         store: SessionStore,
-        agent: Agent,
+        agent_setup: _AgentSetup,
         cwd: Path,
         session_dir: Path,
         tool_names: list[str],
@@ -101,7 +115,20 @@ class CodingSession:
         for the permission policy (which still lets deny rules and protected paths win)."""
         self.settings = settings
         self.store = store
-        self.agent = agent
+        # Every hook goes into the constructor: nothing patches the agent afterwards.
+        self.agent = agent = Agent(
+            model=agent_setup.model,
+            before_tool_call=self.tool_gates.before,
+            after_tool_call=self.tool_gates.after,
+            tools=agent_setup.tools,
+            system_prompt=agent_setup.system_prompt,
+            thinking=agent_setup.thinking,
+            messages=agent_setup.messages,
+            get_api_key=self._api_key,
+            transform_context=self._refuse_known_overflow,
+            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id,
+                            "on_retry": self._on_provider_retry},
+        )
         self.cwd = cwd
         self.session_dir = session_dir
         self.tool_names = tool_names
@@ -115,7 +142,7 @@ class CodingSession:
         self.abort_on_save_error = True
         """Abort the run when an entry cannot be saved (interactive). Print and JSON modes turn
         it off: the run finishes, its answer is shown, and the save error is reported after."""
-        self._requested_thinking: ThinkingLevel = agent.thinking
+        self._requested_thinking: ThinkingLevel = agent_setup.requested_thinking
         self._key_provider = agent.model.provider
         self._previous_model: Model | None = None
         self._closed = False
@@ -165,32 +192,16 @@ class CodingSession:
             append="\n\n".join(appends) or None,
             context_files=files,
         )
-        gates = ToolGates()
-        agent = Agent(
-            model=model,
-            before_tool_call=gates.before,
-            after_tool_call=gates.after,
-            tools=tools,
-            system_prompt=prompt,
-            thinking=thinking,
-            messages=ctx.messages,
-            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id},
-        )
         session = cls(
             options=options,
             settings=settings,
             store=store,
-            agent=agent,
+            agent_setup=_AgentSetup(model, tools, prompt, thinking, ctx.messages, requested),
             cwd=cwd,
             session_dir=session_dir,
             tool_names=tool_names,
             context_files=files,
-            tool_gates=gates,
         )
-        agent.stream_options["on_retry"] = session._on_provider_retry
-        session._requested_thinking = requested
-        agent.get_api_key = session._api_key
-        agent.transform_context = session._refuse_known_overflow
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
