@@ -6,8 +6,9 @@ fast paths (``--version``, print mode) never pay for modules they do not use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from baton.providers.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     # messages
@@ -73,13 +74,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'providers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -22,7 +22,7 @@ DEMO_API = "baton-demo"
 DEMO_MODEL_ID = "baton-demo"
 DEMO_MODEL_REF = f"{DEMO_PROVIDER}/{DEMO_MODEL_ID}"
 
-GREETING = """\
+_GREETING = """\
 Hi! I'm **baton's offline demo model** — no API key is configured, so nothing here talks to \
 a real LLM. I can still show you the whole agent working: ask me to
 
@@ -41,16 +41,23 @@ baton --model anthropic/claude-sonnet-4-5
 ```
 
 or describe any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter) in \
-`~/.baton/models.json`:
+`{home}/models.json`:
 
 ```json
-{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
+{{"providers": {{"ollama": {{"baseUrl": "http://localhost:11434/v1",
   "api": "openai-completions", "apiKey": "ollama",
-  "models": [{"id": "qwen2.5-coder:14b"}]}}}
+  "models": [{{"id": "qwen2.5-coder:14b"}}]}}}}}}
 ```
 
 Then `/model` switches models mid-conversation — the transcript comes along.
 """
+
+
+def greeting() -> str:
+    """The demo's greeting, naming the real ``$BATON_HOME``."""
+    from baton.providers.paths import baton_home_display
+
+    return _GREETING.format(home=baton_home_display())
 
 
 def demo_model() -> Model:
@@ -108,7 +115,7 @@ def plan_turn(context: Context) -> DemoTurn:
     if isinstance(last, ToolResultMessage):
         return _summarise(context)
     if not isinstance(last, UserMessage):
-        return DemoTurn(GREETING)
+        return DemoTurn(greeting())
     request = _user_text(last).strip()
     # Attached files arrive wrapped as <file name=...>; the request is what follows them.
     request = re.sub(r'<file name="[^"]*">.*?</file>\s*', "", request, flags=re.S).strip()
@@ -126,7 +133,7 @@ def plan_turn(context: Context) -> DemoTurn:
                 f"(enabled: {enabled}). Start baton with `--tools {tool},...` to allow it."
             )
         return _tool_turn(tool, groups)
-    return DemoTurn(GREETING)
+    return DemoTurn(greeting())
 
 
 def _tool_turn(tool: str, groups: dict[str, str]) -> DemoTurn:
@@ -166,6 +173,9 @@ def _bash_fallback(tool: str, groups: dict[str, str]) -> DemoTurn:
     return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
 
 
+_SUMMARY_ITEMS = 5
+
+
 def _summarise(context: Context) -> DemoTurn:
     results: list[ToolResultMessage] = []
     for message in reversed(context.messages):
@@ -174,15 +184,17 @@ def _summarise(context: Context) -> DemoTurn:
         results.append(message)
     parts: list[str] = []
     for result in reversed(results):
+        # The tool box already shows the output: the demo names what came back in one line
+        # (enough for print mode, which has no tool box) instead of repeating all of it.
         text = "\n".join(b.text for b in result.content if isinstance(b, TextContent)).rstrip()
-        lines = text.splitlines()
-        shown = "\n".join(lines[:20])
-        more = f"\n… {len(lines) - 20} more lines" if len(lines) > 20 else ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         if result.is_error:
-            parts.append(f"The `{result.tool_name}` tool reported an error:\n\n```\n{shown}{more}\n```")
-        else:
-            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
-            parts.append(f"`{result.tool_name}` returned {count}:\n\n```\n{shown}{more}\n```")
+            parts.append(f"The `{result.tool_name}` tool reported an error: {(lines or [''])[0][:160]}")
+            continue
+        count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+        first = ", ".join(f"`{line[:60]}`" for line in lines[:_SUMMARY_ITEMS])
+        more = ", …" if len(lines) > _SUMMARY_ITEMS else ""
+        parts.append(f"`{result.tool_name}` returned {count}" + (f": {first}{more}" if first else "."))
     parts.append("That was a real tool call on your files. Try another, or configure a real model "
                  "(see the greeting: type `help`).")
     return DemoTurn("\n\n".join(parts))

@@ -30,3 +30,12 @@ def models_json_path() -> Path:
 def sessions_dir() -> Path:
     """``$BATON_HOME/sessions``: one sub-directory of session files per working directory."""
     return baton_home() / "sessions"
+
+
+def baton_home_display() -> str:
+    """``$BATON_HOME`` as a person would type it (``~/...`` under the home directory), for messages."""
+    home = baton_home()
+    try:
+        return "~/" + str(home.relative_to(Path.home())) if home != Path.home() else "~"
+    except ValueError:
+        return str(home)

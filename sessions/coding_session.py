@@ -35,6 +35,7 @@ from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
 from baton.sessions import context_fit
 from baton.sessions.compaction import CompactionAborted, CompactionResult
+from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from baton.sessions.errors import CompactionError, SessionBusyError, SessionError, SessionSaveError
@@ -52,7 +53,15 @@ from baton.sessions.events import (
 )
 from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
-from baton.sessions.models import available_models, find_model, next_in_cycle, parse_thinking_level, thinking_levels_for
+from baton.sessions.models import (
+    ModelChoice,
+    available_models,
+    find_model,
+    model_choices,
+    next_in_cycle,
+    parse_thinking_level,
+    thinking_levels_for,
+)
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
@@ -133,6 +142,7 @@ class CodingSession:
         self.session_dir = session_dir
         self.tool_names = tool_names
         self.context_files: list[Path] = [f.path for f in context_files]
+        self._context_texts = [f.content for f in context_files]
         self._listeners: Listeners[AnySessionEvent] = Listeners("session")
         self._busy = False
         self._signal = asyncio.Event()
@@ -253,6 +263,10 @@ class CodingSession:
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
         return available_models(self.options.extra_models, self.model)
+
+    def model_choices(self) -> list[ModelChoice]:
+        """Every known model, usable ones first; the others name the API key they need."""
+        return model_choices(self.options.extra_models, self.model)
 
     # ------------------------------------------------------------------ events
 
@@ -533,13 +547,13 @@ class CodingSession:
         return self.set_thinking_level(levels[(index + 1) % len(levels)])
 
     def handoff_preview(self, model: Model) -> HandoffPreview:
-        """What the next request to ``model`` will lose or change compared with the history
+        """What the next request to ``model`` will lose or change that the current model keeps
         (and whether the conversation must be compacted first to fit its window)."""
         tokens = self.context_usage().tokens
         summarizer = context_fit.choose_summarizer(tokens, model, self._summarizer_candidates(), self._can_call)
         return handoff_preview(
             self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff,
-            context_tokens=tokens, summarizer=summarizer,
+            context_tokens=tokens, summarizer=summarizer, current=self.model,
         )
 
     # ------------------------------------------------------------------ fitting the window
@@ -700,6 +714,9 @@ class CodingSession:
         else:
             self.store.branch(entry_id)
         self.agent.replace_messages(self.store.build_context().messages)
+        # The live model and thinking level stay as they are; the new branch records them so
+        # that resuming it (baton -c) restores what the footer shows.
+        self._record_settings_if_changed()
         self._emit_soon(SessionChangedEvent("navigate"))
         return text
 
@@ -748,6 +765,16 @@ class CodingSession:
             tokens += count_text_tokens(self.agent.system_prompt)
         window = self.model.context_window
         return ContextUsage(tokens, window, (100.0 * tokens / window) if window else 0.0)
+
+    def context_breakdown(self) -> ContextBreakdown:
+        """What fills the context window now, part by part (``/context``)."""
+        return context_breakdown(
+            system_prompt=self.agent.system_prompt,
+            context_texts=self._context_texts,
+            tool_schemas=[tool.schema() for tool in self.agent.tools],
+            messages=self.agent.messages,
+            window=self.model.context_window,
+        )
 
     def export_html(self, path: Path | None = None) -> Path:
         """Write the current branch as a self-contained HTML page; returns its path."""

@@ -67,21 +67,28 @@ def handoff_preview(
     thinking_handoff: ThinkingHandoff = "text",
     context_tokens: int = 0,
     summarizer: Model | None = None,
+    current: Model | None = None,
 ) -> HandoffPreview:
     """What a request to ``model`` with this history would lose or change. ``context_tokens``
     (the conversation's size now) adds a note when it exceeds the target's window;
-    ``summarizer`` is the model that would compact it."""
+    ``summarizer`` is the model that would compact it. With ``current`` (the model in use), only
+    what the switch itself costs is counted: losses every model suffers alike (an aborted turn is
+    skipped for the current model too) are not."""
     preview = HandoffPreview(
         target=model.ref,
         context_tokens=context_tokens,
         context_window=model.context_window,
         compaction=compaction_note(context_tokens, model, summarizer),
     )
-    transform_messages(
-        convert_to_llm(list(messages)),
-        model,
-        id_normalizer_for(model),
-        thinking_handoff=thinking_handoff,
-        report=preview,
-    )
+    llm_messages = convert_to_llm(list(messages))
+    _report(llm_messages, model, thinking_handoff, preview)
+    if current is not None:
+        baseline = _report(llm_messages, current, thinking_handoff, TransformReport())
+        for f in fields(TransformReport):
+            setattr(preview, f.name, max(0, getattr(preview, f.name) - getattr(baseline, f.name)))
     return preview
+
+
+def _report(messages: list[Any], model: Model, thinking_handoff: ThinkingHandoff, report: Any) -> Any:
+    transform_messages(messages, model, id_normalizer_for(model), thinking_handoff=thinking_handoff, report=report)
+    return report

@@ -57,6 +57,8 @@ class SessionInfo:
     first_message: str
     name: str | None = None
     parent_session: str | None = None
+    model: str | None = None
+    """``provider/id`` of the model the session last used."""
 
 
 def _text(content: object) -> str:
@@ -90,6 +92,7 @@ def read_session_info(path: Path) -> SessionInfo | None:
     count = 0
     first = ""
     name: str | None = None
+    model: str | None = None
     last_activity = 0
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -110,6 +113,8 @@ def read_session_info(path: Path) -> SessionInfo | None:
         kind = line.get("type")
         if kind == "session_info" and isinstance(line.get("name"), str) and line["name"].strip():
             name = line["name"].strip()
+        if kind == "model_change" and isinstance(line.get("provider"), str) and isinstance(line.get("modelId"), str):
+            model = f"{line['provider']}/{line['modelId']}"
         if kind != "message" or not isinstance(line.get("message"), dict):
             continue
         count += 1
@@ -139,6 +144,7 @@ def read_session_info(path: Path) -> SessionInfo | None:
         first_message=first or "(no messages)",
         name=name,
         parent_session=parent if isinstance(parent, str) else None,
+        model=model,
     )
 
 
@@ -152,6 +158,21 @@ def list_sessions(cwd: Path | str, session_dir: Path | None = None) -> list[Sess
         for path in directory.glob("*.jsonl")
         if not path.name.startswith(".") and (info := read_session_info(path)) is not None
     ]
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(sessions_root: Path | None = None) -> list[SessionInfo]:
+    """The sessions of every working directory under ``$BATON_HOME/sessions``, newest first."""
+    from baton.providers.paths import sessions_dir
+
+    root = sessions_root or sessions_dir()
+    if not root.is_dir():
+        return []
+    infos: list[SessionInfo] = []
+    for folder in root.iterdir():
+        if folder.is_dir() and not folder.is_symlink():
+            infos.extend(list_sessions("", folder))
     infos.sort(key=lambda i: i.modified, reverse=True)
     return infos
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from baton.providers.models import THINKING_LEVELS, Model, ThinkingLevel
 
@@ -69,6 +70,34 @@ def available_models(extra: Iterable[Model] = (), current: Model | None = None) 
             keyed[model.provider] = _has_key(model.provider)
         if keyed[model.provider] or model.is_local:
             add(model)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """A known model and, when it cannot be used yet, the environment variable to set."""
+
+    model: Model
+    missing_key: str | None = None
+
+
+def model_choices(extra: Iterable[Model] = (), current: Model | None = None) -> list[ModelChoice]:
+    """Every known model: the usable ones first (as :func:`available_models` orders them), then
+    the catalog's models whose provider has no key, each naming the variable to set."""
+    usable = available_models(extra, current)
+    seen = {m.ref.lower() for m in usable}
+    out = [ModelChoice(m) for m in usable]
+    from baton.providers.catalog import env_var_for
+
+    for model in _catalog_models():
+        if model.ref.lower() in seen:
+            continue
+        seen.add(model.ref.lower())
+        try:
+            variable = env_var_for(model.provider)
+        except Exception:
+            variable = f"{model.provider.upper().replace('-', '_')}_API_KEY"
+        out.append(ModelChoice(model, variable))
     return out
 
 

@@ -72,6 +72,8 @@ class Settings(_Section):
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    display: Literal["fullscreen", "inline"] = "fullscreen"
+    """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
@@ -251,3 +253,26 @@ def _deep_copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
     return value
+
+
+def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
+    """Set one top-level ``key`` in a settings file (default: ``$BATON_HOME/settings.json``),
+    keeping everything else in it; written atomically. Raises OSError, or ValueError when the
+    file exists but does not hold a JSON object (it is then left alone)."""
+    from baton.tools.fs_atomic import atomic_write
+
+    target = path or settings_path()
+    data: dict[str, Any] = {}
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if text.strip():
+        loaded = json.loads(text)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{target} does not hold a JSON object")
+        data = loaded
+    data[key] = value
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(str(target), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return target

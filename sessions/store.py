@@ -595,6 +595,18 @@ def _header_from(raw: dict[str, Any], path: Path) -> SessionHeader:
         raise SessionFileError(f"{path}: unreadable session header: {exc}") from exc
 
 
+def delete_session_file(path: Path) -> None:
+    """Delete a session file that no baton process has open (raises :class:`SessionLockedError`
+    when one has, :class:`SessionFileError` when it cannot be opened or removed)."""
+    fd = _open_locked(path)
+    try:
+        path.unlink()
+    except OSError as exc:
+        raise SessionFileError(f"Cannot delete session file {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
 def _open_locked(path: Path) -> int:
     """Open ``path`` for appending and take its exclusive lock (never waits)."""
     for _ in range(5):

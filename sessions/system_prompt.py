@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from baton.sessions.context_files import ContextFile
-from baton.tools import DEFAULT_TOOL_NAMES, TOOL_SUMMARIES
+from baton.tools import DEFAULT_TOOL_NAMES, tool_summary
 
 DEFAULT_TOOLS = DEFAULT_TOOL_NAMES
 
@@ -82,7 +82,7 @@ def build_system_prompt(
 
     lines = []
     for name in tools:
-        summary = TOOL_SUMMARIES.get(name) or (extra.get(name) or "").strip().splitlines()[:1]
+        summary = tool_summary(name) or (extra.get(name) or "").strip().splitlines()[:1]
         text = summary if isinstance(summary, str) else (summary[0] if summary else "Custom tool")
         lines.append(f"- {name}: {text}")
     tools_list = "\n".join(lines) if lines else "(none)"

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,28 +26,24 @@ from textual.content import Content
 from textual.screen import ModalScreen
 
 from baton import __version__
-from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent
-from baton.providers.messages import AssistantMessage, UserMessage
-from baton.sessions.events import (
-    AutoCompactionEndEvent,
-    AutoCompactionStartEvent,
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    ModelChangeEvent,
-    SessionChangedEvent,
-    ThinkingLevelChangeEvent,
-)
+from baton.providers.paths import baton_home_display
 from baton.tui.commands import command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.themes import THEME_ALIASES
+from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
-from baton.tui.widgets.messages import NoticeLevel, retry_notice, user_text
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
-from baton.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from baton.providers.models import Model
+    from baton.tui.widgets.messages import NoticeLevel
+    from baton.tui.widgets.transcript import Transcript
+
+SessionOpener = Callable[[Path | None], Awaitable[Any]]
+"""Opens the session after the first paint (the app is usable as an editor meanwhile); given
+the session file picked by the session picker, when there is one."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
@@ -66,21 +63,33 @@ class BatonApp(App[int]):
         Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True),
         Binding("ctrl+t", "toggle_thinking", "Show thinking", show=False, priority=True),
         Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True),
+        Binding("ctrl+v", "paste_image", "Paste an image", show=False, priority=True),
     ]
 
     def __init__(
         self,
-        session: Any,
+        session: Any = None,
         *,
         initial_prompt: str | None = None,
         initial_images: list[Any] | None = None,
+        opener: SessionOpener | None = None,
+        cwd: Path | None = None,
+        pick_session: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
+        if session is None and opener is None:
+            raise ValueError("BatonApp needs a session or an opener")
         self.session = session
+        self._opener = opener
+        self._pick_session = pick_session
+        """Makes the session picker to show before opening (``baton -r``)."""
+        self.open_error: BaseException | None = None
+        """Why the session could not be opened (the app then exits; the CLI reports it)."""
+        self._pending: list[tuple[str, bool]] = []
         self._initial_prompt = initial_prompt
         self._initial_images = initial_images
-        self.cwd = Path(session.cwd)
-        self._branch = git_branch(self.cwd)
+        self.cwd = Path(session.cwd) if session is not None else (cwd or Path.cwd())
+        self._branch: str | None = None
         self._queue: list[tuple[str, str]] = []
         self._busy = 0
         self._prompting = False
@@ -89,7 +98,8 @@ class BatonApp(App[int]):
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
-        self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
+        self.transcript: Transcript = None  # type: ignore[assignment]  # set by _attach_session
+        self._boot = StartupHeader(version=__version__, model=None, cwd=self.cwd, starting=True)
         self.activity = ActivityBar(id="activity")
         self.completion = CompletionList(id="completion")
         self.completer = Completer(self.cwd, command_list(), self._argument_sources())
@@ -97,17 +107,28 @@ class BatonApp(App[int]):
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
         self.status_bar = StatusBar(id="status")
-        self.transcript.on_flush = self.activity.tick
+        self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield self.transcript
+        if self.session is not None:
+            self._make_transcript()
+            yield self.transcript
+        else:
+            yield self._boot
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
+            yield self.attachments
             yield self.editor
             yield self.status_bar
+
+    def _make_transcript(self) -> None:
+        from baton.tui.widgets.transcript import Transcript
+
+        self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
+        self.transcript.on_flush = self.activity.tick
 
     def _make_header(self) -> StartupHeader:
         return StartupHeader(
@@ -118,6 +139,8 @@ class BatonApp(App[int]):
         )
 
     def _history(self) -> list[str]:
+        from baton.tui.widgets.messages import user_text
+
         out = []
         for message in getattr(self.session, "messages", []) or []:
             if getattr(message, "role", None) == "user":
@@ -139,17 +162,57 @@ class BatonApp(App[int]):
 
     async def on_mount(self) -> None:
         self.completer.on_files_ready = lambda: self.call_from_thread(self.editor.refresh_completion)
-        self._unsubscribe = self.session.subscribe(self._on_session_event)
         self.editor.focus()
+        if self.session is None:
+            self.activity.start("Starting")
+            self.run_worker(self._open_session(), group="open", exit_on_error=False)
+            return
+        await self._attach_session()
+
+    async def _open_session(self) -> None:
+        """Open the session after the first paint: the heavy imports run in a thread while the
+        editor already takes keys; prompts sent meanwhile wait in the queue."""
+        assert self._opener is not None
+        try:
+            picked: Path | None = None
+            if self._pick_session is not None:
+                picked = await self.push_screen_wait(self._pick_session())
+                if picked is None:
+                    self.exit(0)
+                    return
+            await asyncio.to_thread(_preload)
+            self.session = await self._opener(picked)
+        except BaseException as exc:  # reported by the CLI once the app is gone
+            self.open_error = exc
+            self.exit(return_code=2)
+            return
+        self._make_transcript()
+        await self.mount(self.transcript, before=self.query_one("#bottom"))
+        await self._boot.remove()
+        self.activity.stop()
+        await self._attach_session()
+
+    async def _attach_session(self) -> None:
+        """Wire the opened session to the widgets (events, history, status, warnings)."""
+        self._branch = await asyncio.to_thread(git_branch, self.cwd)
+        self._unsubscribe = self.session.subscribe(self._on_session_event)
+        self.editor.prompt_history = [*self._history(), *self.editor.prompt_history]
         messages = list(getattr(self.session, "messages", []) or [])
         if messages:
             await self.transcript.load_history(messages)
         self._startup_warnings()
+        self._apply_theme_setting()
         self.refresh_status()
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
-            self.call_after_refresh(self._send, text, images)
+            # Files named on the command line are already attached.
+            self.call_after_refresh(lambda: self._send(text, images, attach_files=False))
+        pending, self._pending = self._pending, []
+        for text, follow_up in pending:
+            self.call_after_refresh(self._handle_submission, text, follow_up)
+        if pending:
+            self.activity.set_queue([])
 
     def _startup_warnings(self) -> None:
         """Say once what went wrong while opening (bad settings, skipped session lines,
@@ -165,6 +228,26 @@ class BatonApp(App[int]):
             self.notice(f"⚠ {one_line(problem, 300)}", "warning")
         self._warn_if_no_key()
 
+    def _apply_theme_setting(self) -> None:
+        settings = getattr(self.session, "settings", None)
+        name = getattr(settings, "theme", None)
+        if not name:
+            return
+        if not self.set_theme_name(name):
+            self.notice(f"⚠ Unknown theme {one_line(name, 40)!r} in settings; use /theme to pick one.", "warning")
+
+    def theme_names(self) -> list[str]:
+        """Themes that can be chosen: ``dark``, ``light`` and every Textual theme."""
+        return ["dark", "light", *sorted(n for n in self.available_themes if n not in THEME_ALIASES.values())]
+
+    def set_theme_name(self, name: str) -> bool:
+        """Switch to theme ``name`` (``dark``/``light`` or a Textual theme name); False if unknown."""
+        resolved = THEME_ALIASES.get(name.strip().lower(), name.strip())
+        if resolved not in self.available_themes:
+            return False
+        self.theme = resolved
+        return True
+
     def _warn_if_no_key(self) -> None:
         model = self.session.model
         options = getattr(self.session, "options", None)
@@ -179,7 +262,8 @@ class BatonApp(App[int]):
             variable = env_var_for(model.provider)
         except Exception:
             return
-        self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in ~/.baton/models.json), "
+        models_json = f"{baton_home_display()}/models.json"
+        self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in {models_json}), "
                     "or pick another model with /model.", "warning")
 
     def on_unmount(self) -> None:
@@ -192,7 +276,7 @@ class BatonApp(App[int]):
     @property
     def is_busy(self) -> bool:
         """True while a prompt, compaction or shell command is running."""
-        return self._busy > 0 or bool(getattr(self.session, "is_running", False))
+        return self._busy > 0 or (self.session is not None and bool(getattr(self.session, "is_running", False)))
 
     def notice(self, content: Content | str, level: NoticeLevel = "info") -> None:
         """Add a notice to the transcript (untrusted strings are shown as plain text)."""
@@ -200,6 +284,8 @@ class BatonApp(App[int]):
 
     def refresh_status(self) -> None:
         """Recompute the status bar from the session."""
+        if self.session is None:
+            return
         try:
             info = status_from_session(self.session, branch=self._branch)
         except Exception as exc:  # the status bar must never take the app down
@@ -216,41 +302,46 @@ class BatonApp(App[int]):
     # -- session events ----------------------------------------------------------------------------
 
     def _on_session_event(self, event: Any) -> None:
+        from baton.tui.widgets.messages import retry_notice, user_text
+
+        kind = getattr(event, "type", "")
         self.transcript.handle_event(event)
-        match event:
-            case MessageStartEvent():
-                if isinstance(event.message, UserMessage) and self._queue:
-                    self._delivered(user_text(event.message.content))
-            case MessageEndEvent(message=AssistantMessage()):
+        if kind == "message_start":
+            message = event.message
+            if getattr(message, "role", None) == "user" and self._queue:
+                self._delivered(user_text(message.content))
+        elif kind == "message_end":
+            if getattr(event.message, "role", None) == "assistant":
                 self.refresh_status()
-            case AgentStartEvent():
-                self.editor.running = True
-                self.activity.start()
-            case AgentEndEvent():
-                if not self._prompting:
-                    self.editor.running = False
-                if not self._busy:
-                    self.activity.stop()
-                self._sync_queue()
-                self.refresh_status()
-            case ModelChangeEvent() | ThinkingLevelChangeEvent():
-                self.refresh_status()
-            case AutoCompactionStartEvent():
-                why = {"overflow": "the context overflowed", "manual": "requested"}.get(
-                    event.reason, "the context is filling up")
-                self.notice(f"⟳ Compacting the conversation ({why})…")
-                self.activity.start("Compacting")
-            case AutoCompactionEndEvent():
-                self._compaction_ended(event)
-            case AutoRetryStartEvent():
-                self.notice(retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or ""),
-                            "warning")
-            case AutoRetryEndEvent(success=False):
+        elif kind == "agent_start":
+            self.editor.running = True
+            self.activity.start()
+        elif kind == "agent_end":
+            if not self._prompting:
+                self.editor.running = False
+            if not self._busy:
+                self.activity.stop()
+            self._sync_queue()
+            self.refresh_status()
+        elif kind in ("model_change", "thinking_level_change"):
+            self.refresh_status()
+        elif kind == "auto_compaction_start":
+            reason = getattr(event, "reason", "threshold")
+            why = {"overflow": "the context overflowed", "manual": "requested"}.get(reason, "the context is filling up")
+            self.notice(f"⟳ Compacting the conversation ({why})…")
+            self.activity.start("Compacting")
+        elif kind == "auto_compaction_end":
+            self._compaction_ended(event)
+        elif kind == "auto_retry_start":
+            text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
+            self.transcript.add_notice_before_reply(text, "warning")
+        elif kind == "auto_retry_end":
+            if not event.success:
                 self.notice(f"Retries exhausted: {one_line(event.final_error or 'unknown error', 300)}", "error")
-            case SessionChangedEvent():
-                self.reload_transcript()
-                if event.reason == "resume":
-                    self._warn_if_no_key()
+        elif kind == "session_changed":
+            self.reload_transcript()
+            if getattr(event, "reason", "") == "resume":
+                self._warn_if_no_key()
 
     def _compaction_ended(self, event: Any) -> None:
         self._compaction_reported = True
@@ -270,11 +361,22 @@ class BatonApp(App[int]):
 
     # -- sending ---------------------------------------------------------------------------------
 
+    @on(PromptEditor.Changed, "#editor")
+    def _editor_changed(self) -> None:
+        self.attachments.update_for(self.editor.text)
+
     @on(PromptEditor.Submitted)
     def _submitted(self, message: PromptEditor.Submitted) -> None:
         text = message.text
         self.editor.remember(text)
         self.editor.set_text("")
+        if self.session is None:  # still starting: keep it for when the session is open
+            self._pending.append((text, message.follow_up))
+            self.activity.set_queue([("waiting for start-up", t) for t, _ in self._pending])
+            return
+        self._handle_submission(text, message.follow_up)
+
+    def _handle_submission(self, text: str, follow_up: bool) -> None:
         parsed = parse_command(text)
         if parsed is not None:
             self.run_worker(dispatch(self, parsed), group="command", exit_on_error=False)
@@ -283,7 +385,7 @@ class BatonApp(App[int]):
             self._send(text, None)  # shell commands run at once, even while the agent works
             return
         if self._prompting or self.session.is_running:
-            self._enqueue(text, follow_up=message.follow_up)
+            self._enqueue(text, follow_up=follow_up)
             return
         if self.is_busy:
             self.notice("Wait for the current command to finish (Esc aborts).", "warning")
@@ -291,7 +393,7 @@ class BatonApp(App[int]):
             return
         self._send(text, None)
 
-    def _send(self, text: str, images: list[Any] | None) -> None:
+    def _send(self, text: str, images: list[Any] | None, *, attach_files: bool = True) -> None:
         stripped = text.lstrip()
         if stripped.startswith("!") and not images:
             exclude = stripped.startswith("!!")
@@ -299,6 +401,16 @@ class BatonApp(App[int]):
             if command.strip():
                 self.run_worker(self._run_bash(command.strip(), exclude), group="bash", exit_on_error=False)
                 return
+        if attach_files:
+            from baton.tui.attachments import AttachmentError, attach
+
+            try:
+                text, attached, _ = attach(text, self.cwd)
+            except AttachmentError as exc:
+                self.notice(f"⚠ {exc}. Nothing was sent; the prompt is back in the editor.", "warning")
+                self.editor.set_text(text)
+                return
+            images = [*(images or []), *attached] or None
         # Busy from now, not from when the worker starts: a second Enter right after the first
         # (fast typing, a paste without bracketed paste) must queue, not start a second prompt.
         self._busy += 1
@@ -377,7 +489,8 @@ class BatonApp(App[int]):
     # -- keys --------------------------------------------------------------------------------------
 
     def _modal_open(self) -> bool:
-        return isinstance(self.screen, ModalScreen)
+        # While starting there is no session to act on: model and thinking keys wait too.
+        return isinstance(self.screen, ModalScreen) or self.session is None
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy a selection; abort a run; clear the editor; twice quickly: quit."""
@@ -393,7 +506,7 @@ class BatonApp(App[int]):
         if self.editor.selected_text:
             self.copy_to_clipboard(self.editor.selected_text)
             return
-        if self.is_busy:
+        if self.session is not None and self.is_busy:
             self.session.abort()
             return
         now = time.monotonic()
@@ -442,7 +555,7 @@ class BatonApp(App[int]):
             self.notice(f"Could not switch model: {one_line(str(exc), 300)}", "error")
             return
         if model is None:
-            self.notice("No favourite models to cycle: add favorite_models to ~/.baton/settings.json, "
+            self.notice(f"No favourite models to cycle: add favoriteModels to {baton_home_display()}/settings.json, "
                         "or use Ctrl+L.", "warning")
             return
         self._model_switched(previous, model, self._handoff(model))
@@ -456,6 +569,31 @@ class BatonApp(App[int]):
             return
         self.session.cycle_thinking_level()
         self.refresh_status()
+
+    async def action_paste_image(self) -> None:
+        """Ctrl+V: attach the clipboard's image (saved under ``$BATON_HOME/tmp``)."""
+        from baton.tui.clipboard import read_clipboard_image
+
+        image = await asyncio.to_thread(read_clipboard_image)
+        if image.data is None:
+            if self.clipboard and self.focused is self.editor:
+                self.editor.action_paste()  # what was copied inside the app, as the editor would
+                return
+            self.notice(f"Ctrl+V: {image.problem}.", "warning")
+            return
+        from baton.providers.paths import baton_home
+        from baton.tui.attachments import reference_for
+
+        folder = baton_home() / "tmp"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"clipboard-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.png"
+            path.write_bytes(image.data)
+        except OSError as exc:
+            self.notice(f"Ctrl+V: cannot keep the image ({exc.strerror or exc}).", "error")
+            return
+        self.editor.insert(reference_for(path, self.cwd) + " ")
+        self.editor.focus()
 
     def action_toggle_thinking(self) -> None:
         """Ctrl+T: show or hide all thinking blocks."""
@@ -550,12 +688,38 @@ class BatonApp(App[int]):
 
 
 async def run_interactive_async(
-    session: Any, *, initial_prompt: str | None = None, initial_images: list[Any] | None = None
+    session: Any = None,
+    *,
+    initial_prompt: str | None = None,
+    initial_images: list[Any] | None = None,
+    inline: bool = False,
+    opener: SessionOpener | None = None,
+    pick_session: Callable[[], Any] | None = None,
 ) -> int:
-    """Run the interactive UI on ``session`` inside the running event loop; the exit code."""
-    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images)
-    await app.run_async()
+    """Run the interactive UI inside the running event loop; the exit code. Give the
+    ``session``, or an ``opener`` that opens it once the first frame is painted (then
+    :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
+    instead of on the alternate screen."""
+    app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
+                   pick_session=pick_session)
+    await app.run_async(inline=inline, inline_no_clear=inline)
+    if app.open_error is not None:
+        raise SessionOpenError(app.open_error) from app.open_error
     return app.return_code or 0
+
+
+class SessionOpenError(Exception):
+    """The interactive app could not open its session (``original`` says why)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _preload() -> None:
+    """Import what opening a session and showing a transcript need (run in a worker thread)."""
+    import baton.sessions.coding_session
+    import baton.tui.widgets.transcript  # noqa: F401
 
 
 def run_interactive(

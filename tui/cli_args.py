@@ -56,6 +56,7 @@ class CliArgs:
     list_models_requested: bool = False
     export: list[str] = field(default_factory=list)
     no_context_files: bool = False
+    inline: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
 
@@ -100,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="export a session file to HTML (or .md) and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--inline", action="store_true",
+                   help="interactive: render in the terminal's normal screen (no alternate screen)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
     p.add_argument("words", nargs="*", metavar="[@files...] [prompt...]", help=argparse.SUPPRESS)
     return p
@@ -128,6 +131,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         list_models_requested=ns.list_models is not None,
         export=ns.export or [],
         no_context_files=ns.no_context_files,
+        inline=ns.inline,
     )
     for word in ns.words:
         if word.startswith("@") and len(word) > 1:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from baton.providers.paths import baton_home_display
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
+from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
@@ -94,21 +95,50 @@ async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
 # Models and thinking
 
 
-def model_items(models: Sequence[Model], current: Model | None) -> list[PickerItem[Model]]:
-    """Picker rows for ``models`` (the current one marked)."""
+def _price(model: Model) -> str:
+    cost = model.cost
+    if not cost.input and not cost.output:
+        return "—"
+    return f"${cost.input:g}/${cost.output:g}"
+
+
+def _pad(text: str, width: int) -> str:
+    text = one_line(text, width)
+    return text + " " * max(0, width - len(text))
+
+
+def model_items(
+    models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None, *, width: int = 110
+) -> list[PickerItem[Model]]:
+    """Picker rows for ``models`` in aligned columns fitted to ``width`` cells: id, name, context,
+    price ($/Mtok in/out), capabilities and key status; the current one marked, those without a
+    key (``missing``: ref → variable to set) dimmed. The name column goes first when space is short."""
+    missing = missing or {}
+    price_width = max((len(_price(m)) for m in models), default=1)
+    key_width = 6 if missing else 0  # "no key"; the detail line names the variable
+    fixed = 2 + 2 + 9 + 2 + price_width + 2 + 9 + (2 + key_width if key_width else 0)
+    room = max(width - fixed, 16)
+    ref_width = min(max((len(m.ref) for m in models), default=10), room, 44)  # the id matters most
+    name_width = min(max((len(m.name) for m in models), default=4), room - ref_width - 2, 28)
     items = []
     for model in models:
-        mark = "● " if current is not None and model.ref == current.ref and model.api == current.api else "  "
-        extras = []
-        if model.reasoning:
-            extras.append("thinking")
-        if "image" in model.input:
-            extras.append("images")
-        extras.append(f"{format_tokens(model.context_window)} ctx")
-        label = picker_label((mark, "$text-accent"), (model.ref, "bold"),
-                             (f"  {model.name}" if model.name != model.id else "", "$text-muted"),
-                             ("  " + " · ".join(extras), "$text-muted"))
-        items.append(PickerItem(label, model, f"{model.ref} {model.name}"))
+        is_current = current is not None and model.ref == current.ref and model.api == current.api
+        variable = missing.get(model.ref)
+        caps = " ".join(c for c, on in (("think", model.reasoning), ("img", "image" in model.input)) if on)
+        parts: list[tuple[str, str] | str] = [
+            ("● " if is_current else "  ", "$text-accent"),
+            (_pad(model.ref, ref_width), "$text-muted" if variable else "bold"),
+        ]
+        if name_width >= 6:
+            parts += ["  ", (_pad(model.name, name_width), "$text-muted")]
+        parts += [
+            "  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted"),
+            "  ", (f"{_price(model):>{price_width}}", "$text-muted"),
+            "  ", (f"{caps:<9}", "$text-muted"),
+        ]
+        if variable:
+            parts += ["  ", ("no key", "$text-warning")]
+        items.append(PickerItem(picker_label(*parts), model, f"{model.ref} {model.name}"))
     return items
 
 
@@ -138,8 +168,10 @@ def handoff_summary(app: BatonApp, model: Model) -> str | None:
     return str(preview.summary())
 
 
-def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
+def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Callable[[Model], Content | None]:
     def detail(model: Model) -> Content | None:
+        if missing and model.ref in missing:
+            return Content.styled(f"No API key: set {missing[model.ref]} to use this model.", "$text-warning")
         current = app.session.model
         if model.ref == current.ref and model.api == current.api:
             return Content.styled("(current model)", "$text-muted")
@@ -151,11 +183,23 @@ def _preview_detail(app: BatonApp) -> Callable[[Model], Content | None]:
     return detail
 
 
+def _picker_width(app: BatonApp) -> int:
+    """Cells a picker row can use (the picker is 94% of the screen, at most 150, minus its frame)."""
+    return min(150, app.size.width * 94 // 100) - 8
+
+
+def _missing_key_text(model: Model, variable: str) -> str:
+    return (f"{model.ref} needs an API key: set {variable} (or apiKey in {baton_home_display()}/models.json) "
+            "and restart baton.")
+
+
 @command("model", "/model [pattern]", "Switch model (picker; shows what the new model will not receive)")
 async def cmd_model(app: BatonApp, args: str) -> None:
-    models = list(app.session.available_models())
+    choices = list(app.session.model_choices())
+    missing = {c.model.ref: c.missing_key for c in choices if c.missing_key}
+    models = [c.model for c in choices]
     if not models:
-        app.notice("No models are available: set an API key or add ~/.baton/models.json.", "error")
+        app.notice(f"No models are available: set an API key or add {baton_home_display()}/models.json.", "error")
         return
     current = app.session.model
     if args:
@@ -163,8 +207,12 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         if not matches:
             app.notice(f"No model matches {one_line(args, 80)!r}.", "error")
             return
-        if len(matches) == 1:
-            target = matches[0]
+        usable = [m for m in matches if m.ref not in missing]
+        if len(matches) == 1 or len(usable) == 1:
+            target = (usable or matches)[0]
+            if target.ref in missing:
+                app.notice(_missing_key_text(target, missing[target.ref]), "error")
+                return
             if target.ref == current.ref and target.api == current.api:
                 app.notice(f"Already using {target.ref}.")
                 return
@@ -183,9 +231,13 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         models = matches
     initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
     picked = await app.push_screen_wait(ListPicker(
-        "Switch model", model_items(models, current), initial=initial, detail=_preview_detail(app),
+        "Switch model", model_items(models, current, missing, width=_picker_width(app)), initial=initial,
+        detail=_preview_detail(app, missing),
     ))
     if picked is None:
+        return
+    if picked.ref in missing:
+        app.notice(_missing_key_text(picked, missing[picked.ref]), "error")
         return
     if picked.ref == current.ref and picked.api == current.api:
         app.notice(f"Already using {picked.ref}.")
@@ -231,27 +283,17 @@ async def cmd_new(app: BatonApp, args: str) -> None:
     app.notice("New session started.", "success")
 
 
-def _when(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M")
-    return str(value)
-
-
-@command("resume", "/resume", "Resume another session of this directory", while_running=False)
+@command("resume", "/resume", "Resume a session (this directory; Tab: all projects; Ctrl+D deletes)",
+         while_running=False)
 async def cmd_resume(app: BatonApp, args: str) -> None:
-    from baton.sessions import list_sessions
+    from baton.sessions.listing import list_all_sessions, list_sessions
+    from baton.tui.widgets.session_picker import SessionPicker
 
-    sessions = [s for s in list_sessions(app.session.cwd) if s.path != app.session.session_file]
-    if not sessions:
-        app.notice("No other sessions in this directory.")
-        return
-    items = []
-    for info in sessions:
-        title = info.name or info.first_message or "(no messages)"
-        label = picker_label((_when(info.modified), "$text-muted"), "  ", (one_line(title, 70), "bold"),
-                             (f"  {info.message_count} messages", "$text-muted"))
-        items.append(PickerItem(label, info.path, f"{title} {info.id}"))
-    picked = await app.push_screen_wait(ListPicker("Resume a session", items))
+    session_dir = getattr(app.session, "session_dir", None)
+    picked = await app.push_screen_wait(SessionPicker(
+        lambda: list_sessions(app.session.cwd, session_dir), list_all_sessions,
+        current=app.session.session_file, width=_picker_width(app),
+    ))
     if picked is None:
         return
     await app.session.switch_session(str(picked))
@@ -323,6 +365,67 @@ async def cmd_session(app: BatonApp, args: str) -> None:
         Content.assemble((f"{key:<9}", "$text-muted"), clean(str(value))) for key, value in lines
     )
     app.notice(body)
+
+
+_PART_STYLES = ("$text-accent", "$secondary", "$warning", "$success", "$primary", "$error", "$text-muted")
+_BAR_WIDTH = 50
+
+
+@command("theme", "/theme [name]", "Pick the colour theme (dark, light or a Textual theme); saved in settings")
+async def cmd_theme(app: BatonApp, args: str) -> None:
+    names = app.theme_names()
+    name = args.strip()
+    if not name:
+        current = app.theme
+        items = [PickerItem(picker_label(("● " if THEME_ALIASES.get(n, n) == current else "  ", "$text-accent"),
+                                         (n, "bold")), n, n) for n in names]
+        initial = next((i for i, n in enumerate(names) if THEME_ALIASES.get(n, n) == current), 0)
+        picked = await app.push_screen_wait(ListPicker("Theme", items, initial=initial))
+        if picked is None:
+            return
+        name = picked
+    if not app.set_theme_name(name):
+        app.notice(f"Unknown theme {one_line(name, 40)!r}; one of: {', '.join(names)}.", "error")
+        return
+    from baton.sessions.settings import save_setting
+
+    try:
+        save_setting("theme", name)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        app.notice(f"Theme {name} applied, but the settings file could not be written: {reason}", "warning")
+        return
+    app.notice(f"Theme: {name} (saved in {baton_home_display()}/settings.json).", "success")
+
+
+@command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")
+async def cmd_context(app: BatonApp, args: str) -> None:
+    breakdown = app.session.context_breakdown()
+    window = max(breakdown.window, 1)
+    bar: list[Content] = []
+    used_cells = 0
+    for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
+        cells = round(_BAR_WIDTH * part.tokens / window)
+        if part.tokens and not cells:
+            cells = 1
+        cells = min(cells, _BAR_WIDTH - used_cells)
+        used_cells += cells
+        if cells:
+            bar.append(Content.styled("█" * cells, style))
+    bar.append(Content.styled("░" * (_BAR_WIDTH - used_cells), "$text-muted"))
+    percent = 100 * breakdown.total / window
+    lines = [
+        Content.assemble(("Context ", "bold"), Content("").join(bar),
+                         f"  {format_tokens(breakdown.total)} / {format_tokens(breakdown.window)} ({percent:.0f}%)"),
+    ]
+    for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
+        share = 100 * part.tokens / window
+        lines.append(Content.assemble(("■ ", style), (f"{part.label:<26}", ""),
+                                      (f"{format_tokens(part.tokens):>7}  {share:5.1f}%", "$text-muted")))
+    lines.append(Content.assemble(("  ", ""), (f"{'Free':<26}", ""),
+                                  (f"{format_tokens(breakdown.free):>7}  {100 * breakdown.free / window:5.1f}%",
+                                   "$text-muted")))
+    app.notice(Content("\n").join(lines))
 
 
 @command("export", "/export [file]", "Export the session to HTML (or Markdown for a .md file)")

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.providers.errors import BatonError
-from baton.providers.messages import ImageContent
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
 from baton.tui.cli_errors import CliError, exit_code, one_line
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
+    from baton.providers.messages import ImageContent
     from baton.sessions import CodingSession
 
 
@@ -43,6 +44,8 @@ def run(argv: list[str]) -> int:
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    if not args.print_mode:
+        return await _run_interactive(args, text, images)
     from baton.tui.session_setup import open_session
 
     session = await open_session(args)
@@ -57,16 +60,101 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
 
             return await run_print_mode(session, text, images)
         from baton.tui.app import run_interactive_async
+        from baton.tui.exit_summary import exit_summary
 
-        return await run_interactive_async(
-            session, initial_prompt=text or None, initial_images=images or None
+        inline = args.inline or session.settings.display == "inline"
+        code = await run_interactive_async(
+            session, initial_prompt=text or None, initial_images=images or None, inline=inline
         )
+        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+        if summary:
+            print(summary, flush=True)
+        return code
     finally:
         await session.close()
-        if "baton.providers.transport" in sys.modules:
-            from baton.providers.transport import aclose_shared_client
+        await _close_transport()
 
-            await aclose_shared_client()
+
+async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    """The app paints and takes keys first; the session opens behind it (see tui/app.py)."""
+    from baton.tui.app import SessionOpenError, run_interactive_async
+    from baton.tui.exit_summary import exit_summary
+
+    opened: list[CodingSession] = []
+
+    async def opener(picked: Path | None) -> CodingSession:
+        from baton.tui.session_setup import open_session
+
+        if picked is not None:
+            args.session, args.resume = str(picked), False
+        session = await open_session(args)
+        opened.append(session)
+        return session
+
+    pick = None
+    if args.resume:
+        if not sys.stdin.isatty():
+            raise CliError("--resume needs a terminal to pick from; use --session ID or --continue", EXIT_USAGE)
+        pick = _session_picker_factory(args)
+
+    inline = args.inline or _display_setting() == "inline"
+    try:
+        code = await run_interactive_async(
+            initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
+            pick_session=pick,
+        )
+    except SessionOpenError as exc:
+        if isinstance(exc.original, CliError):
+            raise exc.original from None
+        raise
+    finally:
+        for session in opened:
+            await session.close()
+        await _close_transport()
+    if opened:
+        session = opened[0]
+        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+        if summary:
+            print(summary, flush=True)
+    return code
+
+
+def _session_picker_factory(args: CliArgs) -> Callable[[], Any]:
+    """What ``baton -r`` shows first: the session picker over this directory (Tab: all)."""
+
+    def make() -> Any:
+        from baton.sessions.listing import list_all_sessions, list_sessions
+        from baton.tui.widgets.session_picker import SessionPicker
+
+        session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+        return SessionPicker(lambda: list_sessions(Path.cwd(), session_dir), list_all_sessions)
+
+    return make
+
+
+def _display_setting() -> str:
+    """The ``display`` setting, read without the settings model (it decides the very first
+    frame; the session validates the files properly later). Project over global."""
+    import json
+
+    from baton.providers.paths import baton_home
+
+    value = "fullscreen"
+    for path in (baton_home() / "settings.json", Path.cwd() / ".baton" / "settings.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict) and data.get("display") in ("fullscreen", "inline"):
+            value = data["display"]
+    return value
+
+
+async def _close_transport() -> None:
+    if "baton.providers.transport" in sys.modules:
+        from baton.providers.transport import aclose_shared_client
+
+        await aclose_shared_client()
 
 
 def _print_warnings(session: CodingSession) -> None:

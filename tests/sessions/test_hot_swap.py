@@ -20,6 +20,7 @@ from baton.providers.messages import (
 from baton.providers.models import Model
 from baton.providers.transform import NO_RESULT_TEXT
 from baton.sessions import CodingSession, SessionOptions, SessionStore
+from baton.sessions.handoff import handoff_preview
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32).decode()
 
@@ -149,8 +150,10 @@ async def test_handoff_preview_counts_match_what_the_request_held(
     with FauxProvider("anthropic-messages", [FauxResponse.text("hello from c")]) as provider:
         session = await CodingSession.open(SessionOptions(
             cwd=cwd, model=target, tools=[], session=str(path), context_files=False, extra_models=[model_a]))
-        preview = session.handoff_preview(target)
-        same = session.handoff_preview(model_a)
+        # Absolute counts (the session's own preview counts only what a switch adds to them).
+        preview = handoff_preview(session.messages, target)
+        same = handoff_preview(session.messages, model_a)
+        assert session.handoff_preview(target).is_empty  # already on it: nothing to lose by switching
         await session.prompt("continue")
         await session.close()
 
@@ -210,9 +213,9 @@ async def test_thinking_handoff_drop_setting_reaches_the_request(
     faux_b.add("ok")
     session = await CodingSession.open(options)
     await session.prompt("hi")
-    await session.set_model(model_b)
     preview = session.handoff_preview(model_b)
     assert preview.thinking_dropped == 1 and preview.thinking_as_text == 0
+    await session.set_model(model_b)
     await session.prompt("next")
     sent = faux_b.requests[0].messages[1]
     assert isinstance(sent, AssistantMessage)

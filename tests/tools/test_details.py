@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 
 from baton.sessions.system_prompt import build_system_prompt
-from baton.tools import TOOL_CLASSES, TOOL_NAMES, details_type_for, tools_by_name
+from baton.tools import TOOL_MODULES, TOOL_NAMES, details_type_for, tool_class, tools_by_name
 from baton.tools.details import BashDetails, ReadDetails, WriteDetails, parse_details
 
 
 def test_name_lists_and_summaries_come_from_the_tool_classes(tmp_path: Path) -> None:
-    assert tuple(TOOL_CLASSES) == TOOL_NAMES and all(TOOL_CLASSES[n].name == n for n in TOOL_NAMES)
+    assert tuple(TOOL_MODULES) == TOOL_NAMES and all(tool_class(n).name == n for n in TOOL_NAMES)
     prompt = build_system_prompt(cwd=tmp_path, tools=list(TOOL_NAMES))
-    for name, tool in TOOL_CLASSES.items():
-        assert tool.prompt_summary and f"- {name}: {tool.prompt_summary}" in prompt
+    for name in TOOL_NAMES:
+        summary = tool_class(name).prompt_summary
+        assert summary and f"- {name}: {summary}" in prompt
     assert details_type_for("bash") is BashDetails and details_type_for("ls") is None
     assert details_type_for("no-such-tool") is None
 

@@ -54,6 +54,8 @@ def _send(text: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         await wait_until(pilot, lambda: any(e.kind == "assistant" for e in app.transcript.entries),
                          what="the answer")
         await settle(pilot, app)
+        app.editor.cursor_blink = False  # a blinking cursor would make the picture depend on timing
+        await pilot.pause(0.05)
 
     return run
 

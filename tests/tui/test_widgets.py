@@ -319,12 +319,10 @@ async def test_follow_jumps_back_to_the_end() -> None:
         transcript = app.transcript
         for i in range(60):
             transcript.add_notice(f"notice {i}")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "notice 59" in screen_text(app), what="the notices", timeout=20)
         transcript.scroll_home(animate=False)
-        await pilot.pause(0.05)
-        assert "notice 59" not in screen_text(app)
+        await wait_until(pilot, lambda: "notice 59" not in screen_text(app), what="the scroll home", timeout=20)
         transcript.follow()
         transcript.add_notice("after sending")
-        await pilot.pause(0.1)
-        assert "after sending" in screen_text(app)
+        await wait_until(pilot, lambda: "after sending" in screen_text(app), what="the jump to the end", timeout=20)
         assert transcript.following

@@ -136,6 +136,18 @@ class PromptEditor(TextArea):
 
     # -- keys ------------------------------------------------------------------------------------
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        # A pasted path of an image file (a file dropped on the terminal) attaches the image.
+        if self.completer is not None:
+            from baton.tui.attachments import pasted_image_reference
+
+            reference = pasted_image_reference(event.text, self.completer.index.cwd)
+            if reference is not None:
+                event.prevent_default()
+                event.stop()
+                self.insert(reference + " ")
+        # Otherwise TextArea's own handler (Textual runs it after this one) inserts the text.
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         popup = self.completion

@@ -65,9 +65,13 @@ class StreamingMarkdown(Widget):
     StreamingMarkdown MarkdownFence > Label { padding: 0 1; }
     StreamingMarkdown > .open-fence {
         height: auto; margin: 1 0; padding: 0 1;
-        color: rgb(210,210,210); background: black 10%;
+        color: $text; background: $boost;
     }
     StreamingMarkdown > .open-fence > Static { height: auto; }
+    /* A quote in an answer must not look like a prompt the user sent (those have the accent bar). */
+    StreamingMarkdown MarkdownBlockQuote {
+        background: transparent; border-left: outer $foreground 25%; color: $text-muted; text-style: italic;
+    }
     """
 
     def __init__(self, text: str = "", *, streaming: bool = False, id: str | None = None) -> None:
@@ -83,7 +87,11 @@ class StreamingMarkdown(Widget):
         self._out: list[str] = []
         from textual.widgets import Markdown  # imported on first use: it costs ~35 ms at start-up
 
-        self._markdown: Markdown = Markdown(self._initial or None, open_links=False)
+        from baton.tui.widgets.markdown_links import answer_markdown_parser
+
+        self._markdown: Markdown = Markdown(
+            self._initial or None, open_links=False, parser_factory=answer_markdown_parser
+        )
         self._tail = Vertical(classes="open-fence")
         self._tail.display = False
         self._tail_chunks: list[Static] = []

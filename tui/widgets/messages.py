@@ -50,7 +50,10 @@ class UserMessageView(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(safe(text), markup=False, classes="user-message")
+        from baton.tui.attachments import collapse_file_blocks
+
+        # Attached files show as one line each; the text sent keeps them whole.
+        super().__init__(safe(collapse_file_blocks(text)), markup=False, classes="user-message")
         self.text = text
 
 
@@ -163,6 +166,11 @@ class AssistantMessageView(Widget):
         self._composed = True
         yield from self._order
         yield self._status
+
+    @property
+    def is_empty(self) -> bool:
+        """True while nothing of the reply has arrived (no block yet)."""
+        return not self._order
 
     @property
     def tool_views(self) -> list[ToolCallView]:

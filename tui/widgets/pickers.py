@@ -38,7 +38,7 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
     DEFAULT_CSS = """
     ListPicker { align: center middle; background: $background 60%; }
     ListPicker > Vertical {
-        width: 90%; max-width: 110; height: auto; max-height: 85%;
+        width: 94%; max-width: 150; height: auto; max-height: 85%;
         border: round $primary; background: $surface; padding: 0 1;
     }
     ListPicker .picker-title { text-style: bold; height: auto; }
@@ -46,7 +46,7 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         border: none; height: 1; padding: 0 1; margin: 0 0 1 0; background: $boost;
     }
     ListPicker OptionList, ListPicker OptionList:focus {
-        height: auto; max-height: 20; border: none; padding: 0; background: $surface;
+        height: auto; max-height: 50vh; border: none; padding: 0; background: $surface;
     }
     ListPicker .picker-detail { height: auto; color: $text-warning; margin: 1 0 0 0; }
     ListPicker .picker-hint { height: auto; color: $text-muted; }
@@ -108,6 +108,14 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         if index is None or not (0 <= index < len(self._shown)):
             return None
         return self._shown[index].value
+
+    def set_items(self, items: Sequence[PickerItem[T]], *, title: str | None = None) -> None:
+        """Replace the choices (the filter text stays applied)."""
+        self.items = list(items)
+        if title is not None:
+            self.title_text = title
+            self.query_one(".picker-title", Static).update(safe(title))
+        self._apply_filter(self._input.value if self._filterable else "", keep=0)
 
     @on(Input.Changed)
     def _filter_changed(self, event: Input.Changed) -> None:

@@ -14,6 +14,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from baton.providers.paths import baton_home_display
 from baton.tui.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
 
 DEMO_PROVIDER = "demo"
@@ -152,20 +153,26 @@ class StartupHeader(Static):
 
     DEFAULT_CSS = """
     StartupHeader { height: auto; padding: 0 1; margin: 0 0 0 0; color: $text-muted; }
+    StartupHeader.-starting { height: 1fr; padding: 0 2; }
     """
 
     def __init__(
-        self, *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = ()
+        self, *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = (),
+        starting: bool = False,
     ) -> None:
         lines: list[Content] = [
             Content.assemble(("baton ", "bold $text-accent"), (version, "$text-muted"),
                              (" · a terminal coding agent", "$text-muted")),
         ]
+        if starting:  # the first frame, before the session is open: type away meanwhile
+            super().__init__(Content("\n").join([*lines, Content.styled(KEY_HINTS, "$text-muted")]),
+                             markup=False, classes="-starting")
+            return
         if is_demo(model):
             lines.append(Content.styled(
                 "⚠ Offline demo model: no API key or configured model was found, so the replies are "
                 "canned. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or add "
-                "~/.baton/models.json), then pick a model with /model.",
+                f"{baton_home_display()}/models.json), then pick a model with /model.",
                 "$text-warning",
             ))
         files = [short_path(str(f), cwd) for f in context_files]

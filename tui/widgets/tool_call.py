@@ -191,6 +191,6 @@ class ToolCallView(Widget):
                 hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
                 self._preview.update(Content.assemble(hint, "\n", rendered.preview))
             else:
-                self._more.update(Content.styled(f"… {rendered.hidden} more lines (Ctrl+O to expand)",
-                                                 "$text-muted"))
+                more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
+                self._more.update(Content.styled(more, "$text-muted"))
         self.set_class(bool(rendered.hidden) and not rendered.tail, "-more")

@@ -35,6 +35,8 @@ class Rendered:
     hidden: int
     tail: bool = False
     """True when the preview is the end of the output (the hidden lines come before it)."""
+    hint: str | None = None
+    """What the collapsed box says about the hidden lines, when "… N more lines" would mislead."""
 
 
 def _arg(args: Mapping[str, Any], *names: str) -> Any:
@@ -100,8 +102,35 @@ def summarize_args(name: str, args: Mapping[str, Any], cwd: Path | None = None) 
     return Content.styled(one_line(compact, 160), "$text-muted")
 
 
+WRITE_PREVIEW_LINES = 12
+"""Lines of a file being written shown while the call streams (its growing end)."""
+
+
+def _write_preview(args: Mapping[str, Any]) -> Content | None:
+    """The end of the content a ``write`` call is streaming, syntax-highlighted by its path."""
+    content = _text_arg(args, "content")
+    if not content:
+        return None
+    lines = clean(content).split("\n")
+    hidden = max(0, len(lines) - WRITE_PREVIEW_LINES)
+    tail = "\n".join(line[:_MAX_LINE_CHARS] for line in lines[hidden:])
+    from textual.highlight import highlight
+
+    path = _text_arg(args, "path", "file_path")
+    try:
+        body = highlight(tail, path=path or None)
+    except Exception:  # an odd path or lexer failure: plain text still shows the file
+        body = Content(tail)
+    if not hidden:
+        return body
+    return Content.assemble(Content.styled(f"… {hidden} lines above", "$text-muted"), "\n", body)
+
+
 def args_body(name: str, args: Mapping[str, Any]) -> Content | None:
-    """What to show while a call's arguments stream in: an edit's diff forming, else nothing."""
+    """What to show while a call's arguments stream in: an edit's diff forming, the end of a
+    file being written, else nothing."""
+    if name == "write":
+        return _write_preview(args)
     if name != "edit":
         return None
     edits = args.get("edits")
@@ -263,7 +292,9 @@ def _read(text: str, details: ReadDetails) -> Rendered:
     preview = Content.styled(summary, "$text-muted")
     full_lines = _clip(lines[:_MAX_RENDER_LINES])
     full = Content.assemble(preview, "\n", "\n".join(full_lines)) if full_lines else preview
-    return Rendered(preview, full, count)
+    # Collapsed, the box shows only the summary: none of the lines is "more" than another.
+    noun = "line" if count == 1 else "lines"
+    return Rendered(preview, full, count, hint=f"(Ctrl+O shows the {count} {noun})")
 
 
 def _bash(

@@ -316,6 +316,19 @@ class Transcript(VerticalScroll, can_focus=False):
         body = content if isinstance(content, Content) else Content(content)
         return self.add_entry(Entry("notice", content=body, level=level))
 
+    def add_notice_before_reply(self, content: Content | str, level: NoticeLevel = "info") -> Widget:
+        """A notice about the reply being requested (a retry): placed above the live reply while
+        nothing of it has arrived, so the answer that follows appears below it."""
+        live, live_entry = self._live, self._live_entry
+        if live is None or live_entry is None or not live.is_empty or live_entry not in self.entries:
+            return self.add_notice(content, level)
+        body = content if isinstance(content, Content) else Content(content)
+        entry = Entry("notice", content=body, level=level)
+        self.entries.insert(self.entries.index(live_entry), entry)
+        widget = entry.widget = self.build_widget(entry)
+        self.mount(widget, before=live)
+        return widget
+
     def add_bash(self, command: str, *, exclude_from_context: bool) -> BashExecutionView:
         """Append a live ``!cmd`` run; the caller feeds it output and then its result."""
         view = BashExecutionView(command, exclude_from_context=exclude_from_context)

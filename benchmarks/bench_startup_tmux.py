@@ -1,0 +1,96 @@
+"""Start-up as a person feels it: ``baton`` in a real terminal (tmux), from exec until the editor
+accepts keys — a typed character is echoed on screen — polled from outside the process.
+
+Also runs pi 0.73 side by side when it is installed (``npm install --prefix /tmp/pi
+@mariozechner/pi-coding-agent@0.73.1``; never a dependency), so the ratio comes from one run on
+one machine.
+
+Run: ``python benchmarks/bench_startup_tmux.py [--runs N]``. Targets: baton <= 0.35 s and
+<= 0.35 x pi.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+PI_CLI = Path("/tmp/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+MARK = "Zq"
+
+
+def _pane(name: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+
+
+def time_to_echo(command: str, ready: str, env: dict[str, str], timeout: float = 20.0) -> float:
+    """Seconds from starting ``command`` in a new tmux window until a typed mark is echoed.
+
+    Keys are sent as soon as ``ready`` (a piece of the first frame) shows; the clock stops when
+    the mark appears on screen. Keys typed before the editor exists would be lost by some
+    programs, so they are re-sent every 0.5 s until echoed."""
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    start = time.perf_counter()
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40",
+                    f"env -i {env_args} {command}"], check=True)
+    try:
+        deadline = start + timeout
+        sent_at = 0.0
+        while time.perf_counter() < deadline:
+            pane = _pane(name)
+            if MARK in pane:
+                return time.perf_counter() - start
+            if ready in pane and time.perf_counter() - sent_at > 0.5:
+                subprocess.run(["tmux", "send-keys", "-t", name, "-l", MARK], check=True)
+                sent_at = time.perf_counter()
+            time.sleep(0.005)
+        raise RuntimeError(f"no echo within {timeout} s; the pane shows:\n{_pane(name)}")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    runs = parser.parse_args().runs
+    if shutil.which("tmux") is None:
+        print("tmux is not installed")
+        return
+    work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    home = work / "home"
+    home.mkdir()
+    base_env = {"HOME": str(work), "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color",
+                "BATON_HOME": str(home), "LANG": "C.UTF-8"}
+    baton = Path(sys.executable).with_name("baton")
+    commands = {"baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo", "baton")}
+    if PI_CLI.exists() and shutil.which("node"):
+        commands["pi 0.73"] = (f"node {shlex.quote(str(PI_CLI))}", "pi")
+    results: dict[str, list[float]] = {k: [] for k in commands}
+    for _ in range(runs):
+        for label, (command, ready) in commands.items():  # interleaved: same machine load for both
+            results[label].append(time_to_echo(f"sh -c 'cd {shlex.quote(str(work))} && exec {command}'", ready,
+                                               base_env))
+    for label, values in results.items():
+        print(f"{label:8} start to echoed key: median {statistics.median(values):.3f} s  "
+              f"(min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
+    if "pi 0.73" in results:
+        ratio = statistics.median(results["baton"]) / statistics.median(results["pi 0.73"])
+        print(f"ratio baton/pi: {ratio:.2f} (target <= 0.35)")
+    try:
+        load = os.getloadavg()[0]
+        print(f"load average during the run: {load:.1f} (on {os.cpu_count()} cores)")
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
