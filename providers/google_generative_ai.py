@@ -203,11 +203,32 @@ def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
     """One ``functionDeclarations`` tool with each schema as ``parametersJsonSchema``."""
     declarations = []
     for tool in tools:
-        schema = {k: v for k, v in tool.parameters.items() if k not in _JSON_SCHEMA_META}
+        schema = {
+            k: _strip_nested_meta(v, names=k in ("properties", "patternProperties", "$defs", "definitions"))
+            for k, v in tool.parameters.items()
+            if k not in _JSON_SCHEMA_META
+        }
         declarations.append(
             {"name": tool.name, "description": tool.description, "parametersJsonSchema": schema}
         )
     return [{"functionDeclarations": declarations}]
+
+
+def _strip_nested_meta(value: Any, *, names: bool = False) -> Any:
+    """A copy without ``$schema`` / ``$comment`` at any depth: Gemini rejects them even inside
+    ``parametersJsonSchema``, and MCP servers (zod, Mintlify) emit them in nested schemas. The
+    keys of a ``properties`` map are property names, kept whatever they are. The tool's stored
+    schema is untouched."""
+    if isinstance(value, dict):
+        return {
+            k: _strip_nested_meta(v, names=(k in ("properties", "patternProperties", "$defs", "definitions")
+                                            and not names))
+            for k, v in value.items()
+            if names or k not in ("$schema", "$comment")
+        }
+    if isinstance(value, list):
+        return [_strip_nested_meta(v) for v in value]
+    return value
 
 
 def requires_tool_call_id(model: Model) -> bool:

@@ -34,11 +34,20 @@ from baton.providers.messages import (
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.sessions import compaction as compaction_mod
 from baton.sessions import context_fit
+from baton.sessions.checkpoints.records import Checkpoint
+from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints
+from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
 from baton.sessions.compaction import CompactionAborted, CompactionResult
 from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.context_files import ContextFile, load_append_system_md, load_context_files, load_system_md
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from baton.sessions.errors import CompactionError, SessionBusyError, SessionError, SessionSaveError
+from baton.sessions.errors import (
+    CompactionError,
+    PromptRefusedError,
+    SessionBusyError,
+    SessionError,
+    SessionSaveError,
+)
 from baton.sessions.events import (
     AnySessionEvent,
     AutoCompactionEndEvent,
@@ -46,11 +55,13 @@ from baton.sessions.events import (
     AutoRetryEndEvent,
     AutoRetryStartEvent,
     CompactionReason,
+    ExtensionNoticeEvent,
     ModelChangeEvent,
     SessionChangedEvent,
     SessionChangeReason,
     ThinkingLevelChangeEvent,
 )
+from baton.sessions.extensions import SessionExtensions
 from baton.sessions.handoff import HandoffPreview, handoff_preview
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.models import (
@@ -63,9 +74,11 @@ from baton.sessions.models import (
     thinking_levels_for,
 )
 from baton.sessions.options import SessionOptions, read_text_or_file
+from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
+from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
 from baton.sessions.store import SessionStore
 from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
@@ -73,6 +86,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
+from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
 
@@ -115,8 +129,14 @@ class CodingSession:
         tool_names: list[str],
         context_files: list[ContextFile],
         tool_gates: ToolGates | None = None,
+        prompt_library: PromptCommands | None = None,
+        extensions: SessionExtensions | None = None,
     ) -> None:
         self.options = options
+        self.prompt_library = prompt_library or PromptCommands([], [], [])
+        """Skills and prompt templates (``/name`` and ``/skill:name`` expand in :meth:`prompt`)."""
+        self.extensions = extensions or SessionExtensions.create(cwd, settings, trust_project=False)
+        """Hooks and MCP servers, and the project trust they need."""
         self.tool_gates = tool_gates or ToolGates()
         """Checks around every tool call (hooks, permissions, checkpoints register here)."""
         self.permission_hints: dict[str, str] = {}
@@ -158,6 +178,8 @@ class CodingSession:
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+        self.checkpointing: SessionCheckpoints | None = None
+        """Snapshots and rewinds (``None`` until :meth:`open` has set them up)."""
 
     # ------------------------------------------------------------------ opening
 
@@ -192,6 +214,7 @@ class CodingSession:
         tools = _make_tools(tool_names, cwd)
         _limit_tool_processes(settings.tools.max_processes)
         files = load_context_files(cwd) if options.context_files else []
+        library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
         custom = read_text_or_file(options.system_prompt) or load_system_md(cwd)
         appends = [a for a in (load_append_system_md(cwd), read_text_or_file(options.append_system_prompt)) if a]
         prompt = build_system_prompt(
@@ -201,6 +224,7 @@ class CodingSession:
             custom_prompt=custom,
             append="\n\n".join(appends) or None,
             context_files=files,
+            skills_section=skills_prompt_section(library.skills),
         )
         session = cls(
             options=options,
@@ -211,14 +235,23 @@ class CodingSession:
             session_dir=session_dir,
             tool_names=tool_names,
             context_files=files,
+            prompt_library=library,
+            extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project, options=options),
         )
+        session.extensions.attach(session, session._extension_notice)
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
             start_loading_tokenizer()
+        session.checkpointing = attach_checkpoints(session)
         return session
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def mcp(self) -> McpManager:
+        """The MCP servers: ``statuses()``, ``restart(name)``, ``add_servers(...)`` (e.g. from ACP)."""
+        return self.extensions.mcp
 
     @property
     def model(self) -> Model:
@@ -258,7 +291,14 @@ class CodingSession:
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading the session file and the settings."""
-        return [*self.store.warnings, *self.settings.problems]
+        notice = self.checkpointing.notice if self.checkpointing is not None else None
+        return [
+            *self.store.warnings,
+            *self.settings.problems,
+            *self.prompt_library.warnings,
+            *self.extensions.problems,
+            *([notice] if notice else []),
+        ]
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -317,12 +357,23 @@ class CodingSession:
 
     # ------------------------------------------------------------------ prompting
 
+    def prompt_commands(self) -> list[PromptCommand]:
+        """The prompt templates and skills usable as ``/name`` (name, description, argument hint)."""
+        return self.prompt_library.commands()
+
+    def expand_prompt(self, text: str) -> str:
+        """``text`` with a leading ``/template`` or ``/skill:name`` expanded (as :meth:`prompt` does).
+
+        Raises :class:`PromptRefusedError` for an unknown skill."""
+        return self.prompt_library.expand(text)
+
     async def prompt(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Run the agent on ``text`` (plus images) until it is idle again: auto-compaction and
         auto-retry included. Raises :class:`SessionBusyError` while a prompt is running (use
         :meth:`steer` / :meth:`follow_up`)."""
         if self.is_running:
             raise SessionBusyError("The session is already running; use steer() or follow_up() to queue a message")
+        text = self.expand_prompt(text)
         self._busy = True
         self._signal = asyncio.Event()
         try:
@@ -331,24 +382,49 @@ class CodingSession:
             self._check_persisted()
             if self._signal.is_set():
                 return  # aborted while compacting: the prompt is not sent
-            await self.agent.prompt(text, images)
+            await self.agent.prompt(await self.extensions.prompt_messages(text, images))
             await self._after_run()
             while not self._signal.is_set() and self.agent.queued_messages:
                 # Queued after the agent's last look at its queues (while this prompt was still
                 # finishing up): deliver now instead of leaving it for the next prompt.
                 await self.agent.continue_()
                 await self._after_run()
+            await self._run_stop_hooks()
         finally:
             self._busy = False
         self._check_persisted()
 
+    async def _run_stop_hooks(self) -> None:
+        """Stop hooks may send the model back to work (a bounded number of times)."""
+        rounds = 0
+        while not self._signal.is_set():
+            last = self._last_message_if_assistant()
+            if last is None or last.stop_reason in ("error", "aborted"):
+                return
+            follow = await self.extensions.stop_continuation(rounds)
+            if follow is None or self._signal.is_set():
+                return
+            rounds += 1
+            await self.agent.prompt(follow)
+            await self._after_run()
+
+    def _extension_notice(self, source: str, level: str, text: str) -> None:
+        self._emit_soon(ExtensionNoticeEvent(source, text, level))  # type: ignore[arg-type]
+
     def steer(self, text: str) -> None:
-        """Deliver ``text`` after the current tool batch."""
-        self.agent.steer(text)
+        """Deliver ``text`` after the current tool batch (templates expand as in :meth:`prompt`)."""
+        self.agent.steer(self._expand_queued(text))
 
     def follow_up(self, text: str) -> None:
-        """Deliver ``text`` once the current run would end."""
-        self.agent.follow_up(text)
+        """Deliver ``text`` once the current run would end (templates expand as in :meth:`prompt`)."""
+        self.agent.follow_up(self._expand_queued(text))
+
+    def _expand_queued(self, text: str) -> str:
+        try:
+            return self.expand_prompt(text)
+        except PromptRefusedError as exc:
+            logger.warning("%s; sending the text as typed", exc)
+            return text
 
     def dequeue(self) -> list[str]:
         """Remove the queued steering and follow-up messages; returns their texts."""
@@ -458,6 +534,7 @@ class CodingSession:
         focus: str | None = None,
         raise_errors: bool = False,
     ) -> CompactionResult | None:
+        await self.extensions.pre_compact(reason, focus)
         await self._emit(AutoCompactionStartEvent(reason))
         model = self.model
         try:
@@ -748,6 +825,29 @@ class CodingSession:
             if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
         ]
 
+    def checkpoints(self) -> list[Checkpoint]:
+        """Points to rewind to, newest first: this branch's prompts (with the files the agent
+        changed after each) and the states saved before earlier rewinds."""
+        if self.checkpointing is None:
+            return []
+        return self.checkpointing.checkpoints()
+
+    async def rewind(
+        self, entry_id: str, restore: RestoreMode = "both", *, confirm_hand_edits: bool = False
+    ) -> RewindResult:
+        """Rewind to checkpoint ``entry_id`` (from :meth:`checkpoints`).
+
+        ``restore="code"`` saves the workspace as a "before rewind" checkpoint (so this can be
+        undone), then restores the files the checkpoint tracked and deletes files created since;
+        ignored files are left alone. ``"conversation"`` moves the leaf to just before the prompt
+        (a branch; ``result.text`` is the prompt). ``"both"`` does both. When files changed by
+        hand would be overwritten, nothing is done and ``result.needs_confirmation`` is set:
+        call again with ``confirm_hand_edits=True``. Raises :class:`SessionBusyError` while
+        running, :class:`SessionError` for an unknown entry or when checkpoints are off."""
+        if self.checkpointing is None:
+            raise SessionError("Checkpoints are not set up for this session")
+        return await self.checkpointing.rewind(entry_id, restore, confirm_hand_edits=confirm_hand_edits)
+
     def tree(self) -> list[TreeNode]:
         """Every entry of the session tree, depth first (for ``/tree``)."""
         return build_tree(self.store.entries, self.store.leaf_id, self.store.labels)
@@ -794,6 +894,7 @@ class CodingSession:
             return
         self._closed = True
         await self._stop()
+        await self.extensions.close()
         self._flush_pending_bash()
         self._unsubscribe_agent()
         self.store.close()

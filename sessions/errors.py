@@ -9,7 +9,8 @@ Hierarchy::
     ├── SessionNotFoundError      no session matches a path or id prefix (or several do)
     ├── NoModelError              no model could be resolved for a new session
     ├── CompactionError           compaction could not run (nothing to compact, no key, ...)
-    └── SessionBusyError          the operation needs an idle session (also AgentBusyError)
+    ├── SessionBusyError          the operation needs an idle session (also AgentBusyError)
+    └── PromptRefusedError        a prompt not sent (unknown skill, blocked by a hook)
 """
 
 from __future__ import annotations
@@ -49,3 +50,7 @@ class CompactionError(SessionError):
 class SessionBusyError(SessionError, AgentBusyError):
     """The session is running; wait for it to become idle (or abort) first (also an
     :class:`agent.agent.AgentBusyError`, so either can be caught)."""
+
+
+class PromptRefusedError(SessionError):
+    """A prompt was not sent: an unknown ``/skill:``, or a ``UserPromptSubmit`` hook blocked it."""

@@ -132,6 +132,31 @@ class SessionChangedEvent:
         return {"type": self.type, "reason": self.reason}
 
 
+@dataclass(slots=True)
+class ExtensionNoticeEvent:
+    """Something a hook or an MCP server did that the user should hear about (a hook that
+    timed out, a server that failed to start or was restarted). ``source``: ``hooks`` or ``mcp``."""
+
+    source: str
+    text: str
+    level: Literal["info", "warning", "error"] = "warning"
+    type: Literal["extension_notice"] = "extension_notice"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "source": self.source, "level": self.level, "text": self.text}
+
+
+@dataclass(slots=True)
+class McpStatusEvent:
+    """An MCP server changed state (starting, ready, failed, crashed): ``summary`` is the footer text."""
+
+    summary: str
+    type: Literal["mcp_status"] = "mcp_status"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "summary": self.summary}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -140,6 +165,8 @@ SessionEvent: TypeAlias = (
     | ModelChangeEvent
     | ThinkingLevelChangeEvent
     | SessionChangedEvent
+    | ExtensionNoticeEvent
+    | McpStatusEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

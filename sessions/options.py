@@ -28,6 +28,19 @@ class SessionOptions:
     append_system_prompt: str | None = None
     """Appended to the prompt (text, or the path of a file holding it)."""
     context_files: bool = True
+    prompt_commands: bool = True
+    mcp: bool = True
+    """Use MCP servers (``--no-mcp``: none)."""
+    mcp_config_files: list[Path] = field(default_factory=list)
+    """More ``{"mcpServers": ...}`` files (``--mcp-config``), after ``mcp.json`` and ``.mcp.json``."""
+    start_mcp: bool = True
+    """Start the servers as the session opens; the app starts them after its first paint instead
+    (a prompt starts them in any case)."""
+    trust_project: bool | None = None
+    """The project's hooks and ``.mcp.json`` servers: ``True`` trusted for this run
+    (``--trust-project``), ``False`` never, ``None`` as the user answered before (else waiting
+    in ``session.extensions.pending_trust``)."""
+    """Discover skills and prompt templates (``.baton/skills``, ``.baton/prompts``, ...)."""
     api_key: str | None = None
     """Key for the starting model's provider (overrides the environment / models.json)."""
     settings: Settings | None = None

@@ -51,6 +51,25 @@ class RetrySettings(_Section):
     """The first wait; each further attempt doubles it."""
 
 
+class CheckpointSettings(_Section):
+    """Snapshots of the workspace before the agent changes it (``/rewind``)."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
+    """Files larger than this are left out of snapshots (and reported)."""
+    keep_days: float = Field(default=30, ge=0)
+    """Snapshots older than this are pruned at start-up, in the background (0: keep all)."""
+
+
+class McpSettings(_Section):
+    """MCP client limits (``mcp`` in settings.json)."""
+
+    tool_timeout_ms: int = Field(default=120_000, gt=0)
+    """A tool call that has not answered by then fails (and the server is told to stop)."""
+    startup_timeout_ms: int = Field(default=10_000, ge=0)
+    """How long a prompt waits for servers still starting before it goes on without them."""
+
+
 class ToolsSettings(_Section):
     """Limits on the tools."""
 
@@ -68,6 +87,8 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""

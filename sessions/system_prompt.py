@@ -64,15 +64,19 @@ def build_system_prompt(
     custom_prompt: str | None = None,
     append: str | None = None,
     context_files: Sequence[ContextFile] = (),
+    skills_section: str = "",
     now: datetime | None = None,
 ) -> str:
     """The system prompt for a session.
 
     ``tool_descriptions`` gives a description for tools baton has no summary for (their first
-    line is used)."""
+    line is used). ``skills_section`` (the available skills) follows the context files, and only
+    when the ``read`` tool is there to load them."""
     extra = tool_descriptions or {}
     append_section = f"\n\n{append}" if append else ""
     context = format_context_files(context_files)
+    if skills_section and "read" in tools:
+        context = (context.rstrip("\n") + "\n\n" + skills_section).lstrip("\n")
     tail = f"\nCurrent date and time: {format_now(now)}\nCurrent working directory: {cwd}"
     if custom_prompt:
         prompt = custom_prompt + append_section

@@ -27,14 +27,18 @@ from textual.screen import ModalScreen
 
 from baton import __version__
 from baton.providers.paths import baton_home_display
-from baton.tui.commands import command_list, dispatch, parse_command
+from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.rewind import checkpoint_problems
 from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
 from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
+
+MCP_START_DELAY_S = 1.0
+"""Seconds after mounting before MCP servers start in the background."""
 
 if TYPE_CHECKING:
     from baton.providers.models import Model
@@ -47,6 +51,8 @@ the session file picked by the session picker, when there is one."""
 
 QUIT_WINDOW = 0.5
 """Seconds within which a second Ctrl+C quits."""
+REWIND_WINDOW = 0.8
+"""Seconds within which a second Esc on an empty editor opens /rewind."""
 
 
 class BatonApp(App[int]):
@@ -95,6 +101,8 @@ class BatonApp(App[int]):
         self._prompting = False
         self._compaction_reported = False
         self._last_interrupt = 0.0
+        self._last_escape = 0.0
+        self._checkpoint_reported: set[str] = set()
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
@@ -149,6 +157,23 @@ class BatonApp(App[int]):
                     out.append(text)
         return out
 
+    def _prompt_command_list(self) -> list[tuple[str, str]]:
+        """Prompt templates and skills for ``/`` completion (argument hint before the description)."""
+        commands = getattr(self.session, "prompt_commands", None)
+        items = commands() if callable(commands) else []
+        return [(c.name, f"{c.argument_hint}  {c.description}".strip()) for c in items]
+
+    def is_prompt_command(self, name: str) -> bool:
+        """True when ``/name`` is a prompt template (it expands in the session, not here)."""
+        return any(n == name for n, _ in self._prompt_command_list())
+
+    def send_prompt_command(self, text: str) -> None:
+        """Send a template invocation as a prompt (queued while the agent works)."""
+        if self._prompting or self.session.is_running:
+            self._enqueue(text, follow_up=False)
+        else:
+            self._send(text, None)
+
     def _argument_sources(self) -> dict[str, Any]:
         from baton.providers.models import THINKING_LEVELS
 
@@ -196,6 +221,7 @@ class BatonApp(App[int]):
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._unsubscribe = self.session.subscribe(self._on_session_event)
+        self.completer.commands = [*command_list(), *self._prompt_command_list()]  # templates and skills
         self.editor.prompt_history = [*self._history(), *self.editor.prompt_history]
         messages = list(getattr(self.session, "messages", []) or [])
         if messages:
@@ -203,6 +229,13 @@ class BatonApp(App[int]):
         self._startup_warnings()
         self._apply_theme_setting()
         self.refresh_status()
+        self._ask_project_trust()
+        extensions = getattr(self.session, "extensions", None)
+        if extensions is not None:
+            # MCP servers start once the screen is up and settled: importing the SDK takes
+            # seconds of CPU that would otherwise compete with the first paint. A prompt sent
+            # before then starts them itself.
+            self.set_timer(MCP_START_DELAY_S, extensions.start_mcp)
         if self._initial_prompt or self._initial_images:
             text, images = self._initial_prompt or "", self._initial_images
             self._initial_prompt = self._initial_images = None
@@ -213,6 +246,29 @@ class BatonApp(App[int]):
             self.call_after_refresh(self._handle_submission, text, follow_up)
         if pending:
             self.activity.set_queue([])
+
+    def _ask_project_trust(self) -> None:
+        """Ask once whether the project's hooks and ``.mcp.json`` servers may run."""
+        extensions = getattr(self.session, "extensions", None)
+        pending = getattr(extensions, "pending_trust", None)
+        if extensions is None or pending is None:
+            return
+
+        async def ask() -> None:
+            from baton.tui.widgets.pickers import ConfirmScreen
+
+            body = (f"This project wants to run commands on your machine: {' and '.join(pending.what)}.\n"
+                    f"Trust {pending.project}? (Asked again only if these files change.)")
+            trusted = await self.push_screen_wait(
+                ConfirmScreen("Trust this project?", body, "Enter/y trust · Esc/n not now"))
+            if trusted:
+                extensions.trust_project()
+                self.notice("Project hooks and MCP servers are on.", "success")
+            else:
+                self.notice("Project hooks and MCP servers stay off for this session.", "warning")
+            self.refresh_status()
+
+        self.run_worker(ask(), group="trust", exit_on_error=False)
 
     def _startup_warnings(self) -> None:
         """Say once what went wrong while opening (bad settings, skipped session lines,
@@ -323,8 +379,12 @@ class BatonApp(App[int]):
                 self.activity.stop()
             self._sync_queue()
             self.refresh_status()
-        elif kind in ("model_change", "thinking_level_change"):
+            for problem in checkpoint_problems(self.session, self._checkpoint_reported):
+                self.notice(problem, "warning")
+        elif kind in ("model_change", "thinking_level_change", "mcp_status"):
             self.refresh_status()
+        elif kind == "extension_notice":
+            self.notice(f"{event.source}: {one_line(event.text, 300)}", event.level)
         elif kind == "auto_compaction_start":
             reason = getattr(event, "reason", "threshold")
             why = {"overflow": "the context overflowed", "manual": "requested"}.get(reason, "the context is filling up")
@@ -522,6 +582,13 @@ class BatonApp(App[int]):
     def _escape(self) -> None:
         if self.is_busy:
             self.session.abort()
+            return
+        now = time.monotonic()
+        if self.editor.text.strip() or now - self._last_escape > REWIND_WINDOW:
+            self._last_escape = now
+            return
+        self._last_escape = 0.0
+        self.run_worker(dispatch(self, ParsedCommand("rewind", "")), group="command", exit_on_error=False)
 
     @on(PromptEditor.QuitRequested)
     def _quit_requested(self) -> None:

@@ -26,6 +26,7 @@ examples:
   baton -c                               continue the most recent session here
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
+  baton --checkpoints                    the latest session's checkpoints as JSON
 
 environment:
   BATON_HOME            config and sessions (default ~/.baton)
@@ -55,7 +56,13 @@ class CliArgs:
     list_models: str | None = None
     list_models_requested: bool = False
     export: list[str] = field(default_factory=list)
+    checkpoints: str | None = None
+    """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
+    mcp_config: list[str] = field(default_factory=list)
+    no_mcp: bool = False
+    list_mcp: bool = False
+    trust_project: bool = False
     inline: bool = False
     files: list[str] = field(default_factory=list)
     prompt_words: list[str] = field(default_factory=list)
@@ -99,8 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list available models (optionally filtered) and exit")
     p.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
                    help="export a session file to HTML (or .md) and exit")
+    p.add_argument("--checkpoints", nargs="?", const="", metavar="SESSION",
+                   help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--mcp-config", action="append", metavar="FILE",
+                   help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
+    p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
+    p.add_argument("--list-mcp", action="store_true", help="list the MCP servers and their tools, then exit")
+    p.add_argument("--trust-project", action="store_true",
+                   help="run this project's .mcp.json servers and hooks without asking (this run only)")
     p.add_argument("--inline", action="store_true",
                    help="interactive: render in the terminal's normal screen (no alternate screen)")
     p.add_argument("--version", action="version", version=f"baton {VERSION}")
@@ -130,7 +145,12 @@ def parse_args(argv: list[str]) -> CliArgs:
         list_models=ns.list_models,
         list_models_requested=ns.list_models is not None,
         export=ns.export or [],
+        checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
+        mcp_config=ns.mcp_config or [],
+        no_mcp=ns.no_mcp,
+        list_mcp=ns.list_mcp,
+        trust_project=ns.trust_project,
         inline=ns.inline,
     )
     for word in ns.words:

@@ -78,6 +78,9 @@ def command_list() -> list[tuple[str, str]]:
 async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
     """Run a parsed command (unknown ones are reported, not sent to the model)."""
     spec = COMMANDS.get(parsed.name)
+    if spec is None and app.is_prompt_command(parsed.name):
+        app.send_prompt_command(f"/{parsed.name} {parsed.args}".rstrip())
+        return
     if spec is None:
         app.notice(f"Unknown command: /{clean(parsed.name)} — type / to see the commands, or /hotkeys.",
                    "error")
@@ -471,6 +474,7 @@ HOTKEYS: tuple[tuple[str, str], ...] = (
     ("/", "complete a command"),
     ("!cmd / !!cmd", "run a shell command (with / without adding its output to the context)"),
     ("Esc / Ctrl+C", "abort the running agent (the partial answer stays)"),
+    ("Esc Esc", "rewind code and/or conversation (on an empty editor; same as /rewind)"),
     ("Ctrl+C", "clear the editor; twice quickly quits"),
     ("Ctrl+D", "quit (on an empty editor)"),
     ("Ctrl+L", "model picker"),
@@ -498,3 +502,8 @@ async def cmd_hotkeys(app: BatonApp, args: str) -> None:
 @command("quit", "/quit", "Quit baton")
 async def cmd_quit(app: BatonApp, args: str) -> None:
     app.exit(0)
+
+
+# Commands kept in modules of their own register themselves on import.
+from baton.tui import mcp_command  # noqa: E402, F401
+from baton.tui import rewind as _rewind  # noqa: E402, F401

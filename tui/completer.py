@@ -11,7 +11,7 @@ from pathlib import Path
 from baton.tui.files import fuzzy_filter, list_project_files
 from baton.tui.widgets.completion import Completion
 
-_COMMAND_TOKEN = re.compile(r"^/([\w-]*)$")
+_COMMAND_TOKEN = re.compile(r"^/([\w:.-]*)$")
 _COMMAND_ARGS = re.compile(r"^/([\w-]+) (\S*)$")
 _AT_TOKEN = re.compile(r"(?:^|\s)@(\S*)$")
 FILE_INDEX_TTL = 30.0

@@ -25,10 +25,16 @@ def run(argv: list[str]) -> int:
     try:
         if args.export:
             return _export(args)
+        if args.checkpoints is not None:
+            from baton.tui.checkpoints_cli import checkpoints_command
+
+            return checkpoints_command(args)
         if args.list_models_requested:
             from baton.tui.list_models import list_models_command
 
             return list_models_command(args.list_models or "")
+        if args.list_mcp:
+            return asyncio.run(_list_mcp(args))
         piped = read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
         if piped is not None:
             args.print_mode = True
@@ -46,6 +52,7 @@ def run(argv: list[str]) -> int:
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
     if not args.print_mode:
         return await _run_interactive(args, text, images)
+    from baton.sessions.errors import PromptRefusedError
     from baton.tui.session_setup import open_session
 
     session = await open_session(args)
@@ -70,6 +77,9 @@ async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> 
         if summary:
             print(summary, flush=True)
         return code
+    except PromptRefusedError as exc:
+        print(f"baton: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     finally:
         await session.close()
         await _close_transport()
@@ -163,6 +173,44 @@ def _print_warnings(session: CodingSession) -> None:
 
     for warning in [*session.warnings, *(f"models.json: {e}" for e in models_json_errors())]:
         print(f"baton: warning: {warning}", file=sys.stderr)
+    pending = session.extensions.pending_trust
+    if pending is not None:
+        print(f"baton: skipping the untrusted {' and '.join(pending.what)} of {pending.project} "
+              "(trust it in the interactive app, or pass --trust-project)", file=sys.stderr)
+    session.subscribe(_print_extension_notice)
+
+
+def _print_extension_notice(event: object) -> None:
+    """Hook and MCP problems during a print/JSON run: one stderr line each."""
+    if getattr(event, "type", "") == "extension_notice":
+        print(f"baton: {getattr(event, 'source', '')}: {getattr(event, 'text', '')}", file=sys.stderr)
+
+
+async def _list_mcp(args: CliArgs) -> int:
+    """``baton --list-mcp``: start the configured servers, print each one's state and tools."""
+    from baton.sessions import SessionOptions, load_settings
+    from baton.sessions.extensions import SessionExtensions
+    from baton.tools.mcp.listing import status_lines
+    from baton.tui.session_setup import mcp_config_files
+
+    cwd = Path.cwd()
+    settings = load_settings(project_dir=cwd)
+    options = SessionOptions(cwd=cwd, mcp=not args.no_mcp, mcp_config_files=mcp_config_files(args))
+    extensions = SessionExtensions.create(cwd, settings, trust_project=True if args.trust_project else None,
+                                          options=options)
+    for problem in extensions.problems:
+        print(f"baton: warning: {problem}", file=sys.stderr)
+    manager = extensions.mcp
+    try:
+        await manager.wait_startup()
+        for line in status_lines(manager.statuses(), with_tools=True):
+            print(line)
+        pending = extensions.pending_trust
+        if pending is not None:
+            print(f"Not trusted (skipped): {pending.describe()} — pass --trust-project to include them")
+    finally:
+        await manager.close()
+    return EXIT_OK
 
 
 def _export(args: CliArgs) -> int:

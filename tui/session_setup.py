@@ -159,6 +159,15 @@ def pick_session(cwd: Path, args: CliArgs) -> Path:
     return Path(shown[int(answer) - 1].path)
 
 
+def mcp_config_files(args: CliArgs) -> list[Path]:
+    """The ``--mcp-config`` files, each checked to exist (else a usage error)."""
+    files = [Path(name).expanduser() for name in args.mcp_config]
+    for path in files:
+        if not path.is_file():
+            raise CliError(f"--mcp-config: no such file: {path}", EXIT_USAGE)
+    return files
+
+
 async def open_session(args: CliArgs) -> CodingSession:
     """Open the coding session the arguments describe, or raise :class:`CliError`."""
     from dataclasses import replace
@@ -202,6 +211,10 @@ async def open_session(args: CliArgs) -> CodingSession:
         settings=settings,
         preload_tokenizer=not args.print_mode,
         extra_models=extra_models,
+        trust_project=True if args.trust_project else None,
+        mcp=not args.no_mcp,
+        mcp_config_files=mcp_config_files(args),
+        start_mcp=args.print_mode,
     )
     try:
         try:

@@ -536,3 +536,27 @@ async def test_abort_mid_stream_keeps_partial_text() -> None:
     final = events[-1]
     assert final.type == "error" and final.reason == "aborted"
     assert final.error.text == "Hel"
+
+
+def test_nested_schema_meta_keys_are_stripped_for_gemini_only() -> None:
+    from baton.providers.google_generative_ai import convert_tools
+    from baton.providers.messages import Tool
+
+    parameters = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "$schema": {"type": "string", "description": "a property really named $schema"},
+            "filter": {"$schema": "x", "$comment": "c", "type": "object", "additionalProperties": False,
+                       "properties": {"q": {"type": "string", "$comment": "inner"}}},
+            "items": {"type": "array", "items": [{"$schema": "y", "type": "string"}]},
+        },
+    }
+    tool = Tool(name="mcp__s__t", description="d", parameters=parameters)
+    sent = convert_tools([tool])[0]["functionDeclarations"][0]["parametersJsonSchema"]
+    assert "$schema" not in sent
+    assert sent["properties"]["$schema"] == {"type": "string", "description": "a property really named $schema"}
+    assert sent["properties"]["filter"] == {"type": "object", "additionalProperties": False,
+                                            "properties": {"q": {"type": "string"}}}
+    assert sent["properties"]["items"]["items"] == [{"type": "string"}]
+    assert tool.parameters["properties"]["filter"]["$schema"] == "x"  # the stored schema is untouched

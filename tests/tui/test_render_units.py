@@ -166,3 +166,13 @@ def test_completer_commands_files_and_arguments(tmp_path: Path) -> None:
     assert start == len("look at ") and items[0].replacement == "@src/widget.py"
     assert completer.complete("/model", first_line=False) is None
     assert completer.complete("plain text", first_line=True) is None
+
+
+def test_mcp_tool_calls_render_with_server_and_tool() -> None:
+    from baton.tui.widgets.tool_render import header, mcp_label, result_body
+
+    assert mcp_label("mcp__github__create_issue") == "github › create_issue"
+    assert mcp_label("bash") == "bash"
+    assert header("mcp__db__query", {"sql": "select 1"}).plain == 'db › query {"sql": "select 1"}'
+    rendered = result_body("mcp__db__query", {}, "", {"structuredContent": {"rows": [1, 2]}}, is_error=False)
+    assert '"rows"' in str(rendered)

@@ -48,7 +48,7 @@ def _send(text: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, BatonApp)
-        app.editor.cursor_blink = False  # the picture must not depend on when the blink timer last fired
+        app.editor.cursor_blink = False  # a screenshot must not depend on how long the run took
         app.editor.set_text(text)
         await pilot.press("enter")
         await wait_until(pilot, lambda: any(e.kind == "assistant" for e in app.transcript.entries),

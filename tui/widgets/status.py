@@ -63,6 +63,8 @@ class StatusInfo:
     cost: float = 0.0
     context_percent: float | None = None
     context_window: int | None = None
+    mcp: str = ""
+    """MCP servers, e.g. ``MCP 2/3 ✗ db`` (empty without servers)."""
 
 
 class StatusBar(Widget):
@@ -104,6 +106,9 @@ class StatusBar(Widget):
             usage.append(f"cache {info.cache_read / prompt:.0%}" if prompt else "cache 0%")
         usage.append(format_cost(info.cost))
         left2 = Content.styled("  ".join(usage), "$text-muted")
+        if info.mcp:
+            style = "$text-error" if "✗" in info.mcp else "$text-muted"
+            left2 = Content.assemble(left2, ("  ", "$text-muted"), (info.mcp, style))
         if info.context_percent is not None:
             pct = info.context_percent
             style = "$text-success" if pct < 50 else "$text-warning" if pct < 80 else "bold $text-error"
@@ -145,6 +150,8 @@ def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
     usage = session.context_usage()
     info.context_percent = usage.percent
     info.context_window = usage.context_window
+    mcp = getattr(session, "mcp", None)
+    info.mcp = mcp.summary() if mcp is not None else ""
     return info
 
 

@@ -54,11 +54,19 @@ def _text_arg(args: Mapping[str, Any], *names: str) -> str:
 
 def header(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
     """``bash $ ls -la`` / ``read src/app.py:10-49`` / ``write notes.md (1.2 kB)`` ..."""
-    label = Content.styled(clean(name) or "tool", "bold")
+    label = Content.styled(clean(mcp_label(name)) or "tool", "bold")
     summary = summarize_args(name, args, cwd)
     if not summary:
         return label
     return Content.assemble(label, " ", summary)
+
+
+def mcp_label(name: str) -> str:
+    """``mcp__github__create_issue`` shown as ``github › create_issue`` (other names as they are)."""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        server, _, tool = name[5:].partition("__")
+        return f"{server} › {tool}"
+    return name
 
 
 def summarize_args(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
@@ -209,6 +217,11 @@ def result_body(
         return _read(text, parse_details(ReadDetails, details))
     if bash is not None:
         return _bash(text, bash, is_error=is_error, running=running, duration=duration)
+    if not text.strip() and isinstance(details, Mapping) and details:  # e.g. an MCP result: structured only
+        try:
+            text = json.dumps(details.get("structuredContent", details), indent=2, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = str(details)
     return _plain(text, style="", head=True)
 
 

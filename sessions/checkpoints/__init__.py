@@ -1,0 +1,22 @@
+"""Checkpoints: snapshots of the workspace in a shadow git repository, and rewinds of code and
+conversation (``/rewind``). See :mod:`.store` for the repository and :mod:`.tracker` for the
+session integration."""
+
+from baton.sessions.checkpoints.errors import CheckpointError
+from baton.sessions.checkpoints.records import Checkpoint, list_checkpoints
+from baton.sessions.checkpoints.store import Changes, CheckpointStore, RestoreOutcome, Snapshot
+from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints, is_mutating
+
+__all__ = [
+    "Changes",
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointStore",
+    "RestoreMode",
+    "RestoreOutcome",
+    "RewindResult",
+    "SessionCheckpoints",
+    "Snapshot",
+    "is_mutating",
+    "list_checkpoints",
+]

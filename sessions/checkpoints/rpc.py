@@ -1,0 +1,38 @@
+"""The checkpoint commands of the RPC mode, as plain functions of a session (no I/O here).
+
+``{"type": "get_checkpoints"}`` → :func:`get_checkpoints`;
+``{"type": "rewind", "entryId": ..., "restore": "both" | "conversation" | "code",
+"confirmHandEdits": false}`` → :func:`rewind`. Each returns the response's ``data``; errors are
+raised (``ValueError`` for a malformed command, :class:`SessionError` otherwise) for the RPC
+loop to turn into ``success: false``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baton.sessions.coding_session import CodingSession
+
+RESTORE_MODES = ("both", "conversation", "code")
+
+
+def get_checkpoints(session: CodingSession) -> dict[str, Any]:
+    """``{"checkpoints": [...]}``: newest first, as ``baton --checkpoints`` prints them."""
+    return {"checkpoints": [p.to_json() for p in session.checkpoints()]}
+
+
+async def rewind(session: CodingSession, command: dict[str, Any]) -> dict[str, Any]:
+    """Rewind as the command says; ``data`` holds ``restored`` and ``removed``
+    (workspace-relative), ``kept``, ``handEdited``, ``needsConfirmation`` (nothing was done:
+    files changed by hand would be overwritten; send again with ``confirmHandEdits: true``),
+    ``text`` (the prompt, for conversation rewinds) and the new ``checkpoints`` list."""
+    entry_id = command.get("entryId")
+    if not isinstance(entry_id, str) or not entry_id:
+        raise ValueError("rewind needs an entryId (a user message entry id from get_checkpoints)")
+    restore = command.get("restore", "both")
+    if restore not in RESTORE_MODES:
+        raise ValueError(f"restore must be one of {', '.join(RESTORE_MODES)}")
+    confirm = command.get("confirmHandEdits", False) is True
+    result = await session.rewind(entry_id, restore, confirm_hand_edits=confirm)
+    return {**result.to_json(), **get_checkpoints(session)}

@@ -1,0 +1,218 @@
+"""The session's extensions from the ecosystem: hooks, MCP servers, and the trust they need.
+
+Global hooks (``$BATON_HOME/settings.json``) always apply. A project's hooks
+(``.baton/settings.json``) and MCP servers (``.mcp.json``) run commands, so they apply only when
+the user trusts them (:mod:`baton.sessions.trust`): remembered from an earlier answer, given for
+this run (``--trust-project``), or given now through :meth:`SessionExtensions.trust_project`
+(the app asks). Until then :attr:`SessionExtensions.pending_trust` says what waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from baton.agent.messages import AgentMessage, CustomMessage
+from baton.providers.messages import ImageContent, TextContent, UserMessage
+from baton.providers.paths import baton_home
+from baton.sessions.errors import PromptRefusedError
+from baton.sessions.events import McpStatusEvent
+from baton.sessions.hooks.config import CommandHook, parse_hooks
+from baton.sessions.hooks.manager import HookManager
+from baton.sessions.trust import PROJECT_MCP_FILE, ProjectCommands, is_trusted, project_commands, remember_trust
+from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
+from baton.tools.mcp.manager import McpManager
+
+if TYPE_CHECKING:
+    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.options import SessionOptions
+    from baton.sessions.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+HOOK_CONTEXT_TYPE = "hook_context"
+MAX_STOP_CONTINUATIONS = 5
+"""A Stop hook may send the model back to work this many times in a row, no more."""
+
+Notify = Callable[[str, str, str], None]
+"""``(source, level, text)``."""
+
+
+class SessionExtensions:
+    """Hooks (and MCP servers) of one session, with the project trust they depend on."""
+
+    def __init__(self, cwd: Path, hooks: HookManager, project_hooks: list[CommandHook],
+                 pending_trust: ProjectCommands | None, problems: list[str], mcp: McpManager | None = None,
+                 project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True) -> None:
+        self.cwd = cwd
+        self.hooks = hooks
+        self.mcp = mcp or McpManager(cwd, baton_home() / "logs")
+        """The MCP servers (none configured: an empty manager)."""
+        self._project_servers = project_servers or []
+        self._start_mcp = start_mcp
+        self.pending_trust = pending_trust
+        """Project hooks / ``.mcp.json`` waiting for the user's trust (``None``: nothing waits)."""
+        self.problems = problems
+        self._project_hooks = project_hooks
+        self._notify: Notify = lambda source, level, text: logger.warning("%s: %s", source, text)
+        self._session_start: asyncio.Task[list[str]] | None = None
+        self._on_trust: list[Callable[[], Any]] = []
+
+    @classmethod
+    def create(cls, cwd: Path, settings: Settings, *, trust_project: bool | None,
+               options: SessionOptions | None = None) -> SessionExtensions:
+        """Read the hooks and MCP servers and decide trust. ``trust_project``: ``True`` trusts
+        the project for this run, ``False`` never, ``None`` asks the remembered answers."""
+        problems: list[str] = []
+        global_raw = settings.global_data.get("hooks")
+        if global_raw is None and not settings.global_data and not settings.project_data:
+            global_raw = (settings.model_extra or {}).get("hooks")  # settings built in code
+        global_hooks = parse_hooks(global_raw, "global", problems)
+        project_hooks = parse_hooks(settings.project_data.get("hooks"), "project", problems)
+        commands = project_commands(cwd, settings.project_data)
+        trusted = commands is None or trust_project is True or (trust_project is None and is_trusted(commands))
+        manager = HookManager([], cwd, lambda: "", lambda: None)
+        manager.add(global_hooks)
+        if trusted:
+            manager.add(project_hooks)
+        mcp = McpManager(cwd, baton_home() / "logs", tool_timeout=settings.mcp.tool_timeout_ms / 1000,
+                         startup_timeout=settings.mcp.startup_timeout_ms / 1000)
+        project_servers: list[McpServerConfig] = []
+        if options is None or options.mcp:
+            home_servers = read_config_file(baton_home() / "mcp.json", "global", problems)
+            project_servers = read_config_file(cwd / PROJECT_MCP_FILE, "project", problems)
+            cli_servers: list[McpServerConfig] = []
+            for path in options.mcp_config_files if options is not None else []:
+                if not path.is_file():
+                    problems.append(f"--mcp-config {path}: no such file")
+                cli_servers += read_config_file(path, "cli", problems)
+            mcp.add_servers(merge_servers(home_servers, project_servers if trusted else [], cli_servers))
+            mcp.problems = problems
+        start = options.start_mcp if options is not None else True
+        return cls(cwd, manager, project_hooks, None if trusted else commands, problems, mcp,
+                   project_servers, start)
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the project's hooks and servers are in use."""
+        return self.pending_trust is None
+
+    def attach(self, session: CodingSession, notify: Notify) -> None:
+        """Wire into ``session``: tool gates (registered first, so a permission policy added
+        later sees the hooks' hints), notices, and the SessionStart hooks (started now)."""
+        self._notify = notify
+        self.hooks.warn = lambda text: notify("hooks", "warning", text)
+        self.hooks.permission_hints = session.permission_hints
+        self.hooks._session_id = lambda: session.session_id
+        self.hooks._transcript_path = lambda: str(session.session_file) if session.session_file else None
+        session.tool_gates.add_before("hooks", self._before_tool)
+        session.tool_gates.add_after("hooks", self._after_tool)
+        base_tools = list(session.agent.tools)
+
+        def tools_changed() -> None:
+            names = {t.name for t in base_tools}
+            session.agent.tools = [*base_tools, *(t for t in self.mcp.tools() if t.name not in names)]
+            session._emit_soon(McpStatusEvent(self.mcp.summary()))
+
+        self.mcp.on_tools_changed = tools_changed
+        self.mcp.notify = lambda level, text: notify("mcp", level, text)
+        if self.mcp.connections:
+            tools_changed()
+            if self._start_mcp:
+                self.mcp.start()
+        if self.hooks.has("SessionStart"):
+            source = "resume" if session.messages else "startup"
+            self._session_start = asyncio.ensure_future(self._run_session_start(source))
+
+    def on_trust(self, callback: Callable[[], Any]) -> None:
+        """Call ``callback`` when the project becomes trusted (e.g. to start its MCP servers)."""
+        self._on_trust.append(callback)
+
+    def trust_project(self, *, remember: bool = True) -> None:
+        """Trust the waiting project hooks and servers (remembered unless ``remember=False``)."""
+        commands = self.pending_trust
+        if commands is None:
+            return
+        if remember:
+            try:
+                remember_trust(commands)
+            except OSError as exc:
+                self._notify("hooks", "warning", f"could not remember the trust decision: {exc}")
+        self.pending_trust = None
+        self.hooks.add(self._project_hooks)
+        if self._project_servers:
+            self.mcp.add_servers(self._project_servers)
+        for callback in self._on_trust:
+            callback()
+
+    # ---------------------------------------------------------------- events
+
+    async def _before_tool(self, context: Any, signal: Any) -> Any:
+        return await self.hooks.before_tool(context, signal)
+
+    async def _after_tool(self, context: Any, signal: Any) -> Any:
+        return await self.hooks.after_tool(context, signal)
+
+    async def _run_session_start(self, source: str) -> list[str]:
+        verdict = await self.hooks.run("SessionStart", source=source)
+        return verdict.context
+
+    async def prompt_messages(self, text: str, images: Sequence[ImageContent] | None) -> list[AgentMessage]:
+        """The messages a prompt becomes: the SessionStart context (first prompt only), the user
+        message, then what UserPromptSubmit hooks add. Raises :class:`PromptRefusedError` when a
+        UserPromptSubmit hook blocks the prompt."""
+        out: list[AgentMessage] = []
+        if self.mcp.connections:
+            await self.mcp.wait_startup()
+        if self._session_start is not None:
+            task, self._session_start = self._session_start, None
+            try:
+                out += [_context_message("SessionStart", c) for c in await task]
+            except Exception as exc:
+                self._notify("hooks", "warning", f"SessionStart hooks failed: {exc}")
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or ())]
+        out.append(UserMessage(content=content))
+        if self.hooks.has("UserPromptSubmit"):
+            verdict = await self.hooks.run("UserPromptSubmit", prompt=text)
+            if verdict.blocked:
+                raise PromptRefusedError(f"Prompt blocked by a UserPromptSubmit hook: {verdict.reason}")
+            out += [_context_message("UserPromptSubmit", c) for c in verdict.context]
+        return out
+
+    async def stop_continuation(self, round_: int) -> AgentMessage | None:
+        """Run the Stop hooks after a run ended; a message to continue with when one blocks."""
+        if round_ >= MAX_STOP_CONTINUATIONS or not self.hooks.has("Stop"):
+            return None
+        verdict = await self.hooks.run("Stop", stop_hook_active=round_ > 0)
+        if not verdict.blocked:
+            return None
+        return CustomMessage(custom_type=HOOK_CONTEXT_TYPE, content=f"Stop hook feedback:\n{verdict.reason}",
+                             display=True)
+
+    async def pre_compact(self, trigger: str, focus: str | None) -> None:
+        """Run the PreCompact hooks (they cannot stop a compaction)."""
+        if self.hooks.has("PreCompact"):
+            await self.hooks.run("PreCompact", trigger="manual" if trigger == "manual" else "auto",
+                                 custom_instructions=focus or "")
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers now (the app calls this after its first paint)."""
+        self.mcp.start()
+
+    async def close(self) -> None:
+        """Stop what still runs: the MCP servers, a SessionStart hook nobody waited for."""
+        task, self._session_start = self._session_start, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        await self.mcp.close()
+
+
+def _context_message(event: str, text: str) -> CustomMessage:
+    return CustomMessage(custom_type=HOOK_CONTEXT_TYPE, content=f"{event} hook additional context:\n{text}",
+                         display=False)

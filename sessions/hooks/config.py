@@ -1,0 +1,93 @@
+"""The ``hooks`` settings section, Claude Code's shape::
+
+    {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "...", "timeout": 30}]}]}
+
+``matcher`` is a regular expression over the tool name (empty or ``*``: every tool); baton's tool
+names match both as they are (``bash``) and under Claude Code's names (``Bash``), so existing
+hooks work unchanged. Bad entries are reported (one line each) and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact"]
+EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+DEFAULT_TIMEOUT_S = 60.0
+
+CLAUDE_TOOL_NAMES = {
+    "bash": "Bash", "read": "Read", "edit": "Edit", "write": "Write", "grep": "Grep", "find": "Glob", "ls": "LS",
+}
+"""Claude Code's name for each built-in tool (what its hooks' matchers and scripts expect)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandHook:
+    """One command to run for an event."""
+
+    event: HookEvent
+    command: str
+    matcher: str = ""
+    timeout: float = DEFAULT_TIMEOUT_S
+    source: str = "global"
+    """``global`` or ``project`` (project hooks need the user's trust)."""
+
+    def matches(self, tool_name: str | None) -> bool:
+        """Whether this hook applies to ``tool_name`` (always for events without a tool)."""
+        if tool_name is None or self.matcher in ("", "*"):
+            return True
+        names = {tool_name, CLAUDE_TOOL_NAMES.get(tool_name, tool_name)}
+        try:
+            pattern = re.compile(self.matcher)
+        except re.error:
+            return self.matcher in names
+        return any(pattern.fullmatch(n) for n in names)
+
+
+def parse_hooks(data: Any, source: str, problems: list[str]) -> list[CommandHook]:
+    """The command hooks in a ``hooks`` settings value; problems appended, one line each."""
+    if data is None:
+        return []
+    if not isinstance(data, dict):
+        problems.append(f"{source} hooks: must be an object of event names; ignored")
+        return []
+    out: list[CommandHook] = []
+    for event, groups in data.items():
+        if event not in EVENTS:
+            problems.append(f"{source} hooks: unknown event '{event}' ignored (known: {', '.join(EVENTS)})")
+            continue
+        if not isinstance(groups, list):
+            problems.append(f"{source} hooks.{event}: must be a list; ignored")
+            continue
+        for index, group in enumerate(groups):
+            out += _parse_group(event, group, f"{source} hooks.{event}[{index}]", source, problems)
+    return out
+
+
+def _parse_group(event: HookEvent, group: Any, where: str, source: str, problems: list[str]) -> list[CommandHook]:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        problems.append(f"{where}: needs a 'hooks' list; ignored")
+        return []
+    matcher = group.get("matcher", "")
+    if not isinstance(matcher, str):
+        problems.append(f"{where}: 'matcher' must be a string; ignored")
+        return []
+    out: list[CommandHook] = []
+    for index, hook in enumerate(group["hooks"]):
+        spot = f"{where}.hooks[{index}]"
+        if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+            problems.append(f"{spot}: only type 'command' hooks are supported; ignored")
+            continue
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            problems.append(f"{spot}: needs a 'command'; ignored")
+            continue
+        timeout = hook.get("timeout", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            problems.append(f"{spot}: 'timeout' must be a positive number of seconds; using {DEFAULT_TIMEOUT_S:g}")
+            timeout = DEFAULT_TIMEOUT_S
+        out.append(CommandHook(event, command, matcher, float(timeout), source))
+    return out

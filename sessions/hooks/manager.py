@@ -1,0 +1,194 @@
+"""What hook outcomes mean for the session (Claude Code's contract).
+
+- Exit 0: go on; for ``UserPromptSubmit`` and ``SessionStart`` the stdout is added to the context.
+- Exit 2: block. ``PreToolUse``: the call is answered with the stderr as its error;
+  ``UserPromptSubmit``: the prompt is refused with the reason; ``PostToolUse``: the stderr is added
+  to the tool result for the model; ``Stop``: the model goes on with the stderr as its next input.
+- Other codes, a timeout, a command that cannot start: a warning, go on.
+- JSON on stdout: ``{"decision": "block", "reason": ...}``, ``{"continue": false, "stopReason": ...}``,
+  and ``hookSpecificOutput`` with ``permissionDecision`` (``allow|deny|ask``, PreToolUse) or
+  ``additionalContext``.
+Hooks run one after another in the order configured; hooks never crash baton.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
+from baton.providers.messages import TextContent
+from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
+from baton.sessions.hooks.runner import HookOutcome, run_hook_command
+
+logger = logging.getLogger(__name__)
+
+BLOCK_EXIT_CODE = 2
+
+
+@dataclass(slots=True)
+class HookVerdict:
+    """The combined outcome of an event's hooks."""
+
+    blocked: bool = False
+    reason: str = ""
+    context: list[str] = field(default_factory=list)
+    """Text to add to the model's context (UserPromptSubmit, SessionStart)."""
+    permission: str | None = None
+    """``allow`` | ``ask`` | ``deny`` from a PreToolUse hook."""
+    feedback: list[str] = field(default_factory=list)
+    """Exit-2 stderr for events that cannot block (PostToolUse): shown to the model."""
+
+
+Notify = Callable[[str], None]
+
+
+class HookManager:
+    """The configured hooks of a session and the code that runs them."""
+
+    def __init__(
+        self,
+        hooks: list[CommandHook],
+        cwd: Path,
+        session_id: Callable[[], str],
+        transcript_path: Callable[[], str | None],
+        *,
+        warn: Notify | None = None,
+    ) -> None:
+        self.hooks = list(hooks)
+        self.cwd = cwd
+        self._session_id = session_id
+        self._transcript_path = transcript_path
+        self.warn: Notify = warn or (lambda text: logger.warning("%s", text))
+        self.permission_hints: dict[str, str] | None = None
+
+    def add(self, hooks: list[CommandHook]) -> None:
+        """Add hooks (e.g. a project's, once trusted)."""
+        self.hooks.extend(hooks)
+
+    def has(self, event: HookEvent) -> bool:
+        """Whether any hook is configured for ``event``."""
+        return any(h.event == event for h in self.hooks)
+
+    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: Any) -> HookVerdict:
+        """Run ``event``'s matching hooks in order; the first block stops the rest."""
+        verdict = HookVerdict()
+        chosen = [h for h in self.hooks if h.event == event and h.matches(tool_name)]
+        if not chosen:
+            return verdict
+        payload: dict[str, Any] = {
+            "session_id": self._session_id(),
+            "transcript_path": self._transcript_path() or "",
+            "cwd": str(self.cwd),
+            "hook_event_name": event,
+            **fields,
+        }
+        if tool_name is not None:
+            payload["tool_name"] = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
+            payload["baton_tool_name"] = tool_name
+        for hook in chosen:
+            try:
+                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout)
+            except Exception as exc:  # never let a hook take the session down
+                self.warn(f"{event} hook '{hook.command}' failed: {exc}")
+                continue
+            self._apply(hook, outcome, verdict)
+            if verdict.blocked:
+                break
+        return verdict
+
+    def _apply(self, hook: CommandHook, outcome: HookOutcome, verdict: HookVerdict) -> None:
+        event = hook.event
+        if outcome.timed_out:
+            self.warn(f"{event} hook '{hook.command}' timed out after {hook.timeout:g}s and was killed")
+            return
+        if outcome.exit_code is None:
+            self.warn(f"{event} hook '{hook.command}': {outcome.error}")
+            return
+        if outcome.exit_code == BLOCK_EXIT_CODE:
+            reason = outcome.stderr.strip() or f"blocked by {event} hook '{hook.command}'"
+            if event == "PostToolUse":
+                verdict.feedback.append(reason)
+            elif event in ("PreToolUse", "UserPromptSubmit", "Stop"):
+                verdict.blocked, verdict.reason = True, reason
+            else:
+                self.warn(f"{event} hook '{hook.command}': {reason}")
+            return
+        if outcome.exit_code != 0:
+            detail = outcome.stderr.strip().splitlines()[-1:] or [""]
+            self.warn(f"{event} hook '{hook.command}' exited with {outcome.exit_code}: {detail[0][:300]}")
+            return
+        data = outcome.json
+        if data is None:
+            if event in ("UserPromptSubmit", "SessionStart") and outcome.stdout.strip():
+                verdict.context.append(outcome.stdout.strip())
+            return
+        self._apply_json(hook, data, verdict)
+
+    def _apply_json(self, hook: CommandHook, data: dict[str, Any], verdict: HookVerdict) -> None:
+        specific = data.get("hookSpecificOutput")
+        specific = specific if isinstance(specific, dict) else {}
+        reason = str(data.get("reason") or data.get("stopReason") or "")
+        decision = data.get("decision")
+        permission = specific.get("permissionDecision")
+        if hook.event == "PreToolUse" and decision in ("approve", "block"):  # Claude Code's older spelling
+            permission = permission or ("allow" if decision == "approve" else "deny")
+        if permission in ("allow", "deny", "ask") and hook.event == "PreToolUse":
+            reason = str(specific.get("permissionDecisionReason") or reason)
+            if permission == "deny":
+                verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
+                return
+            verdict.permission = permission
+        elif decision == "block":
+            if hook.event == "PostToolUse":
+                verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
+            else:
+                verdict.blocked, verdict.reason = True, reason or f"blocked by {hook.event} hook '{hook.command}'"
+                return
+        if data.get("continue") is False and hook.event in ("PreToolUse", "UserPromptSubmit"):
+            verdict.blocked, verdict.reason = True, reason or f"stopped by {hook.event} hook '{hook.command}'"
+            return
+        extra = specific.get("additionalContext")
+        if isinstance(extra, str) and extra.strip():
+            if hook.event == "PostToolUse":
+                verdict.feedback.append(extra.strip())
+            else:
+                verdict.context.append(extra.strip())
+
+    # ---------------------------------------------------------------- tool gates
+
+    async def before_tool(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+        """The PreToolUse gate."""
+        call = context.tool_call
+        verdict = await self.run("PreToolUse", call.name, tool_input=_tool_input(call.arguments))
+        if verdict.blocked:
+            return BeforeToolCallResult(block=True, reason=verdict.reason)
+        if verdict.permission in ("allow", "ask") and self.permission_hints is not None:
+            self.permission_hints[call.id] = verdict.permission
+        return None
+
+    async def after_tool(self, context: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+        """The PostToolUse gate: exit-2 stderr and additional context are appended to the result."""
+        call = context.tool_call
+        response = {
+            "content": "".join(b.text for b in context.result.content if isinstance(b, TextContent)),
+            "is_error": context.is_error,
+        }
+        verdict = await self.run(
+            "PostToolUse", call.name, tool_input=_tool_input(call.arguments), tool_response=response
+        )
+        if not verdict.feedback:
+            return None
+        notes = [TextContent(text=f"\n\n[PostToolUse hook]\n{text}") for text in verdict.feedback]
+        return AfterToolCallResult(content=[*context.result.content, *notes])
+
+
+def _tool_input(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's arguments, with Claude Code's ``file_path`` beside baton's ``path``."""
+    out = dict(arguments)
+    if "path" in out and "file_path" not in out:
+        out["file_path"] = out["path"]
+    return out

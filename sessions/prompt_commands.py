@@ -1,0 +1,71 @@
+"""The prompt's own slash commands: prompt templates and ``/skill:<name>``.
+
+They expand inside :meth:`CodingSession.prompt`, so every mode (the app, ``-p``, JSON, RPC, ACP)
+gets the same behaviour; :meth:`PromptCommands.commands` lists them for completion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from baton.sessions.errors import PromptRefusedError
+from baton.sessions.prompt_templates import PromptTemplate, expand_template, load_templates, template_dirs
+from baton.sessions.skills import Skill, SkillError, expand_skill, load_skills, skill_dirs
+
+_INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*)(?:[ \t]+(.*))?$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCommand:
+    """A command for ``/`` completion: ``name`` (without the slash), description, argument hint."""
+
+    name: str
+    description: str
+    argument_hint: str = ""
+
+
+class PromptCommands:
+    """The skills and templates of one working directory."""
+
+    def __init__(self, skills: list[Skill], templates: list[PromptTemplate], warnings: list[str]) -> None:
+        self.skills = skills
+        self.templates = {t.name: t for t in templates}
+        self.warnings = warnings
+        """One line per bad or shadowed file."""
+
+    @classmethod
+    def load(cls, cwd: Path, *, home: Path | None = None) -> PromptCommands:
+        """Discover the skills and templates for ``cwd`` (never raises)."""
+        warnings: list[str] = []
+        skills = load_skills(skill_dirs(cwd, home), warnings)
+        templates = load_templates(template_dirs(cwd, home), warnings)
+        return cls(skills, templates, warnings)
+
+    def commands(self) -> list[PromptCommand]:
+        """Every template and skill as a ``/`` command."""
+        out = [PromptCommand(t.name, t.description, t.argument_hint) for t in self.templates.values()]
+        out += [PromptCommand(f"skill:{s.name}", s.description, "[args]") for s in self.skills]
+        return out
+
+    def expand(self, text: str) -> str:
+        """``text`` with a leading template or ``/skill:`` invocation expanded (else unchanged).
+
+        Raises :class:`PromptRefusedError` for ``/skill:<name>`` naming no (readable) skill."""
+        match = _INVOCATION.match(text.strip())
+        if match is None:
+            return text
+        name, args = match.group(1), match.group(2) or ""
+        if name.startswith("skill:"):
+            wanted = name.removeprefix("skill:")
+            skill = next((s for s in self.skills if s.name == wanted), None)
+            if skill is None:
+                known = ", ".join(s.name for s in self.skills) or "none"
+                raise PromptRefusedError(f"Unknown skill '{wanted}' (skills: {known})")
+            try:
+                return expand_skill(skill, args)
+            except SkillError as exc:
+                raise PromptRefusedError(str(exc)) from exc
+        template = self.templates.get(name.lower())
+        return expand_template(template, args) if template is not None else text

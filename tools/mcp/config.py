@@ -1,0 +1,189 @@
+"""MCP server configuration: Claude Code's ``mcpServers`` format.
+
+``{"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"type": "http", "url", "headers"}}}``
+from ``$BATON_HOME/mcp.json``, then the project's ``.mcp.json``, then ``--mcp-config`` files (a
+later file's server replaces an earlier one of the same name). ``${VAR}`` and ``${VAR:-default}``
+expand in ``command``, ``args``, ``env``, ``cwd``, ``url`` and ``headers``. Bad entries: one
+problem line each, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Transport = Literal["stdio", "http"]
+Source = Literal["global", "project", "cli", "client"]
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """One server: a command to run (stdio) or a URL (streamable HTTP)."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    source: Source = "global"
+    origin: str = ""
+    """The file (or client) this entry came from."""
+
+    def describe(self) -> str:
+        """``command args`` or the URL, for listings."""
+        return self.url if self.transport == "http" else " ".join([self.command, *self.args])
+
+
+def expand_vars(value: str, env: Mapping[str, str] | None = None, missing: list[str] | None = None) -> str:
+    """``${VAR}`` / ``${VAR:-default}`` replaced from ``env`` (default: the process environment);
+    names of unset variables without a default are appended to ``missing`` (they expand to "")."""
+    source = os.environ if env is None else env
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = source.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None and missing is not None:
+                missing.append(name)
+            return default or ""
+        return value
+
+    return _VAR.sub(replace, value)
+
+
+def parse_servers(data: Any, source: Source, origin: str, problems: list[str]) -> list[McpServerConfig]:
+    """The servers in one configuration object (``{"mcpServers": {...}}``)."""
+    if not isinstance(data, dict):
+        problems.append(f"{origin}: must hold a JSON object; ignored")
+        return []
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        problems.append(f"{origin}: 'mcpServers' must be an object; ignored")
+        return []
+    out = []
+    for name, entry in servers.items():
+        config = _parse_server(str(name), entry, source, origin, problems)
+        if config is not None:
+            out.append(config)
+    return out
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str | int | float)
+                                           for k, v in value.items())
+
+
+def _parse_server(name: str, entry: Any, source: Source, origin: str,
+                  problems: list[str]) -> McpServerConfig | None:
+    where = f"{origin}: server '{name}'"
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", name):
+        problems.append(f"{where}: the name may only hold letters, digits, '_', '-', '.' (at most 40); ignored")
+        return None
+    if not isinstance(entry, dict):
+        problems.append(f"{where}: must be an object; ignored")
+        return None
+    if entry.get("disabled") is True:
+        return None
+    kind = entry.get("type") or ("http" if "url" in entry else "stdio")
+    missing: list[str] = []
+    if kind in ("http", "streamable-http", "streamableHttp"):
+        url = entry.get("url")
+        headers = entry.get("headers", {})
+        if not isinstance(url, str) or not url.strip():
+            problems.append(f"{where}: needs a 'url'; ignored")
+            return None
+        if not _strings(headers):
+            problems.append(f"{where}: 'headers' must map names to strings; ignored")
+            return None
+        config = McpServerConfig(
+            name, "http", url=expand_vars(url, missing=missing),
+            headers={k: expand_vars(str(v), missing=missing) for k, v in headers.items()},
+            source=source, origin=origin,
+        )
+    elif kind == "stdio":
+        command = entry.get("command")
+        args = entry.get("args", [])
+        env = entry.get("env", {})
+        cwd = entry.get("cwd")
+        if not isinstance(command, str) or not command.strip():
+            problems.append(f"{where}: needs a 'command' (or a 'url'); ignored")
+            return None
+        if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+            problems.append(f"{where}: 'args' must be a list of strings; ignored")
+            return None
+        if not _strings(env):
+            problems.append(f"{where}: 'env' must map names to strings; ignored")
+            return None
+        if cwd is not None and not isinstance(cwd, str):
+            problems.append(f"{where}: 'cwd' must be a string; ignored")
+            return None
+        config = McpServerConfig(
+            name, "stdio", command=expand_vars(command, missing=missing),
+            args=[expand_vars(str(a), missing=missing) for a in args],
+            env={k: expand_vars(str(v), missing=missing) for k, v in env.items()},
+            cwd=expand_vars(cwd, missing=missing) if cwd else None, source=source, origin=origin,
+        )
+    else:
+        problems.append(f"{where}: transport '{kind}' is not supported (stdio or http); ignored")
+        return None
+    for var in dict.fromkeys(missing):
+        problems.append(f"{where}: ${{{var}}} is not set (expanded to an empty string)")
+    return config
+
+
+def read_config_file(path: Path, source: Source, problems: list[str]) -> list[McpServerConfig]:
+    """The servers in ``path`` (none when it does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        problems.append(f"{path}: cannot be read ({exc.strerror or exc}); its MCP servers are skipped")
+        return []
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        problems.append(f"{path}: not valid JSON ({exc}); its MCP servers are skipped")
+        return []
+    return parse_servers(data, source, str(path), problems)
+
+
+def merge_servers(*groups: list[McpServerConfig]) -> list[McpServerConfig]:
+    """Later groups replace earlier servers of the same name; order of first appearance kept."""
+    merged: dict[str, McpServerConfig] = {}
+    for group in groups:
+        for config in group:
+            merged[config.name] = config
+    return list(merged.values())
+
+
+def configs_from_acp(servers: list[Any], problems: list[str]) -> list[McpServerConfig]:
+    """Servers an ACP client passes in ``session/new`` (``{name, command, args, env: [{name,
+    value}]}`` or ``{type: "http", name, url, headers: [{name, value}]}``) as configs."""
+    entries: dict[str, Any] = {}
+    for server in servers:
+        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+            problems.append("ACP mcpServers: an entry without a name was ignored")
+            continue
+        entry = {k: v for k, v in server.items() if k not in ("name", "env", "headers")}
+        for key in ("env", "headers"):
+            pairs = server.get(key) or []
+            if isinstance(pairs, list):
+                entry[key] = {p.get("name"): p.get("value", "") for p in pairs
+                              if isinstance(p, dict) and isinstance(p.get("name"), str)}
+            elif isinstance(pairs, dict):
+                entry[key] = pairs
+        entries[server["name"]] = entry
+    return parse_servers({"mcpServers": entries}, "client", "ACP session", problems)

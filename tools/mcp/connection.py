@@ -1,0 +1,315 @@
+"""One MCP server: started in the background, its tools listed, calls made, crashes survived.
+
+The SDK's client lives in a task of its own (its context must be entered and left in one task);
+calls come from the agent's tool tasks. A call whose connection closes (the server crashed or
+disconnected) fails with a clear error and marks the server crashed; the next call restarts it,
+at most :data:`MAX_RESTARTS_PER_MINUTE` times a minute. Aborting a call cancels it, and the SDK
+sends the server ``notifications/cancelled``. A stdio server's stderr goes to a log file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from baton.tools.mcp.config import McpServerConfig
+
+Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
+MAX_RESTARTS_PER_MINUTE = 3
+CONNECT_TIMEOUT_S = 60.0
+"""A server that has not finished its handshake by then has failed to start."""
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+
+
+class McpCallError(Exception):
+    """A call could not be made or did not finish (the message says why, for the model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+_sdk_loaded: asyncio.Future[None] | None = None
+
+
+async def import_sdk() -> None:
+    """Import the SDK in a daemon thread (seconds on a slow machine): the UI stays live, and
+    quitting meanwhile does not wait for the import as it would for an executor thread."""
+    global _sdk_loaded
+    if all(name in sys.modules for name in _SDK_MODULES):
+        return
+    loop = asyncio.get_running_loop()
+    if _sdk_loaded is None or _sdk_loaded.get_loop() is not loop:
+        future: asyncio.Future[None] = loop.create_future()
+        _sdk_loaded = future
+
+        def settle(error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+        def load() -> None:
+            error: BaseException | None = None
+            try:
+                for name in _SDK_MODULES:
+                    importlib.import_module(name)
+            except BaseException as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=load, name="mcp-sdk-import", daemon=True).start()
+    await asyncio.shield(_sdk_loaded)
+
+
+class McpConnection:
+    """A configured server and, while it runs, its client."""
+
+    def __init__(self, config: McpServerConfig, log_dir: Path, *, cwd: Path,
+                 on_change: Callable[[McpConnection], None] | None = None) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.cwd = cwd
+        self.on_change = on_change or (lambda _: None)
+        self.status: Status = "stopped"
+        self.error: str | None = None
+        self.tools: list[ServerTool] = []
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._restarts: list[float] = []
+        self._lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        """The server's configured name."""
+        return self.config.name
+
+    @property
+    def log_path(self) -> Path:
+        """Where a stdio server's stderr goes."""
+        return self.log_dir / f"mcp-{self.config.name}.log"
+
+    def start(self) -> None:
+        """Start connecting in the background (no-op while running or starting)."""
+        if self._task is not None and not self._task.done():
+            return
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._set("starting", None)
+        self._task = asyncio.ensure_future(self._run())
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait until the server is ready or has failed; False when it is still starting."""
+        if self.status != "starting":
+            return self.status == "ready"
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        return self.status == "ready"
+
+    async def stop(self) -> None:
+        """Close the client (and the server process)."""
+        task, self._task = self._task, None
+        self._stop.set()
+        if task is not None and not task.done():
+            if self._client is not None:  # running: let it close the session and the process
+                with contextlib.suppress(TimeoutError, Exception):
+                    await asyncio.wait_for(asyncio.shield(task), 5)
+            if not task.done():  # still starting (nothing to close politely), or stuck
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._client = None
+        if self.status in ("ready", "starting"):
+            self._set("stopped", None)
+
+    async def restart(self, *, manual: bool = False) -> None:
+        """Stop and start again; ``manual`` (``/mcp``) also forgets the crash budget."""
+        async with self._lock:
+            if manual:
+                self._restarts.clear()
+            await self.stop()
+            self.start()
+
+    # ---------------------------------------------------------------- the client task
+
+    async def _run(self) -> None:
+        log: TextIO | None = None
+        try:
+            await import_sdk()
+            from mcp import Client
+
+            log = self._open_log()
+            transport = self._transport(log)
+            client = Client(transport, client_info=_client_info())
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                await client.__aenter__()
+            try:
+                self.tools = await self._list_tools(client)
+                self._client = client
+                self._set("ready", None)
+                self._ready.set()
+                await self._stop.wait()
+            finally:
+                self._client = None
+                with contextlib.suppress(BaseException):
+                    await client.__aexit__(None, None, None)
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            self._set("failed", f"did not finish starting within {CONNECT_TIMEOUT_S:g}s")
+        except BaseException as exc:  # an ExceptionGroup from the SDK's task groups included
+            self._set("failed", _describe(exc))
+        finally:
+            self._ready.set()
+            if log is not None:
+                with contextlib.suppress(OSError):
+                    log.close()
+
+    def _open_log(self) -> TextIO:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log: TextIO = self.log_path.open("a", encoding="utf-8", errors="replace")
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.describe()}\n")
+        log.flush()
+        return log
+
+    def _transport(self, log: TextIO) -> Any:
+        config = self.config
+        if config.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=dict(config.headers)) if config.headers else None
+            return streamable_http_client(config.url, http_client=http)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        cwd = Path(config.cwd).expanduser() if config.cwd else self.cwd
+        if not cwd.is_absolute():
+            cwd = self.cwd / cwd
+        params = StdioServerParameters(command=config.command, args=list(config.args),
+                                       env={**os.environ, **config.env}, cwd=str(cwd))
+        return stdio_client(params, errlog=log)
+
+    async def _list_tools(self, client: Any) -> list[ServerTool]:
+        tools: list[ServerTool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await client.list_tools(cursor=cursor)
+            for tool in page.tools:
+                schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
+                tools.append(ServerTool(tool.name, tool.description or tool.title or "", dict(schema)))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    def _set(self, status: Status, error: str | None) -> None:
+        self.status, self.error = status, error
+        self.on_change(self)
+
+    # ---------------------------------------------------------------- calls
+
+    async def _ensure_running(self, timeout: float) -> Any:
+        if self.status in ("crashed", "failed", "stopped"):
+            now = time.monotonic()
+            self._restarts = [t for t in self._restarts if now - t < 60]
+            if len(self._restarts) >= MAX_RESTARTS_PER_MINUTE:
+                raise McpCallError(
+                    f"MCP server '{self.name}' {self.status} and was already restarted "
+                    f"{MAX_RESTARTS_PER_MINUTE} times in the last minute; not restarting yet "
+                    f"(last error: {self.error or 'unknown'}; /mcp can restart it)"
+                )
+            self._restarts.append(now)
+            async with self._lock:
+                await self.stop()
+                self.start()
+        if not await self.wait_ready(timeout):
+            reason = self.error or "still starting"
+            raise McpCallError(f"MCP server '{self.name}' is not available: {reason}")
+        return self._client
+
+    async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float,
+                   signal: asyncio.Event | None = None) -> Any:
+        """Call ``tool``; the SDK's ``CallToolResult``. Raises :class:`McpCallError` (crash,
+        timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
+        ``signal`` is set (the server is sent a cancellation)."""
+        client = await self._ensure_running(timeout)
+        call = asyncio.ensure_future(client.call_tool(tool, arguments))
+        waiters: set[asyncio.Future[Any]] = {call}
+        stop: asyncio.Future[Any] | None = None
+        if signal is not None:
+            stop = asyncio.ensure_future(signal.wait())
+            waiters.add(stop)
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if stop is not None:
+                stop.cancel()
+        if call not in done:
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            if stop is not None and signal is not None and signal.is_set():
+                raise McpAborted(f"Aborted: the call to {self.name}/{tool} was cancelled (the server was told)")
+            raise McpCallError(
+                f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop)"
+            )
+        try:
+            return call.result()
+        except Exception as exc:
+            if _connection_closed(exc):
+                self._set("crashed", f"connection closed during {tool}")
+                self._stop.set()
+                raise McpCallError(
+                    f"MCP server '{self.name}' crashed or disconnected during the call to {tool}; "
+                    "it will be restarted on the next call"
+                ) from exc
+            raise McpCallError(f"MCP call {self.name}/{tool} failed: {_describe(exc)}") from exc
+
+
+class McpAborted(McpCallError):
+    """The call was aborted by the user."""
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    return code == -32000 or isinstance(exc, ConnectionError | EOFError)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason, unwrapping the SDK's exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _client_info() -> Any:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from mcp_types import Implementation
+
+    try:
+        release = version("baton-code")
+    except PackageNotFoundError:
+        release = "0"
+    return Implementation(name="baton", version=release)

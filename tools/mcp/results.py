@@ -1,0 +1,70 @@
+"""MCP tool results as agent tool results.
+
+Text and image content go to the model; resource links and embedded resources become text
+naming their URI (embedded text included, binary summarised); audio and unknown blocks become
+readable JSON. ``structuredContent`` and ``_meta`` go to the details (for the UI and the session
+file), and ``isError`` makes the result an error the model sees as such.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from baton.agent.tool import AgentToolResult
+from baton.providers.messages import ImageContent, TextContent
+
+MAX_TEXT_CHARS = 200_000
+
+
+def to_tool_result(result: Any, server: str, tool: str) -> AgentToolResult:
+    """An SDK ``CallToolResult`` (or its dict form) as an :class:`AgentToolResult`."""
+    data = result.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(result, "model_dump") else result
+    blocks = data.get("content") or []
+    content: list[TextContent | ImageContent] = []
+    for block in blocks:
+        converted = _block(block)
+        if converted is not None:
+            content.append(converted)
+    structured = data.get("structuredContent")
+    if not content and structured is not None:
+        content.append(TextContent(text=json.dumps(structured, indent=2, ensure_ascii=False)))
+    if not content:
+        content.append(TextContent(text="(no output)"))
+    details: dict[str, Any] = {"server": server, "tool": tool}
+    if structured is not None:
+        details["structuredContent"] = structured
+    if data.get("_meta"):
+        details["meta"] = data["_meta"]
+    return AgentToolResult(content, details, bool(data.get("isError")))
+
+
+def _block(block: Any) -> TextContent | ImageContent | None:
+    if not isinstance(block, dict):
+        return TextContent(text=str(block))
+    kind = block.get("type")
+    if kind == "text":
+        return TextContent(text=_cap(str(block.get("text", ""))))
+    if kind == "image" and isinstance(block.get("data"), str):
+        return ImageContent(data=block["data"], mime_type=str(block.get("mimeType") or "image/png"))
+    if kind == "resource_link":
+        parts = [f"[Resource link: {block.get('uri', '')}]"]
+        for key in ("name", "title", "description", "mimeType"):
+            if block.get(key):
+                parts.append(f"{key}: {block[key]}")
+        return TextContent(text="\n".join(parts))
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        uri = resource.get("uri", "")
+        if isinstance(resource.get("text"), str):
+            return TextContent(text=f"[Resource: {uri}]\n{_cap(resource['text'])}")
+        mime = resource.get("mimeType") or "application/octet-stream"
+        size = len(resource.get("blob") or "") * 3 // 4
+        return TextContent(text=f"[Resource: {uri}] ({mime}, about {size} bytes of binary data)")
+    return TextContent(text=_cap(json.dumps(block, indent=2, ensure_ascii=False)))
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    return text[:MAX_TEXT_CHARS] + f"\n\n[... {len(text) - MAX_TEXT_CHARS} more characters cut]"

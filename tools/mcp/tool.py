@@ -1,0 +1,76 @@
+"""An MCP server's tool as an :class:`AgentTool` named ``mcp__<server>__<tool>``.
+
+The model sees the server's description and JSON schema unchanged (adapters sanitise per
+target); arguments go to the server as they came (the server validates them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.messages import Tool
+from baton.tools.mcp.connection import McpCallError, McpConnection, ServerTool
+from baton.tools.mcp.results import to_tool_result
+
+MAX_NAME = 64
+
+
+class McpArguments(BaseModel):
+    """Any JSON object: the server checks its own schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, limited to the characters and length every provider accepts."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_NAME - 9]}_{digest}"
+    return name
+
+
+class McpTool(AgentTool):
+    """One server tool. Build with :func:`make_mcp_tool`."""
+
+    parameters = McpArguments
+    server_tool: ServerTool
+    connection: McpConnection
+    timeout: float
+
+    def schema(self) -> Tool:
+        """The server's own schema (an object schema)."""
+        schema = dict(self.server_tool.input_schema)
+        schema.setdefault("type", "object")
+        return Tool(name=self.name, description=self.description, parameters=schema)
+
+    async def run(self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate) -> AgentToolResult:
+        """Call the server; errors (crash, timeout, abort, server unavailable) become tool errors."""
+        arguments = params.model_dump() if isinstance(params, BaseModel) else dict(params)
+        try:
+            result = await self.connection.call(self.server_tool.name, arguments, timeout=self.timeout, signal=signal)
+        except McpCallError as exc:
+            raise ToolError(str(exc), {"server": self.connection.name, "tool": self.server_tool.name}) from exc
+        return to_tool_result(result, self.connection.name, self.server_tool.name)
+
+
+def make_mcp_tool(connection: McpConnection, server_tool: ServerTool, timeout: float) -> McpTool:
+    """The agent tool for ``server_tool`` on ``connection``."""
+    name = tool_name(connection.name, server_tool.name)
+    description = server_tool.description or f"{server_tool.name} (MCP server {connection.name})"
+    cls = type(
+        f"McpTool_{name}",
+        (McpTool,),
+        {"name": name, "label": f"{connection.name}/{server_tool.name}", "description": description},
+    )
+    tool = cls()
+    tool.server_tool = server_tool
+    tool.connection = connection
+    tool.timeout = timeout
+    return tool
