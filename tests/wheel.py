@@ -93,7 +93,7 @@ def check(temp: Path) -> list[str]:
     if version.returncode != 0 or version.stdout.strip() != f"baton {version_text}":
         problems.append(f"baton --version: rc {version.returncode}, {version.stdout!r} {version.stderr!r}")
     listing = run("--model", "demo/baton-demo", "-p", "list files")
-    if listing.returncode != 0 or not all(name in listing.stdout for name in ("notes.txt", "tools", "agent")):
+    if listing.returncode != 0 or "notes.txt" not in listing.stdout:
         problems.append(f"baton -p 'list files': rc {listing.returncode}, {listing.stdout!r} {listing.stderr!r}")
     squatter = subprocess.run([str(bin_dir / "python"), "-c", "import tools; print(tools.MARKER)"], cwd=temp,
                               capture_output=True, text=True)
