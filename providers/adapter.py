@@ -40,6 +40,10 @@ from baton.providers.streaming_json import StreamingJsonParser
 from baton.providers.surrogates import SurrogateCarry
 from baton.providers.tool_ids import IdNormalizer
 
+RETRY_AFTER_TOO_LONG = "the server asked to retry after"
+"""Part of the error message when a ``Retry-After`` exceeds the retry limit: no later retry
+(the session's included) may try again earlier than the server asked."""
+
 
 @dataclass(slots=True)
 class HttpRequest:

@@ -76,7 +76,7 @@ from baton.sessions.models import (
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
-from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
@@ -87,6 +87,7 @@ from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
 from baton.tools.mcp.manager import McpManager
+from baton.tools.tool_env import set_pass_env
 
 logger = logging.getLogger(__name__)
 
@@ -155,8 +156,12 @@ class CodingSession:
             messages=agent_setup.messages,
             get_api_key=self._api_key,
             transform_context=self._refuse_known_overflow,
-            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id,
-                            "on_retry": self._on_provider_retry},
+            stream_options={
+                "thinking_handoff": settings.thinking_handoff,
+                "session_id": store.session_id,
+                "on_retry": self._on_provider_retry,
+                **retry_stream_options(settings.retry),
+            },
         )
         self.cwd = cwd
         self.session_dir = session_dir
@@ -226,6 +231,7 @@ class CodingSession:
             context_files=files,
             skills_section=skills_prompt_section(library.skills),
         )
+        set_pass_env(settings.bash.pass_env)
         session = cls(
             options=options,
             settings=settings,

@@ -36,7 +36,9 @@ from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
 from baton.tools.process_slots import PROCESS_SLOTS
 from baton.tools.process_watch import StoppedProcess, watch_stopped
+from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command, signal_group
+from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 logger = logging.getLogger(__name__)
@@ -131,7 +133,8 @@ class BashTool(AgentTool):
     """Run shell commands (see the module docstring).
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
-    environment the command sees (default: this process's)."""
+    environment the command sees (default: this process's without API keys and tokens, see
+    :mod:`tools.tool_env`)."""
 
     name: ClassVar[str] = "bash"
     prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
@@ -191,7 +194,7 @@ class BashTool(AgentTool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=self.cwd,
-                env=self.env,
+                env=self.env if self.env is not None else tool_environment(),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -199,6 +202,7 @@ class BashTool(AgentTool):
             os.close(write_fd)
             buffer.close()
             raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+        register_group(proc.pid)  # background jobs left in the group are ended when baton exits
         os.close(write_fd)
         transport, reader = await loop.connect_read_pipe(
             lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)

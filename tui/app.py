@@ -767,9 +767,15 @@ async def run_interactive_async(
     ``session``, or an ``opener`` that opens it once the first frame is painted (then
     :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
     instead of on the alternate screen."""
+    from baton.tui.termination import on_terminate
+
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
                    pick_session=pick_session)
-    await app.run_async(inline=inline, inline_no_clear=inline)
+    remove = on_terminate(lambda signum: app.exit(return_code=128 + signum))  # SIGTERM, SIGHUP
+    try:
+        await app.run_async(inline=inline, inline_no_clear=inline)
+    finally:
+        remove()
     if app.open_error is not None:
         raise SessionOpenError(app.open_error) from app.open_error
     return app.return_code or 0

@@ -44,6 +44,7 @@ class CliArgs:
     thinking: str | None = None
     provider: str | None = None
     api_key: str | None = None
+    api_key_file: str | None = None
     continue_session: bool = False
     resume: bool = False
     session: str | None = None
@@ -90,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model to use, optionally with a thinking level (e.g. openai/gpt-5.1:high)")
     p.add_argument("--thinking", choices=THINKING_CHOICES, help="thinking level")
     p.add_argument("--provider", help="provider of --model when it is given without one")
-    p.add_argument("--api-key", metavar="KEY", help="API key for this run (never saved)")
+    p.add_argument("--api-key", metavar="KEY",
+                   help="API key for this run (never saved; visible to other users in the process "
+                        "list: prefer --api-key-file, or '--api-key -' to read it from stdin)")
+    p.add_argument("--api-key-file", metavar="PATH", help="read the API key for this run from PATH")
     p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
                    help="continue the most recent session in this directory")
     p.add_argument("-r", "--resume", action="store_true", help="pick a session to resume")
@@ -133,6 +137,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         thinking=ns.thinking,
         provider=ns.provider,
         api_key=ns.api_key,
+        api_key_file=ns.api_key_file,
         continue_session=ns.continue_session,
         resume=ns.resume,
         session=ns.session,

@@ -109,6 +109,36 @@ class _LineWriter:
             self._on_closed()
 
 
+class _AgentEndLast:
+    """Writes event lines, holding each ``agent_end`` back until the agent starts again, a retry
+    starts, or the run is over: the session events that end a run (``auto_retry_end``, a
+    threshold compaction) come before it, so ``agent_end`` is always the last line."""
+
+    def __init__(self, writer: _LineWriter) -> None:
+        self._writer = writer
+        self._held: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind in ("agent_start", "auto_retry_start"):
+            self._release()
+        line = event_line(event)
+        if kind == "agent_end":
+            self._release()
+            self._held = line
+        else:
+            self._writer.write(line)
+
+    def _release(self) -> None:
+        if self._held is not None:
+            self._writer.write(self._held)
+            self._held = None
+
+    def finish(self) -> None:
+        """The run is over: write the held ``agent_end``."""
+        self._release()
+
+
 async def run_json_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
     """Run ``text`` and stream every event as a JSON line; returns the exit code.
 
@@ -117,7 +147,8 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
     writer = _LineWriter(sys.stdout, on_closed=session.abort)
     writer.write(_dumps(session_header(session)))
     unsubscribe_tracker = session.subscribe(tracker)
-    unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
+    ordered = _AgentEndLast(writer)
+    unsubscribe = session.subscribe(ordered)
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     save_error = None
     try:
@@ -128,6 +159,7 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
         uninstall()
         unsubscribe()
         unsubscribe_tracker()
+        ordered.finish()
         writer.flush()
     code, error = tracker.outcome()
     if writer.closed:

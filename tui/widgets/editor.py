@@ -14,6 +14,8 @@ means Alt+Up and not "abort".
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.message import Message
 from textual.timer import Timer
@@ -92,6 +94,34 @@ class PromptEditor(TextArea):
         self._suppress_completion = False
         self.running = False
         """Set by the app while the agent works: Tab then queues a follow-up."""
+        self._blink_stop: Timer | None = None
+        self._blink_armed_at = 0.0
+
+    # The cursor blinks for BLINK_SECONDS after the last key, then stays lit: a blinking cursor
+    # repaints twice a second for as long as the app is open, the only work an idle app does.
+    BLINK_SECONDS = 10.0
+
+    def on_mount(self) -> None:
+        self._arm_blink_stop()
+
+    def _restart_blink(self) -> None:
+        super()._restart_blink()
+        self._arm_blink_stop()
+
+    def _arm_blink_stop(self) -> None:
+        if not self.cursor_blink or not self.is_mounted:
+            return
+        now = time.monotonic()
+        if self._blink_stop is not None and now - self._blink_armed_at < 1.0:
+            return  # typing fast: re-arm at most once a second
+        if self._blink_stop is not None:
+            self._blink_stop.stop()
+        self._blink_armed_at = now
+        self._blink_stop = self.set_timer(self.BLINK_SECONDS, self._stop_blinking, name="editor-blink-stop")
+
+    def _stop_blinking(self) -> None:
+        self._blink_stop = None
+        self._pause_blink(visible=self.has_focus)
 
     # -- history ---------------------------------------------------------------------------------
 

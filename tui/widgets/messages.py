@@ -6,8 +6,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from textual import events
+from textual._compositor import Compositor
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -137,8 +141,10 @@ class AssistantMessageView(Widget):
     AssistantMessageView { height: auto; margin: 1 0 0 0; }
     AssistantMessageView > StreamingMarkdown { margin: 1 0 0 0; }
     AssistantMessageView > .-first { margin: 0; }
-    AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; }
+    AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; display: none; }
+    AssistantMessageView > .message-status.-shown { display: block; }
     AssistantMessageView > .message-status.-first { margin: 0; }
+    AssistantMessageView.-frozen > *, AssistantMessageView.-frozen > .message-status.-shown { display: none; }
     """
 
     def __init__(
@@ -158,7 +164,7 @@ class AssistantMessageView(Widget):
         self._composed = False
         self.message = message
         self._status = Static("", markup=False, classes="message-status")
-        self._status.display = False
+        self._frozen: list[Strip] | None = None
         if message is not None and not streaming:
             self._build_static(message, results or {})
 
@@ -300,6 +306,67 @@ class AssistantMessageView(Widget):
         self._show_status(message)
         return True
 
+    # -- freezing -------------------------------------------------------------------------------
+    #
+    # A finished message does not change, yet every layout pass of the screen (one per streamed
+    # update elsewhere) walks its widgets again: a text block, a Markdown widget and its blocks, a
+    # tool box and its lines. Frozen, it is painted once into strips and its children are hidden,
+    # so the compositor sees one fixed-height widget that repaints from the cache. The transcript
+    # thaws it again whenever its look could change (width, theme, Ctrl+T / Ctrl+O) and when the
+    # mouse enters it (links and text selection need the real widgets).
+
+    @property
+    def is_frozen(self) -> bool:
+        """True while the message is shown from its cached rendering."""
+        return self._frozen is not None
+
+    def freeze(self) -> bool:
+        """Render the message once and show it from that cache; False when it cannot be frozen
+        yet (not laid out, still streaming, or an update is waiting for the next layout)."""
+        if self._frozen is not None:
+            return True
+        size = self.outer_size
+        if self._streaming or not self.is_mounted or not size.width or not size.height:
+            return False
+        screen = self.screen
+        if screen._layout_required or self._layout_required:
+            return False
+        for widget in self.walk_children(Widget, with_self=True):
+            if widget._layout_required or widget._refresh_styles_required:
+                return False
+        compositor = Compositor()
+        compositor.reflow(self, size)
+        # The screen's last layout must match this one (a style or content change not laid out
+        # yet would freeze a picture the real widgets no longer show).
+        for widget, geometry in compositor.full_map.items():
+            if geometry.region.size != widget.outer_size:
+                return False
+        strips = compositor.render_strips(size)
+        if len(strips) != size.height:
+            return False
+        self._frozen = strips
+        self.styles.height = size.height
+        self.add_class("-frozen")
+        return True
+
+    def thaw(self) -> None:
+        """Show the real widgets again."""
+        if self._frozen is None:
+            return
+        self._frozen = None
+        self.styles.clear_rule("height")
+        self.remove_class("-frozen")
+        self.refresh(layout=True)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        frozen = self._frozen
+        if frozen is None:
+            return super().render_lines(crop)
+        return [strip.crop(crop.x, crop.right) for strip in frozen[crop.y : crop.bottom]]
+
+    def on_enter(self, event: events.Enter) -> None:
+        self.thaw()
+
     def tool_view(self, tool_call_id: str) -> ToolCallView | None:
         """The widget of the call with this id, if it belongs to this message."""
         for widget in self._order:
@@ -318,11 +385,11 @@ class AssistantMessageView(Widget):
         elif reason == "length":
             self._status.update(Content.styled("⚠ Stopped: the output limit was reached", "$text-warning"))
         else:
-            self._status.display = False
+            self._status.remove_class("-shown")
             return
         self.add_class(f"-{reason}")
         self._status.set_class(not self._order, "-first")
-        self._status.display = True
+        self._status.add_class("-shown")
 
 
 def _detail(message: AssistantMessage, default: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -24,6 +25,37 @@ _GLYPHS: dict[str, tuple[str, str]] = {
     "error": ("✗", "$text-error"),
     "skipped": ("–", "$text-muted"),
 }
+
+
+def _lines_fit(content: Content, width: int) -> bool:
+    return all(cell_len(line) <= width for line in content.plain.split("\n"))
+
+
+class Part(Static):
+    """A line (or lines) of a tool box that remembers what it shows, so that :meth:`show` does
+    only the work a change needs: nothing when unchanged, a repaint without a layout pass when
+    the number of lines stays (no line wraps, before or after). Each layout pass re-arranges the
+    whole screen."""
+
+    def __init__(self, classes: str) -> None:
+        super().__init__("", markup=False, classes=classes)
+        self._shown: Content | None = None
+
+    def show(self, content: Content) -> None:
+        """Show ``content``."""
+        old = self._shown
+        if old is not None and old.plain == content.plain and old.spans == content.spans:
+            return
+        self._shown = content
+        width = self.content_region.width
+        layout = (
+            old is None
+            or not width
+            or old.plain.count("\n") != content.plain.count("\n")
+            or not _lines_fit(old, width)
+            or not _lines_fit(content, width)
+        )
+        self.update(content, layout=layout)
 
 
 class ToolCallView(Widget):
@@ -70,12 +102,12 @@ class ToolCallView(Widget):
         self._output = ""
         self._details: Any = None
         self._dirty = True
-        self._header = Static("", markup=False, classes="tool-header")
-        self._args_view = Static("", markup=False, classes="tool-args")
-        self._preview = Static("", markup=False, classes="tool-preview")
-        self._full = Static("", markup=False, classes="tool-full")
-        self._more = Static("", markup=False, classes="tool-more")
-        self._status = Static("", markup=False, classes="tool-status")
+        self._header = Part("tool-header")
+        self._args_view = Part("tool-args")
+        self._preview = Part("tool-preview")
+        self._full = Part("tool-full")
+        self._more = Part("tool-more")
+        self._status = Part("tool-status")
         self._render_now()
 
     def compose(self) -> ComposeResult:
@@ -151,13 +183,13 @@ class ToolCallView(Widget):
         self._dirty = False
         glyph, style = _GLYPHS[self.state]
         title = header(self.tool_name, self._args, self._cwd)
-        self._header.update(Content.assemble((glyph + " ", style), title))
+        self._header.show(Content.assemble((glyph + " ", style), title))
 
         showing_result = self.state in ("running", "done", "error")
         show_args = self.state in ("streaming", "pending", "running", "skipped") or self.state == "error"
         body = args_body(self.tool_name, self._args) if show_args else None
         if body is not None:
-            self._args_view.update(body)
+            self._args_view.show(body)
             self._args_view.display = True
         else:
             self._args_view.display = False
@@ -166,7 +198,7 @@ class ToolCallView(Widget):
         self.set_class(running and not self._output, "-running")
         if running and self._started is not None and not self._output:
             elapsed = time.monotonic() - self._started
-            self._status.update(Content.styled(f"running… {elapsed:.1f}s", "$text-muted"))
+            self._status.show(Content.styled(f"running… {elapsed:.1f}s", "$text-muted"))
         if not showing_result or (running and not self._output):
             self.remove_class("-has-output", "-collapsible")
             return
@@ -182,15 +214,15 @@ class ToolCallView(Widget):
             running=running,
             duration=duration,
         )
-        self._preview.update(rendered.preview)
+        self._preview.show(rendered.preview)
         self.set_class(bool(rendered.preview), "-has-output")
         self.set_class(bool(rendered.hidden), "-collapsible")
         if rendered.hidden:
-            self._full.update(rendered.full)
+            self._full.show(rendered.full)
             if rendered.tail:
                 hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
-                self._preview.update(Content.assemble(hint, "\n", rendered.preview))
+                self._preview.show(Content.assemble(hint, "\n", rendered.preview))
             else:
                 more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
-                self._more.update(Content.styled(more, "$text-muted"))
+                self._more.show(Content.styled(more, "$text-muted"))
         self.set_class(bool(rendered.hidden) and not rendered.tail, "-more")

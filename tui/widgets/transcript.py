@@ -6,6 +6,11 @@ follows the bottom), and scrolling to the top mounts the previous ``PAGE`` entri
 streaming costs the same in a long session as in a new one, and resuming a 1,000-message session
 paints only its last screens.
 
+A finished assistant message is frozen once laid out (see ``AssistantMessageView.freeze``): painted
+once into strips, its children hidden, so the screen's layout passes (one per streamed update) walk
+one widget for it; the transcript thaws and re-freezes messages when their look changes (width,
+theme, Ctrl+T / Ctrl+O) and a tool update for a frozen message thaws it.
+
 Agent events arrive through :meth:`Transcript.handle_event` (synchronously, from the session's
 subscriber); streamed text is buffered by the widgets and rendered by a ~10 Hz flush.
 """
@@ -111,6 +116,9 @@ class Transcript(VerticalScroll, can_focus=False):
         self._call_owner: dict[str, Entry] = {}
         self._timer: Timer | None = None
         self._loading_earlier = False
+        self._to_freeze: list[Entry] = []
+        self._freeze_timer: Timer | None = None
+        self._width = 0
         self._lock = asyncio.Lock()
         self.on_flush: Callable[[], None] | None = None
         """Called inside every flush's frame (the app ticks its spinner there)."""
@@ -121,6 +129,7 @@ class Transcript(VerticalScroll, can_focus=False):
     def on_mount(self) -> None:
         if self._header_factory is not None and not self.entries:
             self.add_entry(Entry("header", factory=self._header_factory))
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refreeze())
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -133,6 +142,9 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def on_resize(self, event: events.Resize) -> None:
         self._sync_anchor()
+        if event.size.width != self._width:
+            self._width = event.size.width
+            self.refreeze()
 
     def _size_updated(self, size: Any, virtual_size: Any, container_size: Any, layout: bool = True) -> bool:
         # Streaming grows the virtual size on every flush, and Textual then asks for a second full
@@ -210,6 +222,8 @@ class Transcript(VerticalScroll, can_focus=False):
         if entry.kind == "user":
             return UserMessageView(user_text(message.content))
         if entry.kind == "assistant":
+            self._to_freeze.append(entry)
+            self._schedule_freeze()
             return AssistantMessageView(message, results=entry.results, cwd=self.cwd)
         if entry.kind == "tool_result":
             view = ToolCallView(message.tool_call_id, message.tool_name, {}, cwd=self.cwd)
@@ -263,6 +277,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._live_entry = None
         self._finishing.clear()
         self._dirty_views.clear()
+        self._to_freeze.clear()
         self.entries = []
         if self._header_factory is not None:
             self.entries.append(Entry("header", factory=self._header_factory))
@@ -406,6 +421,8 @@ class Transcript(VerticalScroll, can_focus=False):
                 self._finishing.append((live, message))
                 self._dirty_views.update(live.tool_views)
                 self.call_later(self.flush_now)
+                if entry is not None:
+                    self._to_freeze.append(entry)
         elif isinstance(message, ToolResultMessage):
             owner = self._call_owner.get(message.tool_call_id)
             if owner is not None:
@@ -425,6 +442,9 @@ class Transcript(VerticalScroll, can_focus=False):
         if owner is not None and isinstance(owner.widget, AssistantMessageView):
             view = owner.widget.tool_view(tool_call_id)
             if view is not None:
+                if owner.widget.is_frozen:
+                    owner.widget.thaw()
+                    self._to_freeze.append(owner)
                 self._dirty_views.add(view)
                 self._ensure_timer()
             return view
@@ -464,6 +484,54 @@ class Transcript(VerticalScroll, can_focus=False):
                     dirty.flush()
             if live is None and not self._finishing and not self._dirty_views and self._timer is not None:
                 self._timer.pause()
+            if self._to_freeze:
+                self._schedule_freeze()
+
+    # -- freezing finished messages ----------------------------------------------------------------
+
+    def _schedule_freeze(self) -> None:
+        # After the next refresh, so that the layout of the last update is done; a short timer
+        # retries what could not be frozen yet (a few times, then it waits for the next flush).
+        if self._freeze_timer is None:
+            self._freeze_timer = self.set_timer(0.05, self._freeze_settled, name="transcript-freeze")
+
+    def _freeze_settled(self, attempt: int = 0) -> None:
+        self._freeze_timer = None
+        waiting: list[Entry] = []
+        for entry in self._to_freeze:
+            widget = entry.widget
+            if not isinstance(widget, AssistantMessageView) or widget.is_frozen or widget.parent is not self:
+                continue
+            if not self._settled(entry, widget) or not widget.freeze():
+                waiting.append(entry)
+        self._to_freeze = waiting
+        if waiting and attempt < 20:
+            self._freeze_timer = self.set_timer(0.1, lambda: self._freeze_settled(attempt + 1),
+                                                name="transcript-freeze")
+
+    def _settled(self, entry: Entry, widget: AssistantMessageView) -> bool:
+        """True when nothing more is coming for this message: finished, every tool call answered."""
+        if widget is self._live or any(view is widget for view, _ in self._finishing):
+            return False
+        message = entry.message
+        if not isinstance(message, AssistantMessage) or not message.stop_reason:
+            return False
+        for view in widget.tool_views:
+            if view in self._dirty_views or view.state not in ("done", "error", "skipped"):
+                return False
+            if view.state != "skipped" and view.tool_call_id not in entry.results:
+                return False
+        return True
+
+    def refreeze(self) -> None:
+        """Thaw every frozen message and freeze it again once re-laid out (its look changed)."""
+        for entry in self.entries[self._first :]:
+            widget = entry.widget
+            if isinstance(widget, AssistantMessageView) and widget.is_frozen:
+                widget.thaw()
+                self._to_freeze.append(entry)
+        if self._to_freeze:
+            self._schedule_freeze()
 
     # -- windowing ---------------------------------------------------------------------------------
 
@@ -539,3 +607,4 @@ class Transcript(VerticalScroll, can_focus=False):
     def set_view_flag(self, flag: Literal["-show-thinking", "-expand-tools"], on: bool) -> None:
         """Show all thinking blocks (Ctrl+T) or expand all tool output (Ctrl+O)."""
         self.set_class(on, flag)
+        self.refreeze()

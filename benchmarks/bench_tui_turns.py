@@ -1,0 +1,261 @@
+"""What the interactive app costs over a long tool-calling run: ``baton`` in a real terminal (tmux)
+against the replay server, side by side with pi 0.73 when it is installed.
+
+One prompt starts ``--turns`` model turns (default 100); each turn streams a short answer and
+calls ``bash`` (``echo step-N``); the last reply answers without a tool. Measured from outside the
+process, through ``/proc/<pid>``:
+
+- whole-process CPU (utime + stime, waited-for children included) for the run;
+- CPU per turn: the replay server reads the program's CPU time whenever a request arrives, so
+  turn N costs the difference between request N and N+1 (the first and last ten are printed:
+  they show whether a turn costs more the longer the transcript is);
+- peak RSS (VmHWM) just before the program is stopped;
+- idle CPU: the app open and nothing happening for ``--idle`` seconds, before the prompt and again
+  after the run (with the long transcript on screen), as a percentage of one core.
+
+pi (``npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1``; never a dependency)
+gets a models.json in its own agent directory (``PI_CODING_AGENT_DIR``) pointing at the same
+server. Targets (issue 17): CPU <= 0.7 x pi, peak RSS <= 1.0 x pi, idle <= 0.5 % of a core.
+
+Run: ``python benchmarks/bench_tui_turns.py [--turns 100] [--idle 10] [--only baton|pi]``.
+CPU figures are process CPU time, meaningful on a loaded machine; wall time is not reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply
+from tests.replay_server import RecordedRequest, ReplayServer, Reply
+
+PI_CLI = Path("/tmp/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+API = "anthropic-messages"
+DONE = "ALL STEPS FINISHED"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime + cutime + cstime of ``pid``, in seconds."""
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return sum(int(v) for v in fields[11:15]) / TICK
+
+
+def status_kb(pid: int, key: str) -> int:
+    """A ``kB`` field of ``/proc/<pid>/status`` (VmHWM, VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _events(body: bytes, delay: float) -> Reply:
+    return Reply(chunks=[e + b"\n\n" for e in body.split(b"\n\n") if e.strip()], delay=delay)
+
+
+@dataclass
+class Script:
+    """The replies: turn N (counted from the assistant messages sent back) answers and calls bash."""
+
+    turns: int
+    delay: float
+    pid: int | None = None
+    cpu_at_request: list[float] = field(default_factory=list)
+    results_seen: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        with self.lock:
+            if self.pid is not None:
+                try:
+                    self.cpu_at_request.append(cpu_seconds(self.pid))
+                except OSError:
+                    pass
+        messages = request.json().get("messages", [])
+        done = sum(1 for m in messages if m.get("role") == "assistant")
+        if done and f"step-{done}" in json.dumps(messages[-1]):
+            self.results_seen += 1  # the previous turn's bash call ran and its output came back
+        if done >= self.turns:
+            return _events(text_reply(API, f"{DONE} after {done} steps.", chunk=6), self.delay)
+        step = done + 1
+        text = f"Step {step}: checking the next thing with a quick command, then I will go on."
+        body = tool_call_reply(API, f"toolu_{step:04d}", "bash", {"command": f"echo step-{step}"},
+                               text=text, chunk=6)
+        return _events(body, self.delay)
+
+
+class Tmux:
+    """One detached tmux session running a command."""
+
+    def __init__(self, command: str, width: int = 120, height: int = 40) -> None:
+        self.name = f"bench-turns-{uuid.uuid4().hex[:8]}"
+        for attempt in range(5):  # a tmux server that is just shutting down refuses the first try
+            started = subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y",
+                                      str(height), command], capture_output=True, text=True)
+            if started.returncode == 0:
+                return
+            time.sleep(0.5 * (attempt + 1))
+        raise RuntimeError(f"tmux would not start: {started.stderr.strip()}")
+
+    def pane(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", self.name],
+                              capture_output=True, text=True).stdout
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+
+    def enter(self) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"], check=True)
+
+    def wait_for(self, text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.pane():
+                return
+            time.sleep(0.25)
+        raise RuntimeError(f"{text!r} did not show within {timeout:.0f} s; the pane shows:\n{self.pane()}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+@dataclass
+class Result:
+    """The figures of one program."""
+
+    cpu: float
+    peak_rss_mb: float
+    per_turn: list[float]
+    idle_start: float
+    idle_end: float
+    results_seen: int
+
+
+def _idle_percent(pid: int, seconds: float) -> float:
+    before = cpu_seconds(pid)
+    time.sleep(seconds)
+    return (cpu_seconds(pid) - before) / seconds * 100
+
+
+def run_one(label: str, command: str, ready: str, env: dict[str, str], work: Path, turns: int,
+            delay: float, idle: float, timeout: float, profile: str | None = None,
+            profile_format: str = "raw") -> Result:
+    """Start ``command`` in tmux, measure idle, run the script, measure again."""
+    script = Script(turns, delay)
+    pid_file = work / f"{label}.pid"
+    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    shell = f"cd {shlex.quote(str(work))} && echo $$ > {shlex.quote(str(pid_file))} && exec {command}"
+    with ReplayServer(script) as server:
+        env_file = env.get("BATON_HOME") or env.get("PI_CODING_AGENT_DIR") or ""
+        provider = models_json_provider(API, server.url)
+        Path(env_file, "models.json").write_text(json.dumps({"providers": {"replay": provider}}))
+        tmux = Tmux(f"env -i {env_args} sh -c {shlex.quote(shell)}")
+        try:
+            tmux.wait_for(ready, 60)
+            pid = int(pid_file.read_text())
+            time.sleep(2)  # start-up work behind the first frame settles
+            idle_start = _idle_percent(pid, idle)
+            start_cpu = cpu_seconds(pid)
+            script.pid = pid
+            spy = None
+            if profile is not None:
+                spy = subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--output", profile, "--format",
+                                        profile_format, "--rate", "50"], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+            tmux.type("Please run the steps one by one.")
+            time.sleep(0.3)
+            tmux.enter()
+            tmux.wait_for(DONE, timeout)
+            if spy is not None:
+                spy.send_signal(2)
+                spy.wait(60)
+            time.sleep(1)
+            end_cpu = cpu_seconds(pid)
+            idle_end = _idle_percent(pid, idle)
+            peak = status_kb(pid, "VmHWM") / 1024
+        finally:
+            tmux.kill()
+    marks = script.cpu_at_request
+    per_turn = [b - a for a, b in itertools.pairwise(marks)]
+    return Result(end_cpu - start_cpu, peak, per_turn, idle_start, idle_end, script.results_seen)
+
+
+def _ms(values: list[float]) -> str:
+    return " ".join(f"{v * 1000:.0f}" for v in values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle measurement")
+    parser.add_argument("--delay", type=float, default=0.005, help="seconds between streamed events")
+    parser.add_argument("--only", choices=("baton", "pi"))
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra environment for baton (e.g. TEXTUAL_FPS=30)")
+    parser.add_argument("--profile", help="write a py-spy profile of baton's run here (py-spy installed)")
+    parser.add_argument("--profile-format", default="raw", choices=("raw", "flamegraph", "speedscope"))
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        print("tmux is not installed")
+        return
+    base = Path(tempfile.mkdtemp(prefix="bench-turns-"))
+    path = os.environ.get("PATH", "")
+    programs: dict[str, tuple[str, str, dict[str, str]]] = {}
+    if args.only != "pi":
+        home = base / "baton-home"
+        home.mkdir()
+        baton = Path(sys.executable).with_name("baton")
+        env = {"HOME": str(base), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+               "BATON_HOME": str(home), **dict(item.split("=", 1) for item in args.env)}
+        programs["baton"] = (f"{shlex.quote(str(baton))} --model replay/replay-model", "replay-model", env)
+    if args.only != "baton" and PI_CLI.exists() and shutil.which("node"):
+        agent = base / "pi-agent"
+        agent.mkdir()
+        env = {"HOME": str(base), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+               "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1",
+               "PI_TELEMETRY": "0"}
+        programs["pi 0.73"] = (f"node {shlex.quote(str(PI_CLI))} --provider replay --model replay-model",
+                               "replay-model", env)
+    results: dict[str, Result] = {}
+    for label, (command, ready, env) in programs.items():
+        work = base / f"work-{label.split()[0]}"
+        work.mkdir()
+        profile = args.profile if label == "baton" else None
+        results[label] = run_one(label.split()[0], command, ready, env, work, args.turns, args.delay,
+                                 args.idle, args.timeout, profile, args.profile_format)
+    print(f"{args.turns} tool-calling turns in tmux (CPU = utime+stime incl. children; "
+          f"machine load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, so wall time is not reported)")
+    for label, r in results.items():
+        head, tail = r.per_turn[:10], r.per_turn[-10:]
+        print(f"{label:8} run CPU {r.cpu:6.2f} s   peak RSS {r.peak_rss_mb:6.1f} MB   "
+              f"idle {r.idle_start:.2f} % of a core at start, {r.idle_end:.2f} % after the run; "
+              f"{r.results_seen}/{args.turns} bash results sent back")
+        print(f"{'':8} per-turn CPU ms, first 10: {_ms(head)}  (mean {sum(head) / max(len(head), 1) * 1000:.0f})")
+        mid = r.per_turn[len(r.per_turn) // 2 - 5 : len(r.per_turn) // 2 + 5]
+        print(f"{'':8} per-turn CPU ms, middle 10: {_ms(mid)}  (mean {sum(mid) / max(len(mid), 1) * 1000:.0f})")
+        print(f"{'':8} per-turn CPU ms, last 10:  {_ms(tail)}  (mean {sum(tail) / max(len(tail), 1) * 1000:.0f})")
+    if "baton" in results and "pi 0.73" in results:
+        b, p = results["baton"], results["pi 0.73"]
+        print(f"ratio baton/pi: CPU {b.cpu / p.cpu:.2f} (target <= 0.7), "
+              f"peak RSS {b.peak_rss_mb / p.peak_rss_mb:.2f} (target <= 1.0)")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
