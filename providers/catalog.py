@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.providers.errors import ConfigurationError
 from baton.providers.models import Model
 from baton.providers.models_json import (
     ProviderConfig,
@@ -34,7 +35,7 @@ _DATA_FILE = Path(__file__).with_name("catalog_data.json")
 _DATED = re.compile(r"-\d{8}$")
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(ConfigurationError, LookupError):
     """No model matches a reference; ``suggestions`` holds up to five close ``provider/id``s."""
 
     def __init__(self, ref: str, message: str, suggestions: list[str]) -> None:

@@ -15,12 +15,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
+from baton.providers.dispatch import known_apis
 from baton.providers.json_depth import load_config_json
-from baton.providers.models import KnownApi
 
-SUPPORTED_APIS: tuple[str, ...] = tuple(get_args(KnownApi))
+SUPPORTED_APIS: tuple[str, ...] = known_apis()
 COMMAND_TIMEOUT = 10.0
 
 _MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat")

@@ -11,6 +11,10 @@ Everything that is not protocol-specific lives here, once, for every adapter:
 * abort (``options.signal``): the HTTP response is closed at once, the stream ends ``aborted``
   with the partial content kept;
 * failures of any kind become an ``error`` event; nothing raises out of the stream.
+
+Two optional adapter hooks (see :class:`~providers.adapter.WireAdapter`) let a protocol that is
+not SSE, or that signs its requests, run here unchanged: ``create_frame_decoder()`` replaces the
+SSE framing of the response body, and ``sign(request)`` sees each attempt's final request.
 """
 
 from __future__ import annotations
@@ -21,11 +25,19 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
-from baton.providers.adapter import RETRY_AFTER_TOO_LONG, HttpRequest, MessageBuilder, ProviderError, WireAdapter
+from baton.providers.adapter import (
+    RETRY_AFTER_TOO_LONG,
+    FrameDecoder,
+    HttpRequest,
+    MessageBuilder,
+    ProviderError,
+    WireAdapter,
+)
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.messages import AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
@@ -214,6 +226,9 @@ class _Run:
     ) -> None:
         client = shared_client()
         http_request = client.build_request("POST", url, headers=headers, content=body, timeout=timeout)
+        sign: Callable[[httpx.Request], None] | None = getattr(self.adapter, "sign", None)
+        if sign is not None:
+            sign(http_request)  # per attempt: a signature may carry the time it was made
         try:
             response = await client.send(http_request, stream=True)
         except httpx.TimeoutException as exc:
@@ -231,11 +246,12 @@ class _Run:
 
     async def _consume(self, response: httpx.Response) -> None:
         decoder = self.adapter.create_decoder(self.model, self.builder)
-        sse = SseDecoder()
+        create_frames: Callable[[], FrameDecoder] | None = getattr(self.adapter, "create_frame_decoder", None)
+        frames = create_frames() if create_frames is not None else SseDecoder()
         feed = decoder.feed
         try:
             async for chunk in response.aiter_bytes():
-                for event, data in sse.feed(chunk):
+                for event, data in frames.feed(chunk):
                     feed(event, data)
         except httpx.ReadTimeout as exc:
             raise ProviderError(
@@ -243,10 +259,10 @@ class _Run:
             ) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"Connection lost while streaming: {_exc_text(exc)}", retryable=True) from exc
-        for event, data in sse.close():
+        for event, data in frames.close():
             feed(event, data)
-        if sse.stray:
-            _raise_stray_error(sse.stray)
+        if isinstance(frames, SseDecoder) and frames.stray:  # lines outside the SSE framing
+            _raise_stray_error(frames.stray)
         decoder.finish()
 
     def _reset_output(self) -> None:

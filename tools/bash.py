@@ -31,6 +31,7 @@ from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.providers.messages import TextContent
+from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
 from baton.tools.process_slots import PROCESS_SLOTS
@@ -140,6 +141,8 @@ class BashTool(AgentTool):
     permission policy runs it inside the sandbox this way)."""
 
     name: ClassVar[str] = "bash"
+    prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
+    details_type: ClassVar[type | None] = BashDetails
     label: ClassVar[str] = "bash"
     description: ClassVar[str] = (
         "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.details import EditDetails
 from baton.tools.diff import display_diff, unified_patch
 from baton.tools.edit_match import (
     Edit,
@@ -110,6 +111,8 @@ class EditTool(AgentTool):
     """Replace exact text in one file (see the module docstring)."""
 
     name: ClassVar[str] = "edit"
+    prompt_summary: ClassVar[str] = "Make surgical edits to files (find exact text and replace)"
+    details_type: ClassVar[type | None] = EditDetails
     label: ClassVar[str] = "edit"
     description: ClassVar[str] = (
         "Edit a file by replacing exact text. oldText must match a unique region of the file exactly "

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.providers.messages import ImageContent, TextContent
+from baton.tools.details import ReadDetails
 from baton.tools.file_access import FileAccess, is_text_file
 from baton.tools.file_pages import OffsetBeyondEnd, Page, read_page
 from baton.tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
@@ -55,6 +56,8 @@ class ReadTool(AgentTool):
     """Read a text file page by page, or an image (see the module docstring)."""
 
     name: ClassVar[str] = "read"
+    prompt_summary: ClassVar[str] = "Read file contents"
+    details_type: ClassVar[type | None] = ReadDetails
     label: ClassVar[str] = "read"
     description: ClassVar[str] = (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "

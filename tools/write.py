@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.details import WriteDetails
 from baton.tools.file_access import FileAccess
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import NotRegularFileError, atomic_write
@@ -34,6 +35,8 @@ class WriteTool(AgentTool):
     """Write a whole file (see the module docstring)."""
 
     name: ClassVar[str] = "write"
+    prompt_summary: ClassVar[str] = "Create or overwrite files"
+    details_type: ClassVar[type | None] = WriteDetails
     label: ClassVar[str] = "write"
     description: ClassVar[str] = (
         "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "

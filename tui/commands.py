@@ -8,7 +8,7 @@ the session and modal pickers.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from baton.providers.paths import baton_home_display
+from baton.tui.command_registry import COMMANDS as COMMANDS
+from baton.tui.command_registry import SlashCommand as SlashCommand
+from baton.tui.command_registry import command
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
 from baton.tui.themes import THEME_ALIASES
@@ -26,20 +29,6 @@ if TYPE_CHECKING:
     from baton.tui.app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
-
-Action = Callable[["BatonApp", str], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class SlashCommand:
-    """A command: its name, argument syntax, one-line description and action."""
-
-    name: str
-    usage: str
-    description: str
-    action: Action
-    while_running: bool = True
-
 
 @dataclass(frozen=True, slots=True)
 class ParsedCommand:
@@ -55,19 +44,6 @@ def parse_command(text: str) -> ParsedCommand | None:
     if not match:
         return None
     return ParsedCommand(match.group(1).lower(), (match.group(2) or "").strip())
-
-
-COMMANDS: dict[str, SlashCommand] = {}
-
-
-def command(name: str, usage: str, description: str, *, while_running: bool = True) -> Callable[[Action], Action]:
-    """Register an action as ``/name``."""
-
-    def register(action: Action) -> Action:
-        COMMANDS[name] = SlashCommand(name, usage, description, action, while_running)
-        return action
-
-    return register
 
 
 def command_list() -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from baton.agent.events import MessageUpdateEvent
 from baton.providers.messages import now_ms
 from baton.providers.surrogates import join_surrogates
 from baton.tui.cli_args import EXIT_RUN_FAILED
@@ -37,7 +38,7 @@ dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 def event_line(event: Any) -> str:
     """The JSON line for one session/agent event."""
-    if getattr(event, "type", None) == "message_update":
+    if isinstance(event, MessageUpdateEvent):
         from baton.providers.events import event_to_dict
 
         inner = event.assistant_message_event

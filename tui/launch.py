@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baton.providers.errors import BatonError
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
-from baton.tui.cli_errors import CliError
+from baton.tui.cli_errors import CliError, exit_code, one_line
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ def run(argv: list[str]) -> int:
         if args.print_mode and not text.strip() and not images and not args.resume:
             raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
         return asyncio.run(_run_session(args, text, images))
-    except CliError as err:
-        print(f"baton: {err}", file=sys.stderr)
-        return err.code
+    except BatonError as err:
+        print(one_line(err), file=sys.stderr)
+        return exit_code(err)
     except KeyboardInterrupt:
         print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
