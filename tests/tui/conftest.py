@@ -46,3 +46,19 @@ def faux_b() -> Iterator[FauxProvider]:
     """The scripted provider behind ``model_b``."""
     with FauxProvider("faux-b", chunk_size=8) as provider:
         yield provider
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty ``$BATON_HOME`` for a baton subprocess (see ``cli_harness.baton_env``)."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """An empty working directory for a baton subprocess."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path

@@ -59,18 +59,9 @@ class EditorClient:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from disk\n")
-    return path
+def workdir(workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("hello from disk\n")
+    return workdir
 
 
 def stalled(api: str, deltas: list[str], sent: int) -> Reply:

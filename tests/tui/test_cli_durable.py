@@ -27,20 +27,6 @@ API_SHORT = {"openai-completions": "oc", "openai-responses": "or", "anthropic-me
              "google-generative-ai": "gg"}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def model_ref(api: str) -> str:
     return f"replay-{API_SHORT[api]}/replay-model"
 

@@ -28,18 +28,9 @@ API_SHORT = {"openai-completions": "oc", "openai-responses": "or", "anthropic-me
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from notes\n")
-    return path
+def workdir(workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("hello from notes\n")
+    return workdir
 
 
 def tool_then_text(api: str, command: str, answer: str) -> list[Reply]:

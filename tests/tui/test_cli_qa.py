@@ -19,20 +19,6 @@ import pytest
 from tests.tui.cli_harness import baton_command, baton_env, run_baton, session_files, session_messages
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def _processes_with(marker: str) -> list[str]:
     """Command lines of live processes containing ``marker`` (Linux /proc)."""
     found = []

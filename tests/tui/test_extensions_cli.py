@@ -16,20 +16,6 @@ API = "openai-completions"
 MODEL = "replay-oc/replay-model"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def _last_user_text(body: dict[str, object]) -> str:
     messages = body["messages"]
     assert isinstance(messages, list)

@@ -28,20 +28,6 @@ DEMO = ("--model", "demo/baton-demo")
 API = "openai-completions"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def processes_with(marker: str) -> list[int]:
     """Live ``sleep`` processes whose command line holds ``marker``."""
     found = []

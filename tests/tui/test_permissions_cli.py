@@ -5,27 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import run_baton, write_models_json
 
 API = "openai-completions"
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
 
 
 def replies(command: str) -> list[Reply]:

@@ -26,18 +26,9 @@ PNG = base64.b64encode(
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from notes\n")
-    return path
+def workdir(workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("hello from notes\n")
+    return workdir
 
 
 def configure(home: Path, server: ReplayServer) -> None:
