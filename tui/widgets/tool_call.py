@@ -156,15 +156,18 @@ class ToolCallView(Widget):
         self._details = details
         self._dirty = True
 
-    def set_result(self, content: Any, details: Any, *, is_error: bool) -> None:
-        """The final result."""
+    def set_result(self, content: Any, details: Any, *, is_error: bool, render: bool = True) -> None:
+        """The final result; ``render=False`` leaves it to the next :meth:`flush`."""
         self._output = result_text(content)
         self._details = details
         if self._started is not None:
             self._duration = time.monotonic() - self._started
         self.state = "error" if is_error else "done"
         self.set_class(is_error, "-error")
-        self._render_now()
+        if render:
+            self._render_now()
+        else:
+            self._dirty = True
 
     def mark_not_run(self) -> None:
         """The call will not run (its message was aborted or cut off)."""
