@@ -37,6 +37,7 @@ from baton.agent.execution import (
 from baton.agent.listeners import Listeners
 from baton.agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
 from baton.agent.tool import AgentTool
+from baton.providers.errors import BatonError
 from baton.providers.events import AssistantMessageEventStream, ErrorEvent
 from baton.providers.messages import (
     AssistantMessage,
@@ -65,7 +66,7 @@ ConvertToLlm: TypeAlias = Callable[
 StreamFn: TypeAlias = Callable[..., AssistantMessageEventStream]
 
 
-class AgentBusyError(RuntimeError):
+class AgentBusyError(BatonError, RuntimeError):
     """``prompt()`` or ``continue_()`` was called while a run is in progress."""
 
 
@@ -535,7 +536,7 @@ class AgentEventIterator:
         if self._done:
             raise StopAsyncIteration
         event = await self._queue.get()
-        if self._until_agent_end and event.type == "agent_end":
+        if self._until_agent_end and isinstance(event, AgentEndEvent):
             self._done = True
             self.close()
         return event

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
+from baton.providers.errors import BatonError
 from baton.providers.messages import (
     AssistantMessage,
     TextContent,
@@ -38,7 +39,7 @@ BRANCH_SUMMARY_PREFIX = (
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 
-class UnknownMessageRoleError(ValueError):
+class UnknownMessageRoleError(BatonError, ValueError):
     """A message dict whose ``role`` names no known message type."""
 
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from baton.providers.errors import ToolError as ToolError  # defined with the error tree, imported from here
 from baton.providers.messages import ImageContent, TextContent, Tool
 
 
@@ -30,14 +31,6 @@ class AgentToolResult:
         return cls([TextContent(text=text)], details, is_error)
 
 
-class ToolError(Exception):
-    """Raised by a tool to fail with a message the model reads verbatim."""
-
-    def __init__(self, message: str, details: Any = None) -> None:
-        super().__init__(message)
-        self.details = details
-
-
 OnUpdate = Callable[[AgentToolResult], None]
 """Streaming progress from a running tool (becomes ``tool_execution_update`` events)."""
 
@@ -55,6 +48,10 @@ class AgentTool(ABC):
     label: ClassVar[str]
     description: ClassVar[str]
     parameters: ClassVar[type[BaseModel]]
+    prompt_summary: ClassVar[str] = ""
+    """One line for the system prompt's tool list (empty: the description's first line)."""
+    details_type: ClassVar[type | None] = None
+    """The typed view the UI reads this tool's ``details`` through (``tools/details.py``), if any."""
 
     def schema(self) -> Tool:
         """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""

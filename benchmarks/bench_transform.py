@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.dispatch import id_normalizer_for
 from baton.providers.messages import (
     MESSAGE_ADAPTER,
     AssistantMessage,
@@ -34,7 +35,6 @@ from baton.providers.messages import (
     UserMessage,
 )
 from baton.providers.models import Model
-from baton.providers.tool_ids import id_normalizer_for
 from baton.providers.transform import TransformReport, transform_messages
 
 SESSION = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"

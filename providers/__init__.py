@@ -40,12 +40,13 @@ _EXPORTS: dict[str, str] = {
     "event_to_dict": "baton.providers.events",
     # options and adapter contract
     "StreamOptions": "baton.providers.options",
-    "ProviderError": "baton.providers.adapter",
+    "ProviderError": "baton.providers.errors",
+    "BatonError": "baton.providers.errors",
     "MessageBuilder": "baton.providers.adapter",
     # handoff
     "transform_messages": "baton.providers.transform",
     "TransformReport": "baton.providers.transform",
-    "id_normalizer_for": "baton.providers.tool_ids",
+    "id_normalizer_for": "baton.providers.dispatch",
     "is_context_overflow": "baton.providers.overflow",
     # streaming JSON
     "parse_streaming_json": "baton.providers.streaming_json",
@@ -81,7 +82,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from baton.providers.adapter import MessageBuilder, ProviderError
+    from baton.providers.adapter import MessageBuilder
     from baton.providers.catalog import (
         ModelNotFoundError,
         env_var_for,
@@ -93,7 +94,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         models_json_errors,
         reload_catalog,
     )
-    from baton.providers.dispatch import complete, stream
+    from baton.providers.dispatch import complete, id_normalizer_for, stream
+    from baton.providers.errors import BatonError, ProviderError
     from baton.providers.events import AssistantMessageEvent, AssistantMessageEventStream, event_to_dict
     from baton.providers.faux import FauxProvider, FauxResponse, faux_model
     from baton.providers.messages import (
@@ -125,5 +127,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from baton.providers.overflow import is_context_overflow
     from baton.providers.paths import baton_home
     from baton.providers.streaming_json import StreamingJsonParser, parse_streaming_json
-    from baton.providers.tool_ids import id_normalizer_for
     from baton.providers.transform import TransformReport, transform_messages

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from baton.providers.errors import ProviderError as ProviderError  # defined with the error tree
 from baton.providers.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -37,24 +38,11 @@ from baton.providers.models import Model
 from baton.providers.options import StreamOptions
 from baton.providers.streaming_json import StreamingJsonParser
 from baton.providers.surrogates import SurrogateCarry
+from baton.providers.tool_ids import IdNormalizer
 
-
-class ProviderError(Exception):
-    """A failure the provider reported (HTTP error body, in-band error event, bad stream).
-
-    ``retryable`` marks rate limits, overload, 5xx and dropped connections;
-    ``retry_after`` is the server's requested wait in seconds, when it gave one.
-    """
-
-    def __init__(
-        self, message: str, *, status: int | None = None, retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
+RETRY_AFTER_TOO_LONG = "the server asked to retry after"
+"""Part of the error message when a ``Retry-After`` exceeds the retry limit: no later retry
+(the session's included) may try again earlier than the server asked."""
 
 
 @dataclass(slots=True)
@@ -79,10 +67,35 @@ class StreamDecoder(Protocol):
         :class:`ProviderError` when the stream was cut short before its terminal marker."""
 
 
+class FrameDecoder(Protocol):
+    """Splits a response body into ``(event name, data)`` frames for a :class:`StreamDecoder`.
+
+    Server-sent events (:class:`~providers.sse.SseDecoder`) unless the adapter supplies another
+    through the optional ``create_frame_decoder()`` hook (e.g. AWS's binary event stream)."""
+
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        """The frames completed by ``chunk`` (bytes split anywhere)."""
+
+    def close(self) -> list[tuple[str, str]]:
+        """The frames left when the body ended."""
+
+
 class WireAdapter(Protocol):
-    """One wire protocol (``model.api``)."""
+    """One wire protocol (``model.api``), registered in :mod:`providers.dispatch`.
+
+    The adapter owns its API name and its tool-call id rules. Two optional hooks, looked up with
+    ``getattr`` by the driver in :mod:`providers.transport`, leave room for protocols that are
+    not JSON over SSE with a bearer key:
+
+    * ``create_frame_decoder(self) -> FrameDecoder``: the response's framing (default: SSE);
+    * ``sign(self, request: httpx.Request) -> None``: a last change to each attempt's final
+      request (body and headers as sent), e.g. an AWS SigV4 signature.
+    """
 
     api: str
+
+    def tool_call_id_normalizer(self, model: Model) -> IdNormalizer | None:
+        """How ids of tool calls made by other models are rewritten for ``model`` (``None``: kept)."""
 
     def build_request(
         self, model: Model, context: Context, options: StreamOptions, api_key: str | None

@@ -34,7 +34,7 @@ from baton.providers.messages import (
 )
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.providers.options import StreamOptions
-from baton.providers.tool_ids import normalize_safe64
+from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -68,6 +68,10 @@ class AnthropicMessagesAdapter:
     """The ``anthropic-messages`` :class:`~providers.adapter.WireAdapter`."""
 
     api = API
+
+    def tool_call_id_normalizer(self, model: Model) -> IdNormalizer | None:
+        """``^[a-zA-Z0-9_-]{1,64}$``."""
+        return normalize_safe64
 
     def build_request(
         self, model: Model, context: Context, options: StreamOptions, api_key: str | None

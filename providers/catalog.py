@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.providers.errors import ConfigurationError
 from baton.providers.models import Model
 from baton.providers.models_json import (
     ProviderConfig,
@@ -34,7 +35,7 @@ _DATA_FILE = Path(__file__).with_name("catalog_data.json")
 _DATED = re.compile(r"-\d{8}$")
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(ConfigurationError, LookupError):
     """No model matches a reference; ``suggestions`` holds up to five close ``provider/id``s."""
 
     def __init__(self, ref: str, message: str, suggestions: list[str]) -> None:
@@ -55,6 +56,8 @@ class _Catalog:
     api_keys: dict[str, str] = field(default_factory=dict)
     """Raw ``apiKey`` config values from models.json, by provider."""
     provider_order: dict[str, int] = field(default_factory=dict)
+    variables: set[str] = field(default_factory=set)
+    """Environment variables models.json names as an ``apiKey`` or header value."""
 
 
 _builtin_data: dict[str, Any] | None = None
@@ -115,7 +118,17 @@ def _build(path: Path, key: tuple[str, int, int]) -> _Catalog:
     for model in models:
         order.setdefault(model.provider, len(order))
     api_keys = {name: c.api_key for name, c in configs.items() if c.api_key}
-    return _Catalog(key, models, errors, api_keys, order)
+    return _Catalog(key, models, errors, api_keys, order, _named_variables(configs))
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _named_variables(configs: dict[str, ProviderConfig]) -> set[str]:
+    values = [c.api_key for c in configs.values() if c.api_key]
+    for config in configs.values():
+        values += (config.headers or {}).values()
+    return {v for v in values if _VARIABLE_NAME.fullmatch(v)}
 
 
 def _builtin_models(configs: dict[str, ProviderConfig]) -> list[Model]:
@@ -346,7 +359,7 @@ def get_api_key(provider: str) -> str | None:
     literal), then the provider's environment variables. ``None`` when there is none."""
     raw = _load().api_keys.get(provider)
     if raw:
-        value = resolve_config_value(raw)
+        value = resolve_config_value(raw, f"providers.{provider}.apiKey")
         if value:
             return value
     for var in env_vars_for(provider):
@@ -354,6 +367,30 @@ def get_api_key(provider: str) -> str | None:
         if value:
             return value
     return None
+
+
+def key_variables() -> set[str]:
+    """Names of the environment variables that may hold credentials: every built-in provider's
+    key variables and those models.json names (``apiKey`` / header values)."""
+    names = {var for entry in _builtin().values() for var in entry.get("envVars") or ()}
+    return names | _load().variables
+
+
+def known_api_keys() -> list[str]:
+    """Every key value configured now, without running any command: the key variables' values
+    and models.json ``apiKey`` values already resolved (for redaction)."""
+    from baton.providers.models_json import cached_command_values
+
+    values = [os.environ.get(name, "") for name in key_variables()]
+    for raw in _load().api_keys.values():
+        if raw.startswith("!"):
+            continue
+        if raw in os.environ:
+            values.append(os.environ[raw])
+        elif not re.fullmatch(r"[A-Z_][A-Z0-9_]*", raw):  # a variable's name is no secret
+            values.append(raw)
+    values += cached_command_values()
+    return [v.strip() for v in values if v and v.strip()]
 
 
 def has_api_key(provider: str) -> bool:

@@ -5,6 +5,11 @@ Every request goes through the same steps: project the stored transcript for the
 hand the projected context to the adapter. Wire adapters (HTTP + SSE) run under the shared
 driver in :mod:`providers.transport`; in-process stream functions (the faux provider) are
 called directly.
+
+This module is the one registration point of the wire protocols: :data:`WIRE_PROTOCOLS` names
+each built-in protocol's module (loaded on first use), whose ``ADAPTER`` owns its API name and
+its tool-call id normaliser; the list of known APIs (:func:`known_apis`, what models.json may
+name) derives from it. Adding a protocol: docs/architecture.md, "Adding a wire protocol".
 """
 
 from __future__ import annotations
@@ -19,20 +24,24 @@ from baton.providers.events import AssistantMessageEventStream, ErrorEvent
 from baton.providers.messages import AssistantMessage, Context
 from baton.providers.models import Model
 from baton.providers.options import StreamOptions
+from baton.providers.tool_ids import IdNormalizer
 
 StreamFunction = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
 """An in-process provider: gets the already transformed context, returns a started stream."""
 
-_BUILTIN_ADAPTERS: dict[str, str] = {
+WIRE_PROTOCOLS: dict[str, str] = {
     "openai-completions": "baton.providers.openai_completions",
     "openai-responses": "baton.providers.openai_responses",
     "anthropic-messages": "baton.providers.anthropic_messages",
     "google-generative-ai": "baton.providers.google_generative_ai",
 }
-_BUILTIN_FUNCTIONS: dict[str, str] = {
+"""Built-in wire protocols: API name -> the module whose ``ADAPTER`` speaks it (imported on first use)."""
+IN_PROCESS_PROTOCOLS: dict[str, str] = {
     "baton-demo": "baton.providers.demo",
 }
 """In-process providers registered on first use: each module has a ``register()`` function."""
+SCRIPTED_API = "faux"
+"""The scripted in-process provider's API (:mod:`providers.faux`, registered at run time)."""
 _adapters: dict[str, WireAdapter] = {}
 _functions: dict[str, StreamFunction] = {}
 
@@ -55,22 +64,47 @@ def unregister(api: str) -> None:
     _functions.pop(api, None)
 
 
+def known_apis() -> tuple[str, ...]:
+    """The API names a model definition may use: the wire protocols and the scripted provider."""
+    return (*WIRE_PROTOCOLS, SCRIPTED_API)
+
+
 def resolve(api: str) -> WireAdapter | StreamFunction | None:
-    """The adapter or stream function for ``api``; built-in adapters load on first use."""
+    """The adapter or stream function for ``api``; built-in ones load on first use."""
     if api in _functions:
         return _functions[api]
-    if api in _BUILTIN_FUNCTIONS:
-        importlib.import_module(_BUILTIN_FUNCTIONS[api]).register()
+    if api in IN_PROCESS_PROTOCOLS:
+        importlib.import_module(IN_PROCESS_PROTOCOLS[api]).register()
         return _functions.get(api)
-    if api not in _adapters and api in _BUILTIN_ADAPTERS:
-        module = importlib.import_module(_BUILTIN_ADAPTERS[api])
-        register_adapter(module.ADAPTER)
+    return wire_adapter(api)
+
+
+def wire_adapter(api: str) -> WireAdapter | None:
+    """The wire adapter registered for ``api`` (a built-in one is imported on first use)."""
+    if api not in _adapters and api in WIRE_PROTOCOLS:
+        register_adapter(_builtin_adapter(api))
     return _adapters.get(api)
+
+
+def _builtin_adapter(api: str) -> WireAdapter:
+    adapter: WireAdapter = importlib.import_module(WIRE_PROTOCOLS[api]).ADAPTER
+    if adapter.api != api:
+        raise RuntimeError(f"{WIRE_PROTOCOLS[api]}.ADAPTER speaks {adapter.api!r}, registered as {api!r}")
+    return adapter
+
+
+def id_normalizer_for(model: Model) -> IdNormalizer | None:
+    """The tool-call id normaliser of ``model``'s wire protocol, or ``None`` when the protocol
+    accepts any id (``faux``). The rules belong to the protocol: an in-process provider standing
+    in for a built-in protocol (a test's faux ``anthropic-messages``) keeps them. Pure."""
+    adapter = _adapters.get(model.api)
+    if adapter is None and model.api in WIRE_PROTOCOLS:
+        adapter = _builtin_adapter(model.api)
+    return adapter.tool_call_id_normalizer(model) if adapter is not None else None
 
 
 def prepare_context(model: Model, context: Context, options: StreamOptions) -> Context:
     """The context as the target model will receive it (the handoff transform applied)."""
-    from baton.providers.tool_ids import id_normalizer_for
     from baton.providers.transform import transform_messages
 
     messages = transform_messages(
@@ -99,7 +133,7 @@ def stream(model: Model, context: Context, **options: Any) -> AssistantMessageEv
         prepared = prepare_context(model, context, opts)
     except Exception as exc:  # transform never raises on valid input; guard the contract anyway
         return failed_stream(model, f"Could not prepare the request: {exc}")
-    if hasattr(handler, "build_request"):
+    if model.api in _adapters:
         from baton.providers.transport import run_wire_adapter
 
         return run_wire_adapter(cast(WireAdapter, handler), model, prepared, opts)

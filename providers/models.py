@@ -9,9 +9,6 @@ from pydantic import Field
 
 from baton.providers.messages import Usage, _Wire
 
-KnownApi: TypeAlias = Literal[
-    "openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "faux"
-]
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 CacheRetention: TypeAlias = Literal["none", "short", "long"]

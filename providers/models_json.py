@@ -15,11 +15,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from baton.providers.models import KnownApi
+from baton.providers.dispatch import known_apis
+from baton.providers.json_depth import load_config_json
 
-SUPPORTED_APIS: tuple[str, ...] = tuple(get_args(KnownApi))
+SUPPORTED_APIS: tuple[str, ...] = known_apis()
 COMMAND_TIMEOUT = 10.0
 
 _MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat")
@@ -34,16 +35,22 @@ command_errors: list[str] = []
 # Config values
 
 
-def resolve_config_value(value: str) -> str | None:
-    """An ``apiKey`` / header value resolved as pi does (``!cmd``, env var name, or literal)."""
+def resolve_config_value(value: str, where: str = "") -> str | None:
+    """An ``apiKey`` / header value resolved as pi does (``!cmd``, env var name, or literal).
+    ``where`` (``providers.openai.apiKey``) names the value in a failing command's message."""
     if value.startswith("!!"):
-        return _run_command(value[2:])
+        return _run_command(value[2:], where)
     if value.startswith("!"):
         command = value[1:]
         if command not in _command_cache:
-            _command_cache[command] = _run_command(command)
+            _command_cache[command] = _run_command(command, where)
         return _command_cache[command]
     return os.environ.get(value) or value
+
+
+def cached_command_values() -> list[str]:
+    """The outputs of ``!command`` values run so far (to keep them out of error messages)."""
+    return [value for value in _command_cache.values() if value]
 
 
 def clear_command_cache() -> None:
@@ -52,22 +59,44 @@ def clear_command_cache() -> None:
     command_errors.clear()
 
 
-def _run_command(command: str) -> str | None:
+def _run_command(command: str, where: str = "") -> str | None:
+    """The command's standard output; ``None`` (and a message in :data:`command_errors`) when
+    it fails or runs over :data:`COMMAND_TIMEOUT`. It runs in a process group of its own, and
+    on a timeout (or an interrupt) the whole group is killed, so nothing it started is left."""
+    import signal
     import subprocess  # only when a models.json value is a !command
 
+    label = f"models.json: {where + ': ' if where else ''}command {command!r}"
     try:
-        done = subprocess.run(
-            command, shell=True, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
-            stdin=subprocess.DEVNULL, check=False,
+        proc = subprocess.Popen(
+            command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        command_errors.append(f"models.json: command {command!r} failed: {exc}")
+        command_errors.append(f"{label} failed: {exc}")
         return None
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no output"
-        command_errors.append(f"models.json: command {command!r} exited with {done.returncode}: {detail}")
+    done = False
+    try:
+        stdout, stderr = proc.communicate(timeout=COMMAND_TIMEOUT)
+        done = True
+    except subprocess.TimeoutExpired:
+        command_errors.append(f"{label} timed out after {COMMAND_TIMEOUT:g} s")
         return None
-    return done.stdout.strip() or None
+    finally:
+        if not done:  # timed out or interrupted: the command and everything it started go
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+    if proc.returncode != 0:
+        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+        command_errors.append(f"{label} exited with {proc.returncode}: {detail}")
+        return None
+    return stdout.strip() or None
 
 
 def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
@@ -121,9 +150,11 @@ def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     if not text.strip():
         return {}, []
     try:
-        document = json.loads(text)
+        document = load_config_json(text)
     except json.JSONDecodeError as exc:
         return {}, [f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
+    except ValueError as exc:
+        return {}, [f"{path}: {exc}"]
     if not isinstance(document, dict):
         return {}, [f"{path}: the top level must be an object with a \"providers\" object"]
     providers = document.get("providers")

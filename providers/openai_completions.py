@@ -34,6 +34,7 @@ from baton.providers.messages import (
 )
 from baton.providers.models import Model, clamp_thinking_level
 from baton.providers.options import StreamOptions
+from baton.providers.tool_ids import IdNormalizer, is_mistral, normalize_completions, normalize_mistral
 from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
@@ -182,6 +183,10 @@ class OpenAICompletionsAdapter:
     """The ``openai-completions`` :class:`~providers.adapter.WireAdapter`."""
 
     api = API
+
+    def tool_call_id_normalizer(self, model: Model) -> IdNormalizer | None:
+        """Nine alphanumerics for Mistral, else at most 40 characters without ``|``."""
+        return normalize_mistral if is_mistral(model) else normalize_completions
 
     def build_request(
         self, model: Model, context: Context, options: StreamOptions, api_key: str | None

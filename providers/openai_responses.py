@@ -32,6 +32,7 @@ from baton.providers.messages import (
 )
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
 from baton.providers.options import StreamOptions
+from baton.providers.tool_ids import IdNormalizer, normalize_responses
 from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
@@ -709,6 +710,10 @@ class OpenAIResponsesAdapter:
     """The :class:`~providers.adapter.WireAdapter` for ``openai-responses``."""
 
     api = API
+
+    def tool_call_id_normalizer(self, model: Model) -> IdNormalizer | None:
+        """``call_id|item_id`` with a safe call id and an ``fc_`` item id."""
+        return normalize_responses
 
     def build_request(
         self, model: Model, context: Context, options: StreamOptions, api_key: str | None

@@ -1,6 +1,6 @@
 """Recognising a context-window overflow from a finished assistant message.
 
-Three shapes (DESIGN.md section 4, after pi's ``utils/overflow.ts``):
+Three shapes (docs/architecture.md, "The handoff transform"; after pi's ``utils/overflow.ts``):
 
 1. the request failed (``stopReason: error``) with a provider's known overflow wording, and the
    text is not a rate-limit / throttling / overload message that merely mentions tokens;

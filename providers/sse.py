@@ -14,12 +14,13 @@ import codecs
 
 SseEvent = tuple[str, str]
 """``(event name, data)``."""
+MAX_STRAY = 64 * 1024
 
 
 class SseDecoder:
     """Turns a byte stream into ``(event, data)`` pairs; one instance per response."""
 
-    __slots__ = ("_data", "_event", "_skip_lf", "_started", "_tail", "_utf8")
+    __slots__ = ("_data", "_event", "_skip_lf", "_started", "_stray_size", "_tail", "_utf8", "stray")
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
@@ -30,6 +31,10 @@ class SseDecoder:
         self._started = False
         self._event = ""
         self._data: list[str] = []
+        self.stray: list[str] = []
+        """Lines that are no SSE field at all (at most :data:`MAX_STRAY` characters kept): some
+        servers (Gemini) write a mid-stream error as bare, pretty-printed JSON."""
+        self._stray_size = 0
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Decode one chunk of the body; returns the events it completed (often none)."""
@@ -104,5 +109,8 @@ class SseDecoder:
                     self._event = value
                 elif name == "data":  # "data" with no colon: an empty data line
                     data.append(value)
+                elif name not in ("id", "retry") and self._stray_size < MAX_STRAY:
+                    self.stray.append(line)
+                    self._stray_size += len(line)
                 # "id" and "retry" do not matter to a one-shot request; unknown fields are ignored.
         return events

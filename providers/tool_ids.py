@@ -4,7 +4,8 @@ Every protocol has its own rules for tool-call ids, and a transcript may hold id
 of them (an OpenAI Responses id is ``call_...|<400+ characters of base64>``). The handoff
 transform passes the ids of calls made by *other* models through the target's normaliser.
 
-Rules, per target:
+Rules, per target (each adapter picks its normaliser in ``tool_call_id_normalizer``;
+:func:`providers.dispatch.id_normalizer_for` asks the model's adapter):
 
 - ``anthropic-messages`` and ``google-generative-ai``: ``^[a-zA-Z0-9_-]{1,64}$``.
 - ``openai-completions``: at most 40 characters and no ``|``; a Responses ``call_id|item_id``
@@ -107,17 +108,3 @@ def is_mistral(model: Model) -> bool:
         or compat.get("requiresMistralToolIds") is True
         or compat.get("toolCallIdFormat") == "mistral9"
     )
-
-
-def id_normalizer_for(model: Model) -> IdNormalizer | None:
-    """The tool-call id normaliser for ``model``'s wire protocol, or ``None`` when the protocol
-    accepts any id (e.g. the offline ``faux`` provider). Pure and deterministic."""
-    api = model.api
-    if api == "anthropic-messages" or api == "google-generative-ai":
-        return normalize_safe64
-    if api == "openai-completions":
-        return normalize_mistral if is_mistral(model) else normalize_completions
-    if api == "openai-responses":
-        return normalize_responses
-    return None
-

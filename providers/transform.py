@@ -1,6 +1,6 @@
 """The handoff: project a stored transcript into what one target model accepts.
 
-:func:`transform_messages` applies DESIGN.md section 4, in order:
+:func:`transform_messages` applies these rules in order (docs/architecture.md, "The handoff transform"):
 
 1. ``content=None`` becomes ``[]``; images become a placeholder text when the target has no
    image input (consecutive images collapse into one placeholder).
@@ -150,10 +150,10 @@ def transform_messages(
     thinking_handoff: ThinkingHandoff = "text",
     report: TransformReport | None = None,
 ) -> list[AnyMessage]:
-    """The transcript as ``model`` will receive it (DESIGN.md section 4).
+    """The transcript as ``model`` will receive it (docs/architecture.md, "The handoff transform").
 
     ``normalize_tool_call_id`` maps ids of calls made by other models to ids the target accepts
-    (see :func:`providers.tool_ids.id_normalizer_for`); ``thinking_handoff`` chooses what
+    (see :func:`providers.dispatch.id_normalizer_for`); ``thinking_handoff`` chooses what
     thinking from other models becomes (``"text"``: plain text, pi's behaviour; ``"drop"``:
     nothing). ``report``, when given, receives counts of what the target loses.
 

@@ -11,6 +11,10 @@ Everything that is not protocol-specific lives here, once, for every adapter:
 * abort (``options.signal``): the HTTP response is closed at once, the stream ends ``aborted``
   with the partial content kept;
 * failures of any kind become an ``error`` event; nothing raises out of the stream.
+
+Two optional adapter hooks (see :class:`~providers.adapter.WireAdapter`) let a protocol that is
+not SSE, or that signs its requests, run here unchanged: ``create_frame_decoder()`` replaces the
+SSE framing of the response body, and ``sign(request)`` sees each attempt's final request.
 """
 
 from __future__ import annotations
@@ -21,11 +25,19 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
-from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError, WireAdapter
+from baton.providers.adapter import (
+    RETRY_AFTER_TOO_LONG,
+    FrameDecoder,
+    HttpRequest,
+    MessageBuilder,
+    ProviderError,
+    WireAdapter,
+)
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.messages import AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
@@ -120,6 +132,7 @@ class _Run:
         self.output = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         self.builder = MessageBuilder(self.output, stream.push)
         self.aborted = False
+        self.api_key: str | None = options.api_key
 
     async def run(self) -> None:
         """The task body: never raises except to propagate a foreign cancellation."""
@@ -163,6 +176,7 @@ class _Run:
         api_key = self.options.api_key
         if api_key is None:
             api_key = _catalog_api_key(self.model.provider)
+        self.api_key = api_key
         if not api_key:
             _require_key(self.model, self.options)
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
@@ -189,12 +203,13 @@ class _Run:
                 await self._attempt(request.url, headers, body, timeout)
                 return
             except ProviderError as exc:
+                exc.message = self._redact(exc.message)
                 if not exc.retryable or self.builder.content_started or attempt >= attempts:
                     raise
                 delay = _backoff(options, attempt, exc.retry_after)
                 if delay is None:
                     raise ProviderError(
-                        f"{exc.message} (the server asked to retry after {exc.retry_after:g} s, "
+                        f"{exc.message} ({RETRY_AFTER_TOO_LONG} {exc.retry_after:g} s, "
                         f"more than the {options.max_retry_delay:g} s limit)",
                         status=exc.status, retryable=True, retry_after=exc.retry_after,
                     ) from exc
@@ -211,6 +226,9 @@ class _Run:
     ) -> None:
         client = shared_client()
         http_request = client.build_request("POST", url, headers=headers, content=body, timeout=timeout)
+        sign: Callable[[httpx.Request], None] | None = getattr(self.adapter, "sign", None)
+        if sign is not None:
+            sign(http_request)  # per attempt: a signature may carry the time it was made
         try:
             response = await client.send(http_request, stream=True)
         except httpx.TimeoutException as exc:
@@ -228,11 +246,12 @@ class _Run:
 
     async def _consume(self, response: httpx.Response) -> None:
         decoder = self.adapter.create_decoder(self.model, self.builder)
-        sse = SseDecoder()
+        create_frames: Callable[[], FrameDecoder] | None = getattr(self.adapter, "create_frame_decoder", None)
+        frames = create_frames() if create_frames is not None else SseDecoder()
         feed = decoder.feed
         try:
             async for chunk in response.aiter_bytes():
-                for event, data in sse.feed(chunk):
+                for event, data in frames.feed(chunk):
                     feed(event, data)
         except httpx.ReadTimeout as exc:
             raise ProviderError(
@@ -240,8 +259,10 @@ class _Run:
             ) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"Connection lost while streaming: {_exc_text(exc)}", retryable=True) from exc
-        for event, data in sse.close():
+        for event, data in frames.close():
             feed(event, data)
+        if isinstance(frames, SseDecoder) and frames.stray:  # lines outside the SSE framing
+            _raise_stray_error(frames.stray)
         decoder.finish()
 
     def _reset_output(self) -> None:
@@ -269,13 +290,19 @@ class _Run:
         else:
             if not output.error_message:
                 output.error_message = f"{self.model.provider} ended the response with an error"
+            output.error_message = self._redact(output.error_message)
             self.stream.push(ErrorEvent("error", output))
+
+    def _redact(self, message: str) -> str:
+        from baton.providers.redact import redact_secrets
+
+        return redact_secrets(message, [self.api_key, self.options.api_key])
 
     def _finish_error(self, message: str) -> None:
         self._close_blocks()
         self._finalize_usage()
         self.output.stop_reason = "error"
-        self.output.error_message = message
+        self.output.error_message = self._redact(message)
         self.stream.push(ErrorEvent("error", self.output))
 
     def _finish_aborted(self) -> None:
@@ -400,6 +427,33 @@ async def _http_error(response: httpx.Response) -> ProviderError:
     message = f"{status} {detail}".rstrip()
     retry_after = parse_retry_after(response.headers)
     return ProviderError(message, status=status, retryable=retryable, retry_after=retry_after)
+
+
+def _raise_stray_error(lines: list[str]) -> None:
+    """A JSON error object written outside the SSE framing (Gemini does this mid-stream) ends the
+    stream with the provider's own message; other stray lines are ignored."""
+    text = "\n".join(lines).strip()
+    if not text.startswith(("{", "[")):
+        return
+    try:
+        payload: Any = json.loads(text)
+    except ValueError:
+        return
+    if isinstance(payload, list) and payload:
+        payload = payload[0]
+    if not isinstance(payload, dict) or "error" not in payload:
+        return
+    error = payload["error"]
+    code = error.get("code") if isinstance(error, dict) else None
+    status = error.get("status") if isinstance(error, dict) else None
+    message = error_text_from_body(text)
+    if isinstance(status, str) and status and status not in message:
+        message = f"{message} ({status})"
+    http = code if isinstance(code, int) and not isinstance(code, bool) else None
+    if http is not None:
+        message = f"{http} {message}"
+    retryable = http is not None and (http in RETRYABLE_STATUSES or http >= 500)
+    raise ProviderError(message, status=http, retryable=retryable)
 
 
 def _describe_unexpected(exc: Exception) -> str:

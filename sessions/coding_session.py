@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from baton.agent.agent import Agent, AgentBusyError
-from baton.agent.events import AgentEvent
+from baton.agent.events import AgentEvent, MessageEndEvent
 from baton.agent.listeners import Listeners
 from baton.agent.messages import (
     AgentMessage,
@@ -73,9 +74,11 @@ from baton.sessions.models import (
     thinking_levels_for,
 )
 from baton.sessions.options import SessionOptions, read_text_or_file
+from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Approver, Permissions
+from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
-from baton.sessions.retry import is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
 from baton.sessions.settings import Settings, load_settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
@@ -86,6 +89,7 @@ from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import run_user_bash
 from baton.tools.mcp.manager import McpManager
+from baton.tools.tool_env import set_pass_env
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +104,19 @@ def _user_text(content: object) -> str:
     return ""
 
 
+@dataclass(frozen=True, slots=True)
+class _AgentSetup:
+    """What the session builds its agent from (the session adds its own hooks)."""
+
+    model: Model
+    tools: list[Any]
+    system_prompt: str
+    thinking: ThinkingLevel
+    messages: list[AgentMessage]
+    requested_thinking: ThinkingLevel
+    """The level asked for, before clamping to what the model supports."""
+
+
 class CodingSession:
     """A live coding session. Create with :meth:`open`."""
 
@@ -109,7 +126,7 @@ class CodingSession:
         options: SessionOptions,
         settings: Settings,
         store: SessionStore,
-        agent: Agent,
+        agent_setup: _AgentSetup,
         cwd: Path,
         session_dir: Path,
         tool_names: list[str],
@@ -130,7 +147,24 @@ class CodingSession:
         for the permission policy (which still lets deny rules and protected paths win)."""
         self.settings = settings
         self.store = store
-        self.agent = agent
+        # Every hook goes into the constructor: nothing patches the agent afterwards.
+        self.agent = agent = Agent(
+            model=agent_setup.model,
+            before_tool_call=self.tool_gates.before,
+            after_tool_call=self.tool_gates.after,
+            tools=agent_setup.tools,
+            system_prompt=agent_setup.system_prompt,
+            thinking=agent_setup.thinking,
+            messages=agent_setup.messages,
+            get_api_key=self._api_key,
+            transform_context=self._refuse_known_overflow,
+            stream_options={
+                "thinking_handoff": settings.thinking_handoff,
+                "session_id": store.session_id,
+                "on_retry": self._on_provider_retry,
+                **retry_stream_options(settings.retry),
+            },
+        )
         self.cwd = cwd
         self.session_dir = session_dir
         self.tool_names = tool_names
@@ -145,12 +179,14 @@ class CodingSession:
         self.abort_on_save_error = True
         """Abort the run when an entry cannot be saved (interactive). Print and JSON modes turn
         it off: the run finishes, its answer is shown, and the save error is reported after."""
-        self._requested_thinking: ThinkingLevel = agent.thinking
+        self._requested_thinking: ThinkingLevel = agent_setup.requested_thinking
         self._key_provider = agent.model.provider
         self._previous_model: Model | None = None
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+        self.permissions: Permissions | None = None
+        """The permission policy, sandbox and approver (installed by :meth:`open`)."""
         self.checkpointing: SessionCheckpoints | None = None
         """Snapshots and rewinds (``None`` until :meth:`open` has set them up)."""
 
@@ -199,35 +235,21 @@ class CodingSession:
             context_files=files,
             skills_section=skills_prompt_section(library.skills),
         )
-        gates = ToolGates()
-        agent = Agent(
-            model=model,
-            before_tool_call=gates.before,
-            after_tool_call=gates.after,
-            tools=tools,
-            system_prompt=prompt,
-            thinking=thinking,
-            messages=ctx.messages,
-            stream_options={"thinking_handoff": settings.thinking_handoff, "session_id": store.session_id},
-        )
+        set_pass_env(settings.bash.pass_env)
         session = cls(
             options=options,
             settings=settings,
             store=store,
-            agent=agent,
+            agent_setup=_AgentSetup(model, tools, prompt, thinking, ctx.messages, requested),
             cwd=cwd,
             session_dir=session_dir,
             tool_names=tool_names,
             context_files=files,
-            tool_gates=gates,
             prompt_library=library,
             extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project, options=options),
         )
         session.extensions.attach(session, session._extension_notice)
-        agent.stream_options["on_retry"] = session._on_provider_retry
-        session._requested_thinking = requested
-        agent.get_api_key = session._api_key
-        agent.transform_context = session._refuse_known_overflow
+        session.permissions = install_permissions(session, options.approval)
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -287,7 +309,36 @@ class CodingSession:
             *self.prompt_library.warnings,
             *self.extensions.problems,
             *([notice] if notice else []),
+            *(self.permissions.warnings if self.permissions is not None else []),
         ]
+
+    # ------------------------------------------------------------------ permissions
+
+    @property
+    def approver(self) -> Approver | None:
+        """Who answers approval questions (None: nobody can be asked, so such calls are denied)."""
+        return self.permissions.approver if self.permissions is not None else None
+
+    @approver.setter
+    def approver(self, approver: Approver | None) -> None:
+        if self.permissions is not None:
+            self.permissions.approver = approver
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        """``ask``, ``auto`` or ``full`` (see the README's Permissions section)."""
+        return self.permissions.mode if self.permissions is not None else "full"
+
+    def set_approval_mode(self, mode: str) -> ApprovalMode:
+        """Switch the approval mode; raises ValueError for anything but ask, auto and full."""
+        from baton.sessions.permissions import APPROVAL_MODES
+
+        if mode not in APPROVAL_MODES:
+            raise ValueError(f"unknown approval mode {mode!r}: use ask, auto or full")
+        if self.permissions is not None and self.permissions.policy.mode != mode:
+            self.permissions.policy.mode = mode
+            self._emit_soon(ApprovalModeChangeEvent(mode))
+        return self.approval_mode
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -318,7 +369,7 @@ class CodingSession:
         self._emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider"))
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
-        if event.type == "message_end":
+        if isinstance(event, MessageEndEvent):
             self._persist_message(event.message)
         await self._emit(event)
 
@@ -425,6 +476,11 @@ class CodingSession:
         if self._bash_signal is not None:
             self._bash_signal.set()
         self.agent.abort()
+
+    def abort_bash(self) -> None:
+        """Stop the running ``!cmd`` (only that: a model run goes on)."""
+        if self._bash_signal is not None:
+            self._bash_signal.set()
 
     async def _after_run(self) -> None:
         """Overflow recovery, auto-retry and threshold compaction after a run ended."""

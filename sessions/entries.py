@@ -102,6 +102,9 @@ class MessageEntry(SessionEntry):
 class ModelChangeEntry(SessionEntry):
     """The model was switched (``provider`` + ``modelId``)."""
 
+    # pydantic before 2.10 reserves every `model_` attribute name and warns at import; none clash here.
+    model_config = ConfigDict(protected_namespaces=())
+
     type: Literal["model_change"] = "model_change"
     provider: str
     model_id: str = Field(alias="modelId")

@@ -1,4 +1,4 @@
-"""Errors raised by the sessions layer.
+"""Errors raised by the sessions layer (a branch of the project's tree in ``providers/errors.py``).
 
 Hierarchy::
 
@@ -16,29 +16,30 @@ Hierarchy::
 from __future__ import annotations
 
 from baton.agent.agent import AgentBusyError
+from baton.providers.errors import BatonError, ConfigurationError, SessionStorageError
 
 
-class SessionError(Exception):
+class SessionError(BatonError):
     """Base class for every error of the sessions layer."""
 
 
-class SessionFileError(SessionError):
+class SessionFileError(SessionError, SessionStorageError):
     """The file is not a session file (or cannot be read as one)."""
 
 
-class SessionSaveError(SessionError):
+class SessionSaveError(SessionError, SessionStorageError):
     """An entry could not be written to the session file (the run's messages are in memory)."""
 
 
-class SessionLockedError(SessionError):
+class SessionLockedError(SessionError, SessionStorageError):
     """Another process has the session file open for writing."""
 
 
-class SessionNotFoundError(SessionError):
+class SessionNotFoundError(SessionError, SessionStorageError):
     """No session (or more than one) matches the given path or id prefix."""
 
 
-class NoModelError(SessionError):
+class NoModelError(SessionError, ConfigurationError):
     """No model was given and none could be resolved (settings, session, API keys)."""
 
 

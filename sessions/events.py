@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 from baton.agent.events import AgentEvent
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions.compaction import CompactionResult
+from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
 
 CompactionReason: TypeAlias = Literal["threshold", "overflow", "manual"]
 SessionChangeReason: TypeAlias = Literal["new", "fork", "resume", "navigate"]
@@ -165,6 +166,8 @@ SessionEvent: TypeAlias = (
     | ModelChangeEvent
     | ThinkingLevelChangeEvent
     | SessionChangedEvent
+    | ToolApprovalEvent
+    | ApprovalModeChangeEvent
     | ExtensionNoticeEvent
     | McpStatusEvent
 )

@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from baton.agent.messages import AgentMessage, convert_to_llm
+from baton.providers.dispatch import id_normalizer_for
 from baton.providers.models import Model
-from baton.providers.tool_ids import id_normalizer_for
 from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
 from baton.sessions.context_fit import compaction_note
 

@@ -1,8 +1,10 @@
 """Automatic retry of transient provider errors (after the adapter's own retries gave up).
 
 Retryable: overloaded, rate limits, 5xx / server errors, dropped connections and timeouts.
-Never retried: context overflow (compaction handles it), aborts, and anything else (bad request,
-authentication, ...), which a retry cannot fix.
+A stream that went idle is retried too. Never retried: context overflow (compaction handles
+it), aborts, a ``Retry-After`` longer than ``retry.maxDelayMs`` (the adapter already failed on it
+with the provider's message: retrying sooner than asked would only be refused again), and anything
+else (bad request, authentication, ...), which a retry cannot fix.
 """
 
 from __future__ import annotations
@@ -10,16 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from typing import TYPE_CHECKING, Any
 
+from baton.providers.adapter import RETRY_AFTER_TOO_LONG
 from baton.providers.messages import AssistantMessage
 from baton.providers.overflow import is_context_overflow
+
+if TYPE_CHECKING:
+    from baton.sessions.settings import RetrySettings
 
 _RETRYABLE = re.compile(
     r"overloaded|rate.?limit|too many requests|\b(?:429|500|502|503|504|520|522|524|529)\b"
     r"|service.?unavailable|server.?error|internal.?error|bad gateway|gateway.?time.?out"
     r"|connection.?(?:error|reset|refused|closed|aborted|lost)|other side closed|fetch failed"
     r"|upstream.?connect|reset before headers|econnreset|epipe|broken pipe|remote.?protocol"
-    r"|server disconnected|timed?.?out|temporarily unavailable|try again later",
+    r"|server disconnected|timed?.?out|temporarily unavailable|try again later|stream idle",
     re.IGNORECASE,
 )
 
@@ -29,6 +36,8 @@ def is_retryable_error(message: AssistantMessage, context_window: int = 0) -> bo
     if message.stop_reason != "error" or not message.error_message:
         return False
     if is_context_overflow(message, context_window):
+        return False
+    if RETRY_AFTER_TOO_LONG in message.error_message:
         return False
     return _RETRYABLE.search(message.error_message) is not None
 
@@ -45,3 +54,9 @@ async def sleep_unless_aborted(delay_ms: int, signal: asyncio.Event) -> bool:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(signal.wait(), timeout=delay_ms / 1000)
     return not signal.is_set()
+
+
+def retry_stream_options(retry: RetrySettings) -> dict[str, Any]:
+    """The stream options the ``retry`` settings set: the longest ``Retry-After`` honoured and
+    the stream idle timeout (both in seconds)."""
+    return {"max_retry_delay": retry.max_delay_ms / 1000, "idle_timeout": retry.idle_timeout_ms / 1000}

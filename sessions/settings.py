@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
+from baton.providers.json_depth import load_config_json
 from baton.providers.models import ThinkingLevel
 from baton.providers.paths import baton_home
 
@@ -49,6 +50,33 @@ class RetrySettings(_Section):
     max_retries: int = Field(default=3, ge=0, le=100)
     base_delay_ms: int = Field(default=2_000, ge=0)
     """The first wait; each further attempt doubles it."""
+    max_delay_ms: int = Field(default=60_000, ge=0)
+    """The longest wait: a server asking (``Retry-After``) for more fails at once instead."""
+    idle_timeout_ms: int = Field(default=120_000, gt=0)
+    """A stream that delivers nothing for this long ends as a (retryable) error."""
+
+
+class BashSettings(_Section):
+    """The bash tool (and ``!cmd``)."""
+
+    pass_env: list[str] = Field(default_factory=list)
+    """Variables commands keep although they look like credentials (``*_API_KEY``, ``*_TOKEN``,
+    provider key variables), e.g. ``["GITHUB_TOKEN"]``."""
+
+
+class PermissionSettings(_Section):
+    """Permission rules in Claude Code's syntax (``bash(npm run test:*)``, ``edit(src/**)``)."""
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+
+
+class SandboxSettings(_Section):
+    """The bash sandbox (bubblewrap)."""
+
+    enabled: bool = True
+    network: bool = False
 
 
 class CheckpointSettings(_Section):
@@ -87,12 +115,17 @@ class Settings(_Section):
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    bash: BashSettings = Field(default_factory=BashSettings)
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
+    approval: Literal["ask", "auto", "full"] = "auto"
+    """What runs unasked: see the README's Permissions section."""
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     display: Literal["fullscreen", "inline"] = "fullscreen"
     """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
 
@@ -202,7 +235,7 @@ def _read_object(target: Path, problems: list[str]) -> dict[str, Any]:
         problems.append(f"{target}: cannot be read ({exc.strerror or exc}); using default settings")
     if text.strip():
         try:
-            loaded = json.loads(text)
+            loaded = load_config_json(text)
         except ValueError as exc:
             problems.append(f"{target}: not valid JSON ({exc}); using default settings")
             loaded = {}
@@ -289,7 +322,7 @@ def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
     except FileNotFoundError:
         text = ""
     if text.strip():
-        loaded = json.loads(text)
+        loaded = load_config_json(text)
         if not isinstance(loaded, dict):
             raise ValueError(f"{target} does not hold a JSON object")
         data = loaded

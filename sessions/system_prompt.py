@@ -13,18 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 from baton.sessions.context_files import ContextFile
+from baton.tools import DEFAULT_TOOL_NAMES, tool_summary
 
-DEFAULT_TOOLS = ("read", "bash", "edit", "write")
-
-TOOL_SUMMARIES: dict[str, str] = {
-    "read": "Read file contents",
-    "bash": "Execute bash commands (ls, grep, find, etc.)",
-    "edit": "Make surgical edits to files (find exact text and replace)",
-    "write": "Create or overwrite files",
-    "grep": "Search file contents for patterns (respects .gitignore)",
-    "find": "Find files by glob pattern (respects .gitignore)",
-    "ls": "List directory contents",
-}
+DEFAULT_TOOLS = DEFAULT_TOOL_NAMES
 
 
 def _guidelines(tools: Sequence[str]) -> list[str]:
@@ -95,7 +86,7 @@ def build_system_prompt(
 
     lines = []
     for name in tools:
-        summary = TOOL_SUMMARIES.get(name) or (extra.get(name) or "").strip().splitlines()[:1]
+        summary = tool_summary(name) or (extra.get(name) or "").strip().splitlines()[:1]
         text = summary if isinstance(summary, str) else (summary[0] if summary else "Custom tool")
         lines.append(f"- {name}: {text}")
     tools_list = "\n".join(lines) if lines else "(none)"

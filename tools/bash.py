@@ -24,18 +24,21 @@ import os
 import signal as signals
 import subprocess
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.providers.messages import TextContent
+from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
 from baton.tools.process_slots import PROCESS_SLOTS
 from baton.tools.process_watch import StoppedProcess, watch_stopped
+from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command, signal_group
+from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 logger = logging.getLogger(__name__)
@@ -47,6 +50,9 @@ DRAIN_IDLE_SECONDS = 0.2
 """After the shell exits, stop reading once background processes holding the pipe stay quiet
 this long (or after :data:`DRAIN_MAX_SECONDS`); they keep running."""
 DRAIN_MAX_SECONDS = 2.0
+
+CommandWrapper: TypeAlias = Callable[[list[str], str], list[str]]
+"""``(argv, tool_call_id) -> argv``: how to start the shell for one call (e.g. inside a sandbox)."""
 
 
 class BashParams(ToolParams):
@@ -130,9 +136,13 @@ class BashTool(AgentTool):
     """Run shell commands (see the module docstring).
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
-    environment the command sees (default: this process's)."""
+    environment the command sees (default: this process's without API keys and tokens, see
+    :mod:`tools.tool_env`); ``command_wrapper`` may rewrite the shell's argv per call (the
+    permission policy runs it inside the sandbox this way)."""
 
     name: ClassVar[str] = "bash"
+    prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
+    details_type: ClassVar[type | None] = BashDetails
     label: ClassVar[str] = "bash"
     description: ClassVar[str] = (
         "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
@@ -147,10 +157,12 @@ class BashTool(AgentTool):
         cwd: str,
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         env: Mapping[str, str] | None = None,
+        command_wrapper: CommandWrapper | None = None,
     ) -> None:
         self.cwd = cwd
         self.default_timeout = default_timeout
         self.env = dict(env) if env is not None else None
+        self.command_wrapper = command_wrapper
 
     def _timeout(self, requested: float | None) -> float | None:
         if requested is None:
@@ -167,9 +179,11 @@ class BashTool(AgentTool):
         async with PROCESS_SLOTS.slot(signal) as got_slot:
             if not got_slot:
                 raise ToolError("Command aborted", _details(params.command, aborted=True))
-            return await self._run_command(params, signal, on_update)
+            return await self._run_command(params, signal, on_update, tool_call_id)
 
-    async def _run_command(self, params: Any, signal: asyncio.Event, on_update: OnUpdate) -> AgentToolResult:
+    async def _run_command(
+        self, params: Any, signal: asyncio.Event, on_update: OnUpdate, tool_call_id: str = ""
+    ) -> AgentToolResult:
         args: BashParams = params
         timeout = self._timeout(args.timeout)
         if signal.is_set():
@@ -180,15 +194,18 @@ class BashTool(AgentTool):
         buffer = OutputBuffer()
         updates = _Updates(on_update, buffer, args.command)
         read_fd, write_fd = os.pipe()
+        argv = shell_command(args.command)
+        if self.command_wrapper is not None:
+            argv = self.command_wrapper(argv, tool_call_id)
         started = time.monotonic()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *shell_command(args.command),
+                *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=self.cwd,
-                env=self.env,
+                env=self.env if self.env is not None else tool_environment(),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -196,6 +213,7 @@ class BashTool(AgentTool):
             os.close(write_fd)
             buffer.close()
             raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+        register_group(proc.pid)  # background jobs left in the group are ended when baton exits
         os.close(write_fd)
         transport, reader = await loop.connect_read_pipe(
             lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.details import EditDetails
 from baton.tools.diff import display_diff, unified_patch
 from baton.tools.edit_match import (
     Edit,
@@ -36,6 +37,7 @@ from baton.tools.edit_match import (
     splice,
     strip_bom,
 )
+from baton.tools.file_access import FileAccess, is_text_file
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import NotRegularFileError, atomic_write
 from baton.tools.params import ToolParams
@@ -109,6 +111,8 @@ class EditTool(AgentTool):
     """Replace exact text in one file (see the module docstring)."""
 
     name: ClassVar[str] = "edit"
+    prompt_summary: ClassVar[str] = "Make surgical edits to files (find exact text and replace)"
+    details_type: ClassVar[type | None] = EditDetails
     label: ClassVar[str] = "edit"
     description: ClassVar[str] = (
         "Edit a file by replacing exact text. oldText must match a unique region of the file exactly "
@@ -120,6 +124,8 @@ class EditTool(AgentTool):
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.file_access: FileAccess | None = None
+        """Reads and writes text through this backend first; see :mod:`tools.file_access`."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -131,7 +137,7 @@ class EditTool(AgentTool):
         path = resolve_existing_path(args.path, self.cwd)
         edits = args.all_edits()
         async with file_lock(path):
-            raw = _read(path, args.path)
+            raw = await _read_text_first(self.file_access, path, args.path)
             if b"\x00" in raw:
                 raise ToolError(
                     f"Cannot edit {args.path}: it contains NUL bytes (a binary file). The edit tool "
@@ -151,7 +157,8 @@ class EditTool(AgentTool):
             spans = [(to_raw(a), to_raw(b), restore_line_endings(new, ending)) for a, b, new in applied.replacements]
             final = bom + splice(content, spans)
             try:
-                atomic_write(path, final.encode("utf-8", "surrogateescape"))
+                if self.file_access is None or not await self.file_access.write_text(path, final):
+                    atomic_write(path, final.encode("utf-8", "surrogateescape"))
             except NotRegularFileError:
                 raise ToolError(f"Cannot edit {args.path}: not a regular file.") from None
             except OSError as exc:
@@ -169,6 +176,14 @@ class EditTool(AgentTool):
             "fuzzyMatch": applied.used_fuzzy_match,
         }
         return AgentToolResult.text(f"Successfully replaced {len(edits)} block(s) in {args.path}.", details)
+
+
+async def _read_text_first(access: FileAccess | None, path: str, shown: str) -> bytes:
+    if access is not None and is_text_file(path):
+        text = await access.read_text(path)
+        if text is not None:
+            return text.encode("utf-8", "surrogateescape")
+    return _read(path, shown)
 
 
 def _read(path: str, shown: str) -> bytes:

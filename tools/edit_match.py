@@ -22,13 +22,15 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from baton.providers.errors import ToolError
+
 _SINGLE_QUOTES = re.compile("[\u2018\u2019\u201a\u201b]")
 _DOUBLE_QUOTES = re.compile("[\u201c\u201d\u201e\u201f]")
 _DASHES = re.compile("[\u2010\u2011\u2012\u2013\u2014\u2015\u2212]")
 _SPACES = re.compile("[\u00a0\u2002-\u200a\u202f\u205f\u3000]")
 
 
-class EditMatchError(ValueError):
+class EditMatchError(ToolError, ValueError):
     """An edit could not be applied; the message says why and how to fix the call."""
 
 

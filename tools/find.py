@@ -41,6 +41,7 @@ class FindTool(AgentTool):
     """Find files by glob (see the module docstring)."""
 
     name: ClassVar[str] = "find"
+    prompt_summary: ClassVar[str] = "Find files by glob pattern (respects .gitignore)"
     label: ClassVar[str] = "find"
     description: ClassVar[str] = (
         "Search for files by glob pattern. Returns matching file paths relative to the search directory. "

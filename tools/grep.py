@@ -72,6 +72,7 @@ class GrepTool(AgentTool):
     """Search file contents (see the module docstring). ``use_ripgrep``: None = when on PATH."""
 
     name: ClassVar[str] = "grep"
+    prompt_summary: ClassVar[str] = "Search file contents for patterns (respects .gitignore)"
     label: ClassVar[str] = "grep"
     description: ClassVar[str] = (
         "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "

@@ -33,6 +33,7 @@ class LsTool(AgentTool):
     """List a directory (see the module docstring)."""
 
     name: ClassVar[str] = "ls"
+    prompt_summary: ClassVar[str] = "List directory contents"
     label: ClassVar[str] = "ls"
     description: ClassVar[str] = (
         "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "

@@ -3,14 +3,14 @@
 :class:`OutputBuffer` receives a command's output in chunks. It keeps only a rolling tail in memory
 (a little over the 50 KB the model sees) and, once the output outgrows what the model will be
 shown, spills the whole output to a temporary file (raw bytes, as the command wrote them) whose
-path is reported. Memory stays bounded however much a command prints.
+path is reported (in ``$BATON_HOME/tmp/``, removed when the session ends: see
+:mod:`tools.temp_files`). Memory stays bounded however much a command prints.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 
 from baton.tools.sanitize import strip_control_sequences
@@ -80,7 +80,9 @@ class OutputBuffer:
 
     def _spill(self) -> None:
         """Start the full-output file with everything so far (the tail is still all of it)."""
-        fd, path = tempfile.mkstemp(prefix=self._prefix, suffix=".log")
+        from baton.tools.temp_files import new_temp_file
+
+        fd, path = new_temp_file(self._prefix)
         self._file = fd
         self.full_output_path = path
         os.write(fd, bytes(self._tail))

@@ -14,6 +14,7 @@ image: ``{path, kind: "image", mimeType, bytes, width, height, resized, included
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import stat
 from typing import Any, ClassVar
@@ -22,6 +23,8 @@ from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.providers.messages import ImageContent, TextContent
+from baton.tools.details import ReadDetails
+from baton.tools.file_access import FileAccess, is_text_file
 from baton.tools.file_pages import OffsetBeyondEnd, Page, read_page
 from baton.tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
 from baton.tools.params import ToolParams
@@ -53,6 +56,8 @@ class ReadTool(AgentTool):
     """Read a text file page by page, or an image (see the module docstring)."""
 
     name: ClassVar[str] = "read"
+    prompt_summary: ClassVar[str] = "Read file contents"
+    details_type: ClassVar[type | None] = ReadDetails
     label: ClassVar[str] = "read"
     description: ClassVar[str] = (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
@@ -65,6 +70,8 @@ class ReadTool(AgentTool):
     def __init__(self, cwd: str, images: bool = True) -> None:
         self.cwd = cwd
         self.images = images
+        self.file_access: FileAccess | None = None
+        """Reads text through this backend first (an editor's buffers); see :mod:`tools.file_access`."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -76,6 +83,11 @@ class ReadTool(AgentTool):
         if args.limit is not None and args.limit < 1:
             raise ToolError(f"limit must be at least 1 (got {args.limit}).")
         path = resolve_existing_path(args.path, self.cwd)
+        if self.file_access is not None and is_text_file(path):
+            text = await self.file_access.read_text(path)
+            if text is not None:
+                data = text.encode("utf-8", "surrogateescape")
+                return _text(io.BytesIO(data), len(data), args)
         return self.read(path, args)
 
     def read(self, path: str, args: ReadParams) -> AgentToolResult:

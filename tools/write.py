@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.details import WriteDetails
+from baton.tools.file_access import FileAccess
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import NotRegularFileError, atomic_write
 from baton.tools.params import ToolParams
@@ -33,6 +35,8 @@ class WriteTool(AgentTool):
     """Write a whole file (see the module docstring)."""
 
     name: ClassVar[str] = "write"
+    prompt_summary: ClassVar[str] = "Create or overwrite files"
+    details_type: ClassVar[type | None] = WriteDetails
     label: ClassVar[str] = "write"
     description: ClassVar[str] = (
         "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
@@ -42,6 +46,8 @@ class WriteTool(AgentTool):
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.file_access: FileAccess | None = None
+        """Writes text through this backend first (an editor); see :mod:`tools.file_access`."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -57,7 +63,11 @@ class WriteTool(AgentTool):
                 raise ToolError("Operation aborted")
             try:
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                created = atomic_write(path, data)
+                existed = os.path.exists(path)
+                if self.file_access is not None and await self.file_access.write_text(path, args.content):
+                    created = not existed
+                else:
+                    created = atomic_write(path, data)
             except IsADirectoryError:
                 raise ToolError(f"Cannot write {args.path}: it is a directory.") from None
             except NotRegularFileError:

@@ -32,6 +32,7 @@ from baton.tui.completer import Completer
 from baton.tui.render import one_line
 from baton.tui.rewind import checkpoint_problems
 from baton.tui.themes import THEME_ALIASES
+from baton.tui.widgets.approval import ApprovalPanel
 from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
@@ -115,6 +116,7 @@ class BatonApp(App[int]):
             id="editor", completer=self.completer, completion=self.completion, history=self._history()
         )
         self.status_bar = StatusBar(id="status")
+        self.approval = ApprovalPanel(id="approval")
         self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- layout ----------------------------------------------------------------------------------
@@ -128,6 +130,7 @@ class BatonApp(App[int]):
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
+            yield self.approval
             yield self.attachments
             yield self.editor
             yield self.status_bar
@@ -183,7 +186,8 @@ class BatonApp(App[int]):
             except Exception:
                 return []
 
-        return {"model": models, "thinking": lambda: [(level, "") for level in THINKING_LEVELS]}
+        return {"model": models, "thinking": lambda: [(level, "") for level in THINKING_LEVELS],
+                "approval": lambda: [(mode, "") for mode in ("ask", "auto", "full")]}
 
     async def on_mount(self) -> None:
         self.completer.on_files_ready = lambda: self.call_from_thread(self.editor.refresh_completion)
@@ -221,6 +225,8 @@ class BatonApp(App[int]):
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._unsubscribe = self.session.subscribe(self._on_session_event)
+        if hasattr(self.session, "approver"):
+            self.session.approver = self.approval.ask
         self.completer.commands = [*command_list(), *self._prompt_command_list()]  # templates and skills
         self.editor.prompt_history = [*self._history(), *self.editor.prompt_history]
         messages = list(getattr(self.session, "messages", []) or [])
@@ -578,6 +584,21 @@ class BatonApp(App[int]):
             self.editor.set_text("")
         self.notify("Press Ctrl+C again to quit.", timeout=1)
 
+    @on(ApprovalPanel.Closed)
+    def _approval_closed(self) -> None:
+        self.editor.focus()
+
+    def set_approval_mode(self, mode: str) -> None:
+        """Switch the approval mode (``/approval``) and say what it means."""
+        applied = self.session.set_approval_mode(mode)
+        meaning = {
+            "ask": "every command, edit and write asks; reads inside the workspace run.",
+            "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
+            "full": "everything runs, without the sandbox (protected paths and deny rules still apply).",
+        }[applied]
+        self.notice(f"Approval: {applied} — {meaning}", "warning" if applied == "full" else "info")
+        self.refresh_status()
+
     @on(PromptEditor.EscapePressed)
     def _escape(self) -> None:
         if self.is_busy:
@@ -767,9 +788,15 @@ async def run_interactive_async(
     ``session``, or an ``opener`` that opens it once the first frame is painted (then
     :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
     instead of on the alternate screen."""
+    from baton.tui.termination import on_terminate
+
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
                    pick_session=pick_session)
-    await app.run_async(inline=inline, inline_no_clear=inline)
+    remove = on_terminate(lambda signum: app.exit(return_code=128 + signum))  # SIGTERM, SIGHUP
+    try:
+        await app.run_async(inline=inline, inline_no_clear=inline)
+    finally:
+        remove()
     if app.open_error is not None:
         raise SessionOpenError(app.open_error) from app.open_error
     return app.return_code or 0

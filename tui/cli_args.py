@@ -24,6 +24,8 @@ examples:
   git diff | baton -p "review this"      piped stdin joins the prompt
   baton @src/app.py "what does this do?" attach files (text or images)
   baton -c                               continue the most recent session here
+  baton --mode rpc                       JSON commands on stdin, events on stdout (pi's RPC)
+  baton --mode acp                       serve an editor over the Agent Client Protocol
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
   baton --checkpoints                    the latest session's checkpoints as JSON
@@ -44,6 +46,7 @@ class CliArgs:
     thinking: str | None = None
     provider: str | None = None
     api_key: str | None = None
+    api_key_file: str | None = None
     continue_session: bool = False
     resume: bool = False
     session: str | None = None
@@ -59,6 +62,7 @@ class CliArgs:
     checkpoints: str | None = None
     """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
+    approval: str | None = None
     mcp_config: list[str] = field(default_factory=list)
     no_mcp: bool = False
     list_mcp: bool = False
@@ -84,13 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-p", "--print", dest="print_mode", action="store_true",
                    help="non-interactive: run the prompt, print the final answer, exit")
-    p.add_argument("--mode", choices=("text", "json"), default="text",
-                   help="print-mode output: final text (default) or one JSON event per line")
+    p.add_argument("--mode", choices=("text", "json", "rpc", "acp"), default="text",
+                   help="text (default) or json: print-mode output; rpc: pi's RPC protocol on "
+                        "stdin/stdout; acp: Agent Client Protocol for editors")
     p.add_argument("--model", metavar="PROVIDER/ID[:LEVEL]",
                    help="model to use, optionally with a thinking level (e.g. openai/gpt-5.1:high)")
     p.add_argument("--thinking", choices=THINKING_CHOICES, help="thinking level")
     p.add_argument("--provider", help="provider of --model when it is given without one")
-    p.add_argument("--api-key", metavar="KEY", help="API key for this run (never saved)")
+    p.add_argument("--api-key", metavar="KEY",
+                   help="API key for this run (never saved; visible to other users in the process "
+                        "list: prefer --api-key-file, or '--api-key -' to read it from stdin)")
+    p.add_argument("--api-key-file", metavar="PATH", help="read the API key for this run from PATH")
     p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
                    help="continue the most recent session in this directory")
     p.add_argument("-r", "--resume", action="store_true", help="pick a session to resume")
@@ -110,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
+    p.add_argument("--approval", choices=("ask", "auto", "full"),
+                   help="what runs unasked: ask (only reads), auto (sandboxed bash, edits in the workspace; "
+                        "default), full (everything)")
     p.add_argument("--mcp-config", action="append", metavar="FILE",
                    help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
     p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
@@ -133,6 +144,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         thinking=ns.thinking,
         provider=ns.provider,
         api_key=ns.api_key,
+        api_key_file=ns.api_key_file,
         continue_session=ns.continue_session,
         resume=ns.resume,
         session=ns.session,
@@ -147,6 +159,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         export=ns.export or [],
         checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
+        approval=ns.approval,
         mcp_config=ns.mcp_config or [],
         no_mcp=ns.no_mcp,
         list_mcp=ns.list_mcp,

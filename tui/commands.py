@@ -8,7 +8,7 @@ the session and modal pickers.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from baton.providers.paths import baton_home_display
+from baton.tui.command_registry import COMMANDS as COMMANDS
+from baton.tui.command_registry import SlashCommand as SlashCommand
+from baton.tui.command_registry import command
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
 from baton.tui.themes import THEME_ALIASES
@@ -26,20 +29,6 @@ if TYPE_CHECKING:
     from baton.tui.app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
-
-Action = Callable[["BatonApp", str], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class SlashCommand:
-    """A command: its name, argument syntax, one-line description and action."""
-
-    name: str
-    usage: str
-    description: str
-    action: Action
-    while_running: bool = True
-
 
 @dataclass(frozen=True, slots=True)
 class ParsedCommand:
@@ -55,19 +44,6 @@ def parse_command(text: str) -> ParsedCommand | None:
     if not match:
         return None
     return ParsedCommand(match.group(1).lower(), (match.group(2) or "").strip())
-
-
-COMMANDS: dict[str, SlashCommand] = {}
-
-
-def command(name: str, usage: str, description: str, *, while_running: bool = True) -> Callable[[Action], Action]:
-    """Register an action as ``/name``."""
-
-    def register(action: Action) -> Action:
-        COMMANDS[name] = SlashCommand(name, usage, description, action, while_running)
-        return action
-
-    return register
 
 
 def command_list() -> list[tuple[str, str]]:
@@ -246,6 +222,25 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         app.notice(f"Already using {picked.ref}.")
         return
     await app.switch_model(picked, handoff_summary(app, picked))
+
+
+@command("approval", "/approval [ask|auto|full]", "What runs without asking: ask, auto (sandboxed) or full")
+async def cmd_approval(app: BatonApp, args: str) -> None:
+    modes = ("ask", "auto", "full")
+    mode = args.strip().lower()
+    if not mode:
+        current = app.session.approval_mode
+        items = [PickerItem(picker_label(("● " if m == current else "  ", "$text-accent"), (m, "bold")), m, m)
+                 for m in modes]
+        chosen = await app.push_screen_wait(ListPicker("Approval mode", items, initial=modes.index(current),
+                                                       filterable=False))
+        if chosen is None:
+            return
+        mode = str(chosen)
+    if mode not in modes:
+        app.notice(f"Unknown approval mode {one_line(mode, 40)!r}; use ask, auto or full.", "warning")
+        return
+    app.set_approval_mode(mode)
 
 
 @command("thinking", "/thinking [level]", "Set the thinking level (off, minimal, low, medium, high, xhigh)")

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from baton.agent.events import MessageUpdateEvent
 from baton.providers.messages import now_ms
 from baton.providers.surrogates import join_surrogates
 from baton.tui.cli_args import EXIT_RUN_FAILED
@@ -21,6 +22,7 @@ from baton.tui.print_mode import (
     RunTracker,
     install_interrupt_handler,
     prompt_keeping_answer,
+    report_denials,
     report_save_error,
     silence_stdout,
 )
@@ -30,12 +32,13 @@ if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
 _DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+"""One compact JSON line (no newline); non-ASCII kept as is (the framing is LF only)."""
 
 
 def event_line(event: Any) -> str:
     """The JSON line for one session/agent event."""
-    if getattr(event, "type", None) == "message_update":
+    if isinstance(event, MessageUpdateEvent):
         from baton.providers.events import event_to_dict
 
         inner = event.assistant_message_event
@@ -45,8 +48,8 @@ def event_line(event: Any) -> str:
         }
         if inner.type not in _DELTA_TYPES:
             out["message"] = event.message.to_json_dict()
-        return _dumps(out)
-    return _dumps(event.to_dict())
+        return dumps(out)
+    return dumps(event.to_dict())
 
 
 def session_header(session: CodingSession) -> dict[str, Any]:
@@ -66,7 +69,7 @@ def session_header(session: CodingSession) -> dict[str, Any]:
     }
 
 
-class _LineWriter:
+class LineWriter:
     """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
 
     When the reader goes away (a closed pipe), writing stops and ``on_closed`` is called once:
@@ -108,15 +111,47 @@ class _LineWriter:
             self._on_closed()
 
 
+class _AgentEndLast:
+    """Writes event lines, holding each ``agent_end`` back until the agent starts again, a retry
+    starts, or the run is over: the session events that end a run (``auto_retry_end``, a
+    threshold compaction) come before it, so ``agent_end`` is always the last line."""
+
+    def __init__(self, writer: LineWriter) -> None:
+        self._writer = writer
+        self._held: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind in ("agent_start", "auto_retry_start"):
+            self._release()
+        line = event_line(event)
+        if kind == "agent_end":
+            self._release()
+            self._held = line
+        else:
+            self._writer.write(line)
+
+    def _release(self) -> None:
+        if self._held is not None:
+            self._writer.write(self._held)
+            self._held = None
+
+    def finish(self) -> None:
+        """The run is over: write the held ``agent_end``."""
+        self._release()
+
+
 async def run_json_mode(session: CodingSession, text: str, images: list[ImageContent]) -> int:
     """Run ``text`` and stream every event as a JSON line; returns the exit code.
 
     If stdout's reader goes away mid-run, the run is aborted (exit code 1)."""
     tracker = RunTracker()
-    writer = _LineWriter(sys.stdout, on_closed=session.abort)
-    writer.write(_dumps(session_header(session)))
+    writer = LineWriter(sys.stdout, on_closed=session.abort)
+    writer.write(dumps(session_header(session)))
     unsubscribe_tracker = session.subscribe(tracker)
-    unsubscribe = session.subscribe(lambda event: writer.write(event_line(event)))
+    unsubscribe_denials = session.subscribe(report_denials)
+    ordered = _AgentEndLast(writer)
+    unsubscribe = session.subscribe(ordered)
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     save_error = None
     try:
@@ -127,6 +162,8 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
         uninstall()
         unsubscribe()
         unsubscribe_tracker()
+        unsubscribe_denials()
+        ordered.finish()
         writer.flush()
     code, error = tracker.outcome()
     if writer.closed:

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baton.providers.errors import BatonError
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
-from baton.tui.cli_errors import CliError
+from baton.tui.cli_errors import CliError, exit_code, one_line
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
@@ -22,6 +23,9 @@ def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
     args = parse_args(argv)
     try:
+        from baton.tui.api_key_input import resolve_api_key_args
+
+        key_from_stdin = resolve_api_key_args(args)
         if args.export:
             return _export(args)
         if args.checkpoints is not None:
@@ -34,54 +38,77 @@ def run(argv: list[str]) -> int:
             return list_models_command(args.list_models or "")
         if args.list_mcp:
             return asyncio.run(_list_mcp(args))
-        piped = read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
+        if args.mode in ("rpc", "acp"):
+            return asyncio.run(_run_protocol(args))  # stdin is the protocol, never a prompt
+        piped = None if key_from_stdin else read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
         if piped is not None:
             args.print_mode = True
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
         if args.print_mode and not text.strip() and not images and not args.resume:
             raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
         return asyncio.run(_run_session(args, text, images))
-    except CliError as err:
-        print(f"baton: {err}", file=sys.stderr)
-        return err.code
+    except BatonError as err:
+        print(one_line(err), file=sys.stderr)
+        return exit_code(err)
     except KeyboardInterrupt:
+        print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
+    finally:
+        _cleanup_processes()
+
+
+def _cleanup_processes() -> None:
+    """End every process baton started and remove this session's temporary files."""
+    if "baton.tools.processes" in sys.modules:
+        from baton.tools.processes import kill_all
+
+        kill_all()
+    if "baton.tools.temp_files" in sys.modules:
+        from baton.tools.temp_files import remove_own_files
+
+        remove_own_files()
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+    from baton.tools.processes import become_subreaper
+    from baton.tools.temp_files import remove_stale_files
+
+    become_subreaper()
+    remove_stale_files()
     if not args.print_mode:
         return await _run_interactive(args, text, images)
     from baton.sessions.errors import PromptRefusedError
     from baton.tui.session_setup import open_session
+    from baton.tui.termination import TerminationGuard
 
     session = await open_session(args)
+    guard = TerminationGuard(session.abort)
+    guard.install()
     try:
-        if args.print_mode:
-            _print_warnings(session)
-            if args.mode == "json":
-                from baton.tui.json_mode import run_json_mode
-
-                return await run_json_mode(session, text, images)
-            from baton.tui.print_mode import run_print_mode
-
-            return await run_print_mode(session, text, images)
-        from baton.tui.app import run_interactive_async
-        from baton.tui.exit_summary import exit_summary
-
-        inline = args.inline or session.settings.display == "inline"
-        code = await run_interactive_async(
-            session, initial_prompt=text or None, initial_images=images or None, inline=inline
-        )
-        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
-        if summary:
-            print(summary, flush=True)
-        return code
+        return guard.finish(await _run_print_modes(args, session, text, images))
     except PromptRefusedError as exc:
         print(f"baton: {exc}", file=sys.stderr)
-        return EXIT_RUN_FAILED
+        return guard.finish(EXIT_RUN_FAILED)
+    except OSError:
+        if guard.exit_code is None:
+            raise  # after SIGHUP the terminal is gone: writing to it may fail
+        return guard.finish(EXIT_RUN_FAILED)
     finally:
         await session.close()
         await _close_transport()
+        guard.uninstall()
+
+
+async def _run_print_modes(args: CliArgs, session: CodingSession, text: str, images: list[ImageContent]) -> int:
+    """Print or JSON mode on an open session; the exit code."""
+    _print_warnings(session)
+    if args.mode == "json":
+        from baton.tui.json_mode import run_json_mode
+
+        return await run_json_mode(session, text, images)
+    from baton.tui.print_mode import run_print_mode
+
+    return await run_print_mode(session, text, images)
 
 
 async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent]) -> int:
@@ -107,6 +134,14 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent])
         pick = _session_picker_factory(args)
 
     inline = args.inline or _display_setting() == "inline"
+    from baton.tui.termination import TerminationGuard
+
+    def abort_all() -> None:
+        for session in opened:
+            session.abort()
+
+    guard = TerminationGuard(abort_all)
+    guard.install()
     try:
         code = await run_interactive_async(
             initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
@@ -120,6 +155,9 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent])
         for session in opened:
             await session.close()
         await _close_transport()
+        guard.uninstall()
+    if guard.signum is not None:
+        return guard.finish(code)
     if opened:
         session = opened[0]
         summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
@@ -164,6 +202,35 @@ async def _close_transport() -> None:
         from baton.providers.transport import aclose_shared_client
 
         await aclose_shared_client()
+
+
+async def _run_protocol(args: CliArgs) -> int:
+    """``--mode rpc`` (one session, opened now) or ``--mode acp`` (sessions opened on request)."""
+    try:
+        if args.mode == "acp":
+            from baton.tui.acp.server import run_acp_mode
+
+            return await run_acp_mode(args)
+        from baton.tui.session_setup import open_session
+        from baton.tui.termination import TerminationGuard
+
+        args.print_mode = True  # set up as for scripts: no demo model unless named, keys checked
+        session = await open_session(args)
+        guard = TerminationGuard(session.abort)
+        guard.install()
+        try:
+            _print_warnings(session)
+            from baton.tui.rpc_mode import run_rpc_mode
+
+            return guard.finish(await run_rpc_mode(session))
+        finally:
+            guard.uninstall()
+            await session.close()
+    finally:
+        if "baton.providers.transport" in sys.modules:
+            from baton.providers.transport import aclose_shared_client
+
+            await aclose_shared_client()
 
 
 def _print_warnings(session: CodingSession) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baton.tui.commands import command
+from baton.tui.command_registry import command
 from baton.tui.render import clean
 
 if TYPE_CHECKING:

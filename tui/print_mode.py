@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from baton.agent.events import MessageEndEvent, ToolExecutionEndEvent, ToolExecutionStartEvent
+from baton.sessions.events import AutoCompactionStartEvent, AutoRetryStartEvent
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED
 
 if TYPE_CHECKING:
@@ -57,7 +59,7 @@ class RunTracker:
         self.interrupted = False
 
     def __call__(self, event: Any) -> None:
-        if getattr(event, "type", None) == "message_end":
+        if isinstance(event, MessageEndEvent):
             self.last_message = event.message
 
     def interrupt(self, abort: Callable[[], None]) -> Callable[[], None]:
@@ -124,26 +126,39 @@ class _Progress:
         self._clean = strip_control_sequences
 
     def __call__(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
-        if kind == "tool_execution_start":
-            args = json.dumps(event.args, ensure_ascii=False)
-            if len(args) > 120:
-                args = args[:117] + "..."
-            self._note(f"→ {event.tool_name} {args}")
-        elif kind == "tool_execution_end" and event.is_error:
-            text = " ".join(getattr(b, "text", "") for b in event.result.content)[:200]
-            self._note(f"✗ {event.tool_name}: {text}")
-        elif kind == "auto_retry_start":
-            self._note(
-                f"retrying in {event.delay_ms / 1000:.1f}s "
-                f"(attempt {event.attempt}/{event.max_attempts}): {event.error_message}"
-            )
-        elif kind == "auto_compaction_start":
-            self._note(f"compacting context ({event.reason})…")
+        match event:
+            case ToolExecutionStartEvent():
+                args = json.dumps(event.args, ensure_ascii=False)
+                if len(args) > 120:
+                    args = args[:117] + "..."
+                self._note(f"→ {event.tool_name} {args}")
+            case ToolExecutionEndEvent(is_error=True):
+                text = " ".join(getattr(b, "text", "") for b in event.result.content)[:200]
+                self._note(f"✗ {event.tool_name}: {text}")
+            case AutoRetryStartEvent():
+                self._note(
+                    f"retrying in {event.delay_ms / 1000:.1f}s "
+                    f"(attempt {event.attempt}/{event.max_attempts}): {event.error_message}"
+                )
+            case AutoCompactionStartEvent():
+                self._note(f"compacting context ({event.reason})…")
 
     def _note(self, text: str) -> None:
         sys.stderr.write(self._clean(text).replace("\n", " ") + "\n")
         sys.stderr.flush()
+
+
+def report_denials(event: Any) -> None:
+    """Write one stderr line for each call denied because nobody could approve it."""
+    if getattr(event, "type", None) == "tool_approval":
+        from baton.sessions.permissions import denial_line
+
+        line = denial_line(event)
+        if line is not None:
+            from baton.tools import strip_control_sequences
+
+            sys.stderr.write(strip_control_sequences(line).replace("\n", " ") + "\n")
+            sys.stderr.flush()
 
 
 async def prompt_keeping_answer(session: CodingSession, text: str, images: list[ImageContent]) -> str | None:
@@ -172,6 +187,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     """Run ``text`` to completion and print the final answer; returns the exit code."""
     tracker = RunTracker()
     unsubscribe_tracker = session.subscribe(tracker)
+    unsubscribe_denials = session.subscribe(report_denials)
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
@@ -179,6 +195,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     finally:
         uninstall()
         unsubscribe_tracker()
+        unsubscribe_denials()
         if unsubscribe is not None:
             unsubscribe()
     code, error = tracker.outcome()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from baton.tui.commands import command
+from baton.tui.command_registry import command
 from baton.tui.render import one_line
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 

@@ -44,9 +44,18 @@ def ensure_api_key(model: Model, api_key: str | None) -> None:
         return
     raise CliError(
         f"no API key for {model.provider}: set {env_var_for(model.provider)} "
-        f"(or pass --api-key, or configure it in models.json)",
+        f"(or pass --api-key, or configure it in models.json){_key_command_failure(model.provider)}",
         EXIT_USAGE,
     )
+
+
+def _key_command_failure(provider: str) -> str:
+    """``; models.json: providers.X.apiKey: command ... failed`` when a ``!command`` key failed."""
+    from baton.providers.models_json import command_errors
+
+    mark = f"providers.{provider}.apiKey"
+    failures = [error for error in command_errors if mark in error]
+    return f"; {failures[-1]}" if failures else ""
 
 
 def lookup_model(ref: str) -> Model:
@@ -66,12 +75,23 @@ def lookup_model(ref: str) -> Model:
             for model in discover_ollama_models():
                 if model.id in (name, f"{name}:latest"):
                     return model
-        raise CliError(str(exc), EXIT_USAGE) from exc
+        raise CliError(_with_models_json_errors(str(exc)), EXIT_USAGE) from exc
 
 
-def default_model(settings: Settings, api_key: str | None) -> Model:
+def _with_models_json_errors(message: str) -> str:
+    """``message`` plus what is wrong in models.json (the model may be defined there)."""
+    from baton.providers.catalog import models_json_errors
+
+    errors = models_json_errors()
+    if not errors:
+        return message
+    return f"{message}; models.json has problems (a model defined there may be missing): " + "; ".join(errors)
+
+
+def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool = True) -> Model:
     """The model to use when none is given: settings, then the first provider with a key,
-    then a locally configured model, then the offline demo model."""
+    then a locally configured model, then the offline demo model (only with ``allow_demo``:
+    print and JSON modes never answer with the demo unless it is named)."""
     from baton.providers.catalog import has_api_key, list_models
     from baton.providers.demo import demo_model
 
@@ -94,7 +114,25 @@ def default_model(settings: Settings, api_key: str | None) -> Model:
     for model in list_models():
         if model.provider != "demo" and (has_api_key(model.provider) or model.is_local):
             return model
+    if not allow_demo:
+        for problem in settings.problems:  # e.g. the defaultModel that was skipped
+            print(f"baton: warning: {problem}", file=sys.stderr)
+        raise no_model_error()
     return demo_model()
+
+
+def no_model_error() -> CliError:
+    """Print/JSON mode with no usable model: name the variables to set (exit code 2)."""
+    from baton.providers.catalog import env_var_for
+    from baton.providers.models_json import command_errors
+
+    names = ", ".join(env_var_for(ref.split("/", 1)[0]) for ref in DEFAULT_MODELS[:4])
+    failures = "".join(f"; {error}" for error in command_errors)  # a failing apiKey "!command"
+    return CliError(
+        f"no model with an API key: set {names} (or another provider's key), pass --model "
+        f"PROVIDER/ID, or --model demo/baton-demo for the offline demo{failures}",
+        EXIT_USAGE,
+    )
 
 
 def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, ThinkingLevel | None]:
@@ -123,7 +161,7 @@ def resolve_model(args: CliArgs, settings: Settings) -> tuple[Model | None, Thin
         return model, level
     if args.continue_session or args.resume or args.session:
         return None, level
-    return default_model(settings, args.api_key), level
+    return default_model(settings, args.api_key, allow_demo=not args.print_mode), level
 
 
 def session_mode(args: CliArgs, cwd: Path) -> str:
@@ -211,6 +249,7 @@ async def open_session(args: CliArgs) -> CodingSession:
         settings=settings,
         preload_tokenizer=not args.print_mode,
         extra_models=extra_models,
+        approval=args.approval,
         trust_project=True if args.trust_project else None,
         mcp=not args.no_mcp,
         mcp_config_files=mcp_config_files(args),
@@ -220,6 +259,8 @@ async def open_session(args: CliArgs) -> CodingSession:
         try:
             session = await CodingSession.open(options)
         except NoModelError:
+            if args.print_mode:
+                raise no_model_error() from None
             from baton.providers.demo import demo_model
 
             session = await CodingSession.open(replace(options, model=demo_model()))
@@ -232,6 +273,9 @@ async def open_session(args: CliArgs) -> CodingSession:
         # send keyless requests (and store their errors in the session). The interactive mode
         # opens anyway, so that /model can move the conversation to a model that has a key.
         try:
+            if session.model.provider == "demo":
+                raise CliError("the session uses the offline demo model: pass --model demo/baton-demo "
+                               "to continue on it", EXIT_USAGE)
             ensure_api_key(session.model, args.api_key)
         except CliError as exc:
             await session.close()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command
 
 MAX_OUTPUT_BYTES = 256 * 1024
@@ -60,6 +61,7 @@ async def run_hook_command(command: str, payload: dict[str, Any], cwd: Path, tim
         )
     except OSError as exc:
         return HookOutcome(command, None, error=f"cannot start: {exc.strerror or exc}")
+    register_group(proc.pid)  # whatever the hook leaves running ends with baton
     data = json.dumps(payload, ensure_ascii=False).encode()
     try:
         out, err = await asyncio.wait_for(_communicate(proc, data), timeout)

@@ -1,4 +1,5 @@
-"""transform_messages, rule by rule (DESIGN.md section 4), with the cases pi's own suite uses."""
+"""transform_messages, rule by rule (docs/architecture.md, "The handoff transform"), with the cases pi's
+own suite uses."""
 
 from __future__ import annotations
 

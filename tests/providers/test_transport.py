@@ -230,17 +230,19 @@ async def test_429_with_retry_after_then_success() -> None:
     replies = [
         Reply.json_error(429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "0"}),
         Reply.json_error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                         {"retry-after-ms": "30"}),
+                         {"retry-after-ms": "400"}),
         Reply.sse(HELLO),
     ]
     with ReplayServer(replies) as server:
         started = time.monotonic()
-        events, msg = await collect(run(server, **FAST))
+        # Exponential backoff from 1 ms waits 3 ms at most over both retries: only honouring
+        # the server's retry-after-ms can make the run take 0.4 s.
+        events, msg = await collect(run(server, retry_base_delay=0.001, max_retry_delay=1.0))
         elapsed = time.monotonic() - started
     check_well_formed(events)
     assert msg.stop_reason == "stop" and msg.text == "Hello"
     assert len(server.requests) == 3
-    assert elapsed >= 0.03  # the retry-after-ms wait was honoured
+    assert elapsed >= 0.4  # the retry-after-ms wait was honoured
 
 
 async def test_500_three_times_is_an_error_after_three_attempts() -> None:
@@ -376,10 +378,18 @@ async def test_abort_during_backoff_is_prompt() -> None:
     replies = [Reply.json_error(503, {"error": {"message": "busy"}})]
     with ReplayServer(replies) as server:
         stream = run(server, signal=signal, retry_base_delay=30.0, max_retry_delay=60.0)
-        asyncio.get_running_loop().call_later(0.1, signal.set)
-        started = time.monotonic()
+
+        async def abort_once_backing_off() -> float:
+            while not server.requests:  # the first attempt failed: the 30 s backoff begins
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            signal.set()
+            return time.monotonic()
+
+        aborter = asyncio.ensure_future(abort_once_backing_off())
         _, msg = await collect(stream)
-    assert time.monotonic() - started < 2
+        aborted_at = await aborter
+    assert time.monotonic() - aborted_at < 2
     assert msg.stop_reason == "aborted" and len(server.requests) == 1
 
 

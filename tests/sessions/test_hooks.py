@@ -81,7 +81,9 @@ async def test_pre_tool_use_json_deny_and_allow(options: SessionOptions, faux_a:
     denied, allowed = _results(session)
     assert denied.is_error and "no deleting" in _texts(denied)
     assert not allowed.is_error and (cwd / "ok.txt").read_text() == "fine\n"
-    assert session.permission_hints == {"c2": "allow"}
+    assert session.permission_hints == {}  # the permission policy took the hint...
+    decisions = [e.data for e in session.store.entries if getattr(e, "custom_type", None) == "permission_decision"]
+    assert [(d["toolCallId"], d["decision"], d["decidedBy"]) for d in decisions] == [("c2", "allow", "hook")]
     first = json.loads(log.read_text().splitlines()[0])
     assert first["hook_event_name"] == "PreToolUse"
     assert first["tool_name"] == "Bash" and first["baton_tool_name"] == "bash"

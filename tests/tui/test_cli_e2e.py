@@ -256,7 +256,7 @@ def test_sigint_during_print_mode_aborts_and_saves_partial(home: Path, workdir: 
 
 def test_demo_model_lists_files_with_a_real_tool_call(home: Path, workdir: Path) -> None:
     (workdir / "alpha.py").write_text("print('a')\n")
-    result = run_baton(home, workdir, "-p", "--mode", "json", "list files")
+    result = run_baton(home, workdir, "-p", "--mode", "json", "--model", "demo/baton-demo", "list files")
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert events[0]["provider"] == "demo"
@@ -267,7 +267,7 @@ def test_demo_model_lists_files_with_a_real_tool_call(home: Path, workdir: Path)
 
 
 def test_demo_model_print_mode(home: Path, workdir: Path) -> None:
-    result = run_baton(home, workdir, "-p", "list files")
+    result = run_baton(home, workdir, "-p", "--model", "demo/baton-demo", "list files")
     assert result.returncode == 0, result.stderr
     assert "notes.txt" in result.stdout
 
@@ -285,7 +285,8 @@ def test_piped_stdin_joins_prompt_and_implies_print(home: Path, workdir: Path) -
 
 
 def test_print_mode_never_imports_textual(home: Path, workdir: Path) -> None:
-    code = ("import sys; from baton.tui.cli import main; rc = main(['-p', 'list files']); "
+    code = ("import sys; from baton.tui.cli import main; "
+            "rc = main(['-p', '--model', 'demo/baton-demo', 'list files']); "
             "print('TEXTUAL-LOADED' if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) "
             "else 'TEXTUAL-ABSENT', file=sys.stderr); raise SystemExit(rc)")
     result = subprocess.run([*baton_command()[:1], "-c", code], cwd=workdir, env=baton_env(home),

@@ -64,7 +64,7 @@ def test_sigint_during_a_tool_run_exits_1_and_kills_the_command(home: Path, work
     marker = f"31.{uuid.uuid4().int % 10**6}"
     command = f"sleep {marker} & sleep {marker}; echo done"
     proc = subprocess.Popen(
-        baton_command("-p", f"run {command}"), cwd=workdir, env=baton_env(home),
+        baton_command("-p", "--model", "demo/baton-demo", f"run {command}"), cwd=workdir, env=baton_env(home),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -81,7 +81,7 @@ def test_sigint_during_a_tool_run_exits_1_and_kills_the_command(home: Path, work
     assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
     assert messages[-1]["isError"] is True
     # The session stays usable.
-    again = run_baton(home, workdir, "-c", "-p", "run echo after")
+    again = run_baton(home, workdir, "-c", "-p", "--model", "demo/baton-demo", "run echo after")
     assert again.returncode == 0, again.stderr
     assert "after" in again.stdout
 
@@ -91,7 +91,8 @@ def test_json_mode_stops_when_stdout_is_closed(home: Path, workdir: Path) -> Non
     # event while the run (and its tools) went on unseen.
     command = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick; sleep 0.3; done; echo end > finished.txt"
     proc = subprocess.Popen(
-        baton_command("-p", "--mode", "json", f"run {command}"), cwd=workdir, env=baton_env(home),
+        baton_command("-p", "--mode", "json", "--model", "demo/baton-demo", f"run {command}"),
+        cwd=workdir, env=baton_env(home),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
@@ -115,7 +116,7 @@ def test_json_mode_stops_when_stdout_is_closed(home: Path, workdir: Path) -> Non
 
 def test_print_mode_into_a_closed_pipe_is_quiet(home: Path, workdir: Path) -> None:
     proc = subprocess.Popen(
-        baton_command("-p", "--no-session", "help"), cwd=workdir, env=baton_env(home),
+        baton_command("-p", "--no-session", "--model", "demo/baton-demo", "help"), cwd=workdir, env=baton_env(home),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
@@ -136,7 +137,7 @@ def test_export_errors_are_one_line_usage_errors(home: Path, workdir: Path) -> N
 
 
 def test_export_default_path_and_directory_target(home: Path, workdir: Path) -> None:
-    assert run_baton(home, workdir, "-p", "hello").returncode == 0
+    assert run_baton(home, workdir, "-p", "--model", "demo/baton-demo", "hello").returncode == 0
     source = session_files(home)[0]
     session_id = source.stem.rsplit("_", 1)[1]
     # Without OUT: the documented ./baton-session-<file>.html, not a file beside the session.
@@ -172,6 +173,8 @@ def test_resumed_session_without_a_key_fails_fast(home: Path, workdir: Path, tmp
 def test_unknown_default_model_in_settings_is_a_warning(home: Path, workdir: Path) -> None:
     (home / "settings.json").write_text('{"defaultModel": "nope/nope"}')
     result = run_baton(home, workdir, "-p", "hello")
-    assert result.returncode == 0, result.stderr
-    assert "offline demo model" in result.stdout
+    # No other model has a key: print mode does not fall back to the demo model.
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
     assert "warning" in result.stderr and "defaultModel" in result.stderr and "nope/nope" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr

@@ -102,6 +102,6 @@ def test_list_mcp_prints_servers_tools_and_failures(home: Path, workdir: Path, t
 
 
 def test_missing_mcp_config_file_is_a_usage_error(home: Path, workdir: Path) -> None:
-    result = run_baton(home, workdir, "-p", "--mcp-config", "nope.json", "hi")
+    result = run_baton(home, workdir, "-p", "--model", "demo/baton-demo", "--mcp-config", "nope.json", "hi")
     assert result.returncode == 2
     assert "--mcp-config: no such file" in result.stderr

@@ -79,3 +79,49 @@ async def test_hostile_model_and_tool_text_renders_literally(
         await pilot.pause(0.05)
         assert app.is_running and app.return_code is None
     await session.close()
+
+
+async def test_every_tool_renderer_shows_markup_literally(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    # One marker per renderer path: read, edit (added, removed and context lines), write, bash,
+    # grep, find, ls, an error result and the call headers/arguments.
+    (project / "notes.txt").write_text(
+        "[bold red]CTXA[/]\n[i]OLD[/i]\n[bold red]CTXB[/]\n" + "".join(f"line {i}\n" for i in range(5))
+    )
+    (project / "[u]NAME.md").write_text("named\n")
+    faux_a.add(
+        FauxResponse(content=[
+            faux_tool_call("read", {"path": "notes.txt"}),
+            faux_tool_call("edit", {"path": "notes.txt",
+                                    "edits": [{"oldText": "[i]OLD[/i]", "newText": "[b]NEW[/b]"}]}),
+            faux_tool_call("write", {"path": "made.txt", "content": "[reverse]WRITE[/reverse]\n"}),
+            faux_tool_call("bash", {"command": "echo '[blink]BASH[/blink]'"}),
+            faux_tool_call("grep", {"pattern": "CTX", "path": "."}),
+            faux_tool_call("find", {"pattern": "*NAME*"}),
+            faux_tool_call("ls", {"path": "."}),
+            faux_tool_call("read", {"path": "[s]MISSING[/s].txt"}),
+        ]),
+        FauxResponse(content=[faux_text("done")]),
+    )
+    session = await open_session(project, model_a, tools=["read", "edit", "write", "bash", "grep", "find", "ls"])
+    app = BatonApp(session)
+    async with app.run_test(size=(160, 400)) as pilot:
+        app.editor.set_text("go")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        for literal in ("[bold red]CTXA[/]", "[bold red]CTXB[/]", "[i]OLD[/i]", "[b]NEW[/b]",
+                        "[reverse]WRITE[/reverse]", "[blink]BASH[/blink]", "[u]NAME.md", "[s]MISSING[/s].txt"):
+            assert literal in text, f"{literal} was not shown literally"
+        for segment in _segments(app):
+            style = segment.style
+            if style is None:
+                continue
+            for word in ("CTXA", "CTXB", "OLD", "NEW", "WRITE", "BASH", "NAME", "MISSING"):
+                if word in segment.text and segment.text.strip() == word:
+                    raise AssertionError(f"{word} rendered on its own: markup was parsed ({style!r})")
+            assert not style.blink and not style.reverse and not style.strike, (segment.text, style)
+    await session.close()

@@ -228,3 +228,103 @@ def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting
     assert answer.splitlines()[0][:40] in after.replace("\n", "")  # the final answer, as plain text
     assert f"Session {session_id} saved" in after
     assert f"baton --session {session_id[:8]}" in after
+
+
+def _sleepers(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_closing_the_terminal_mid_command_ends_every_process_and_keeps_the_transcript(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    marker = f"35.{uuid.uuid4().int % 100000}"
+    env = baton_env(home, TERM="xterm-256color")
+    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
+    command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
+               f"--model demo/baton-demo")
+    tmux = Tmux(command)
+    try:
+        tmux.wait_for(lambda p: "demo" in p.lower(), "the editor")
+        tmux.type(f"run sleep {marker}1 & nohup sleep {marker}2 >/dev/null 2>&1 & "
+                  f"setsid sleep {marker}3 >/dev/null 2>&1 & sleep {marker}4")
+        tmux.send("Enter")
+        deadline = time.monotonic() + 20
+        while len(_sleepers(marker)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_sleepers(marker)) == 4, tmux.pane()
+        tmux.kill()  # the terminal goes away: SIGHUP
+        deadline = time.monotonic() + 10
+        while _sleepers(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _sleepers(marker)
+    finally:
+        tmux.kill()
+        for pid in _sleepers(marker):
+            subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+    assert left == []
+    deadline = time.monotonic() + 10
+    messages: list[dict[str, object]] = []
+    while time.monotonic() < deadline:
+        files = session_files(home)
+        messages = [e["message"] for e in read_entries(files[0]) if e["type"] == "message"] if files else []
+        if messages and messages[-1]["role"] == "toolResult":
+            break
+        time.sleep(0.1)
+    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
+    assert messages[-1]["details"]["aborted"] is True  # type: ignore[index]
+
+
+def _batons_using(home: Path) -> list[int]:
+    """Live processes whose environment has ``BATON_HOME=home``."""
+    wanted = f"BATON_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if wanted in environ and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_closing_the_terminal_of_an_idle_app_ends_baton(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = baton_env(home, TERM="xterm-256color")
+    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
+    tmux = Tmux(f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
+                f"--model demo/baton-demo")
+    try:
+        tmux.wait_for(lambda p: "demo" in p.lower(), "the editor")
+        assert _batons_using(home), "baton is not running"
+        tmux.kill()  # SIGHUP to an app waiting for input
+        deadline = time.monotonic() + 15
+        while _batons_using(home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _batons_using(home)
+    finally:
+        tmux.kill()
+        for pid in _batons_using(home):
+            subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+    assert left == [], "baton outlived its terminal"

@@ -63,6 +63,8 @@ class StatusInfo:
     cost: float = 0.0
     context_percent: float | None = None
     context_window: int | None = None
+    approval: str = ""
+    """``auto · sandbox``, ``full · no sandbox``, ... (empty: no permission policy)."""
     mcp: str = ""
     """MCP servers, e.g. ``MCP 2/3 ✗ db`` (empty without servers)."""
 
@@ -108,6 +110,10 @@ class StatusBar(Widget):
             usage.append(f"cache {info.cache_read / prompt:.0%}" if prompt else "cache 0%")
         usage.append(format_cost(info.cost))
         left2 = Content.styled("  ".join(usage), "$text-muted")
+        if info.approval:
+            style = "bold $text-error" if info.approval.startswith("full") else (
+                "$text-warning" if "no sandbox" in info.approval else "$text-muted")
+            left2 = Content.assemble(left2, ("  ·  ", "$text-muted"), (info.approval, style))
         if info.mcp:
             style = "$text-error" if "✗" in info.mcp else "$text-muted"
             left2 = Content.assemble(left2, ("  ", "$text-muted"), (info.mcp, style))
@@ -152,6 +158,9 @@ def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
     usage = session.context_usage()
     info.context_percent = usage.percent
     info.context_window = usage.context_window
+    permissions = getattr(session, "permissions", None)
+    if permissions is not None:
+        info.approval = permissions.status_line()
     mcp = getattr(session, "mcp", None)
     info.mcp = mcp.summary() if mcp is not None else ""
     return info

@@ -16,6 +16,7 @@ from typing import Any
 
 from textual.content import Content
 
+from baton.tools.details import BashDetails, EditDetails, ReadDetails, WriteDetails, parse_details
 from baton.tui.render import clean, format_bytes, format_duration, one_line, short_path
 
 PREVIEW_LINES = 8
@@ -199,30 +200,28 @@ def result_body(
     duration: float | None = None,
 ) -> Rendered:
     """The rendered result of a call (or the live output of a running bash)."""
-    detail_map: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
+    bash = parse_details(BashDetails, details) if name == "bash" else None
     # A failed shell command without output still says how it ended ("exit 1 · 4ms", "aborted").
-    bash_facts = name == "bash" and (
-        bool(text) or duration is not None or any(k in detail_map for k in ("exitCode", "aborted", "timedOut"))
-    )
+    bash_facts = bash is not None and (bool(text) or duration is not None or bash.has_facts)
     if is_error and not bash_facts:
         return _plain(text or "error", style="$text-error", head=True)
     if name in ("edit", "write"):
-        diff = detail_map.get("diff")
-        if isinstance(diff, str) and diff.strip():
+        diff = parse_details(EditDetails, details).diff
+        if diff is not None and diff.strip():
             return _diff(diff)
         if name == "write" and "content" in args:
-            return _numbered_added(_text_arg(args, "content"), note=_write_note(text, detail_map))
+            note = _write_note(text, parse_details(WriteDetails, details))
+            return _numbered_added(_text_arg(args, "content"), note=note)
         return _plain(text, style="$text-muted", head=True)
     if name == "read":
-        return _read(text, detail_map)
-    if name == "bash":
-        return _bash(text, detail_map, is_error=is_error, running=running, duration=duration)
-    if not text.strip() and detail_map:  # e.g. an MCP result with only structured content
+        return _read(text, parse_details(ReadDetails, details))
+    if bash is not None:
+        return _bash(text, bash, is_error=is_error, running=running, duration=duration)
+    if not text.strip() and isinstance(details, Mapping) and details:  # e.g. an MCP result: structured only
         try:
-            text = json.dumps(detail_map.get("structuredContent", detail_map), indent=2, ensure_ascii=False,
-                              default=str)
+            text = json.dumps(details.get("structuredContent", details), indent=2, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
-            text = str(detail_map)
+            text = str(details)
     return _plain(text, style="", head=True)
 
 
@@ -283,25 +282,24 @@ def _numbered_added(content: str, *, note: str) -> Rendered:
     return Rendered(preview, full, len(rendered) - PREVIEW_LINES)
 
 
-def _write_note(text: str, details: Mapping[str, Any]) -> str:
-    size, lines = details.get("bytes"), details.get("lines")
-    if not isinstance(size, int):
+def _write_note(text: str, details: WriteDetails) -> str:
+    if details.bytes is None:
         return text
-    verb = "created" if details.get("created") else "overwrote"
-    count = f"{lines} lines, " if isinstance(lines, int) else ""
-    return f"{verb} · {count}{format_bytes(size)}"
+    verb = "created" if details.created else "overwrote"
+    count = f"{details.lines} lines, " if details.lines is not None else ""
+    return f"{verb} · {count}{format_bytes(details.bytes)}"
 
 
-def _read(text: str, details: Mapping[str, Any]) -> Rendered:
+def _read(text: str, details: ReadDetails) -> Rendered:
     lines = clean(text).rstrip("\n").split("\n") if text else []
     notice = lines[-1] if lines and lines[-1].startswith("[") and lines[-1].endswith("]") else ""
     count = len(lines) - (1 if notice else 0)
-    start, end, total = details.get("startLine"), details.get("endLine"), details.get("totalLines")
-    if isinstance(start, int) and isinstance(end, int):
-        of = f" of {total}" if isinstance(total, int) else ""
+    start, end, total = details.start_line, details.end_line, details.total_lines
+    if start is not None and end is not None:
+        of = f" of {total}" if total is not None else ""
         summary = f"lines {start}-{end}{of}" if end >= start else f"empty{of and ' (' + of.strip() + ')'}"
-    elif details.get("kind") == "image":
-        summary = f"image {clean(str(details.get('mimeType', '')))} {format_bytes(int(details.get('bytes') or 0))}"
+    elif details.kind == "image":
+        summary = f"image {clean(details.mime_type or '')} {format_bytes(details.bytes or 0)}"
     else:
         summary = f"{count} line{'s' if count != 1 else ''}" + (f"  {notice}" if notice else "")
     preview = Content.styled(summary, "$text-muted")
@@ -313,32 +311,30 @@ def _read(text: str, details: Mapping[str, Any]) -> Rendered:
 
 
 def _bash(
-    text: str, details: Mapping[str, Any], *, is_error: bool, running: bool, duration: float | None
+    text: str, details: BashDetails, *, is_error: bool, running: bool, duration: float | None
 ) -> Rendered:
     body = _plain(text, style="", head=False)
     facts: list[str] = []
-    exit_code = _arg(details, "exitCode", "exit_code")
+    exit_code = details.exit_code
     if running:
         facts.append("running")
-    elif details.get("timedOut"):
+    elif details.timed_out:
         facts.append("timed out")
-    elif details.get("aborted"):
+    elif details.aborted:
         facts.append("aborted")
-    elif isinstance(exit_code, int):
+    elif exit_code is not None:
         facts.append(f"exit {exit_code}")
     elif is_error:
         facts.append("failed")
-    millis = details.get("durationMs")
-    if isinstance(millis, int | float) and not running:
-        duration = millis / 1000
+    if details.duration_ms is not None and not running:
+        duration = details.duration_ms / 1000
     if duration is not None:
         facts.append(format_duration(duration))
-    full_path = _arg(details, "fullOutputPath", "full_output_path")
-    if isinstance(full_path, str) and full_path:
-        facts.append(f"full output: {clean(full_path)}")
+    if details.full_output_path:
+        facts.append(f"full output: {clean(details.full_output_path)}")
     if not facts:
         return body
-    bad = is_error or (isinstance(exit_code, int) and exit_code != 0)
+    bad = is_error or (exit_code is not None and exit_code != 0)
     status = Content.styled(" · ".join(facts), "$text-error" if bad else "$text-muted")
     if not text.strip():
         return Rendered(status, status, 0)
@@ -346,3 +342,8 @@ def _bash(
         Content.assemble(body.preview, "\n", status), Content.assemble(body.full, "\n", status), body.hidden,
         tail=body.tail,
     )
+
+
+def render_diff(diff: str) -> Content:
+    """A display diff (``tools.diff``) styled as the edit widget shows it, whole."""
+    return _diff(diff).full

@@ -31,6 +31,16 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from baton.agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
 from baton.agent.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -359,33 +369,33 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def handle_event(self, event: Any) -> None:
         """Apply one agent event (called synchronously by the session's subscriber)."""
-        kind = getattr(event, "type", "")
-        if kind == "message_update":
-            live = self._live
-            if live is not None:
-                live.on_stream_event(event.assistant_message_event)
-        elif kind == "tool_execution_update":
-            view = self._tool_view(event.tool_call_id)
-            if view is not None:
-                result = event.partial_result
-                view.set_partial(result.content, result.details)
-        elif kind == "message_start":
-            self._on_message_start(event.message)
-        elif kind == "message_end":
-            self._on_message_end(event.message)
-        elif kind == "tool_execution_start":
-            view = self._tool_view(event.tool_call_id)
-            if view is not None:
-                view.set_running(event.args)
-        elif kind == "tool_execution_end":
-            view = self._tool_view(event.tool_call_id)
-            if view is not None:
-                result = event.result
-                view.set_result(result.content, result.details, is_error=event.is_error, render=False)
-        elif kind == "agent_start":
-            self._ensure_timer()
-        elif kind == "agent_end":
-            self.call_later(self.flush_now)
+        match event:
+            case MessageUpdateEvent():
+                live = self._live
+                if live is not None:
+                    live.on_stream_event(event.assistant_message_event)
+            case ToolExecutionUpdateEvent():
+                view = self._tool_view(event.tool_call_id)
+                if view is not None:
+                    result = event.partial_result
+                    view.set_partial(result.content, result.details)
+            case MessageStartEvent():
+                self._on_message_start(event.message)
+            case MessageEndEvent():
+                self._on_message_end(event.message)
+            case ToolExecutionStartEvent():
+                view = self._tool_view(event.tool_call_id)
+                if view is not None:
+                    view.set_running(event.args)
+            case ToolExecutionEndEvent():
+                view = self._tool_view(event.tool_call_id)
+                if view is not None:
+                    result = event.result
+                    view.set_result(result.content, result.details, is_error=event.is_error, render=False)
+            case AgentStartEvent():
+                self._ensure_timer()
+            case AgentEndEvent():
+                self.call_later(self.flush_now)
 
     def _on_message_start(self, message: Any) -> None:
         if isinstance(message, AssistantMessage):
@@ -605,7 +615,9 @@ class Transcript(VerticalScroll, can_focus=False):
             self._loading_earlier = False
 
     def _keep_in_view(self, anchor: Widget) -> None:
-        if anchor.is_mounted:
+        # Only while the reader is still up there: if the view went back to following the end
+        # meanwhile (the user sent something), moving it would release the anchor again.
+        if anchor.is_mounted and not self.following:
             self.scroll_to_widget(anchor, top=True, animate=False, immediate=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:

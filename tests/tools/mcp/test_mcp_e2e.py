@@ -49,7 +49,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def _open(server: ReplayServer, cwd: Path, mcp: dict[str, Any] | None = None,
                 **options: Any) -> CodingSession:
     model = Model(id="replay", api=API, provider="replay", base_url=server.url, input=["text", "image"])
-    settings = validate_settings({"retry": {"enabled": False}, "mcp": mcp or SLOW_START})
+    # MCP tools ask in the default mode; these tests are about the client, so everything runs.
+    settings = validate_settings({"retry": {"enabled": False}, "mcp": mcp or SLOW_START, "approval": "full"})
     return await CodingSession.open(SessionOptions(
         cwd=cwd, model=model, tools=[], session="none", context_files=False, api_key="k", settings=settings,
         **options))

@@ -1,0 +1,298 @@
+"""The permission gate: the policy applied to every tool call, asking when it says so.
+
+:class:`Permissions` registers as the session's ``permissions`` before-gate (allow, ask or deny
+each call) and after-gate (a sandboxed command that failed as if the sandbox blocked it: say so,
+and offer to run it again without the sandbox). It also wraps bash's argv in bubblewrap for the
+calls the policy sandboxed. Decisions become ``tool_approval`` events and session entries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from baton.agent.execution import AfterToolCallContext, BeforeToolCallResult, ToolCallContext
+from baton.agent.tool import AgentTool, AgentToolResult, ToolError
+from baton.providers.messages import TextContent
+from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
+from baton.sessions.permissions.events import ToolApprovalEvent
+from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
+from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
+from baton.sessions.permissions.preview import change_preview
+from baton.sessions.permissions.rules import RuleError, parse_rule
+from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
+
+logger = logging.getLogger(__name__)
+
+DECISION_ENTRY = "permission_decision"
+"""``custom_type`` of the session entries recording decisions."""
+SANDBOX_NOTE = (
+    "[baton: this looks like the sandbox blocked the command: outside the workspace and the temp "
+    "dirs the file system is read-only, and there is no network.]"
+)
+
+
+def denied_text(reason: str | None) -> str:
+    """What the model reads when the user said no."""
+    return f"The user denied this: {reason}" if reason else "The user denied this."
+
+
+class Permissions:
+    """The policy, the sandbox and the approver of one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        sandbox: Sandbox | None,
+        sandbox_status: SandboxStatus,
+        project_dir: Path,
+        hints: dict[str, str],
+        emit: Callable[[Any], Awaitable[None]],
+        record: Callable[[dict[str, Any]], object],
+        tools: Callable[[], list[AgentTool]],
+        abort: Callable[[], None],
+    ) -> None:
+        self.policy = policy
+        self.sandbox = sandbox
+        self.sandbox_status = sandbox_status
+        self.project_dir = project_dir
+        self.approver: Approver | None = None
+        self._hints = hints
+        self._emit = emit
+        self._record = record
+        self._tools = tools
+        self._abort = abort
+        self._sandboxed: dict[str, bool] = {}
+        self._absent: dict[str, list[str]] = {}
+        """Per sandboxed call: protected paths that did not exist before it (the sandbox can only
+        keep existing ones read-only, so one that appears is reported)."""
+        self._ask_lock = asyncio.Lock()
+        self.warnings: list[str] = []
+
+    @property
+    def mode(self) -> ApprovalMode:
+        """The approval mode in effect."""
+        return self.policy.mode
+
+    @property
+    def sandbox_active(self) -> bool:
+        """Whether bash runs in the sandbox in this mode."""
+        return self.sandbox is not None and self.policy.mode != "full"
+
+    def status_line(self) -> str:
+        """For footers: ``auto · sandbox``, ``auto · no sandbox (why)``, ``full · no sandbox``."""
+        mode = self.policy.mode
+        if mode == "full":
+            return "full · no sandbox"
+        if self.sandbox is None:
+            why = self.sandbox_status.reason
+            return f"{mode} · no sandbox ({why})" if why and mode == "auto" else f"{mode} · no sandbox"
+        return f"{mode} · sandbox"
+
+    # ------------------------------------------------------------------ bash hook
+
+    def wrap_command(self, argv: list[str], tool_call_id: str) -> list[str]:
+        """bash's ``command_wrapper``: the sandboxed calls run under bwrap."""
+        if self.sandbox is not None and self._sandboxed.get(tool_call_id):
+            return self.sandbox.argv(argv, self.sandbox.workspace)
+        return argv
+
+    # ------------------------------------------------------------------ before
+
+    async def before(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
+        """The before-gate: allow, ask or deny this call."""
+        call = context.tool_call
+        args = dict(call.arguments or {})
+        decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
+        if decision.action == "allow":
+            self._sandboxed[call.id] = decision.sandbox
+            if decision.sandbox:
+                self._absent[call.id] = self._absent_protected()
+            if decision.source in ("rule", "hook"):  # the mode's own defaults are not worth an entry each
+                self._settle(call.id, call.name, decision, "allow", decision.source, decision.reason)
+                await self._event(call.id, call.name, decision, "allow", decision.source, decision.reason)
+            return None
+        if decision.action == "deny":
+            return await self._block(call.id, call.name, decision, decision.source, decision.reason,
+                                     f"Denied: {decision.reason}.")
+        if self.approver is None:
+            reason = f"needs approval ({decision.reason})"
+            return await self._block(
+                call.id, call.name, decision, "policy", reason,
+                f"Not run: {decision.summary} needs the user's approval ({decision.reason}), and nobody can be "
+                "asked in this mode. Do not retry it; tell the user what you wanted to do.",
+                needed=True,
+            )
+        request = ApprovalRequest(
+            call.id, call.name, args, decision.summary,
+            None if decision.source == "protected" else decision.proposed_rule,
+            decision.reason, diff=self._diff(call.name, args),
+        )
+        answer = await self._ask(request, signal)
+        if answer.allowed:
+            self._sandboxed[call.id] = False
+            rule = await self._remember(answer, request)
+            reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
+            self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
+            await self._event(call.id, call.name, decision, "allow", "user", reason, rule=rule, needed=True)
+            return None
+        if answer.kind == "abort":
+            self._abort()
+        text = denied_text(answer.reason)
+        return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
+                                 needed=True)
+
+    async def _block(
+        self, call_id: str, tool: str, decision: Decision, by: str, reason: str, text: str, *, needed: bool = False
+    ) -> BeforeToolCallResult:
+        self._settle(call_id, tool, decision, "deny", by, reason)
+        await self._event(call_id, tool, decision, "deny", by, reason, needed=needed)
+        return BeforeToolCallResult(block=True, reason=text)
+
+    def _diff(self, tool: str, args: dict[str, Any]) -> str | None:
+        if tool not in ("edit", "write"):
+            return None
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        try:
+            return change_preview(tool, args, self.policy.workspace.resolve(path))
+        except Exception:  # a preview is a nicety; never let it stop the question
+            logger.exception("could not build the change preview")
+            return None
+
+    async def _ask(self, request: ApprovalRequest, signal: asyncio.Event) -> ApprovalAnswer:
+        """Ask the approver (one question at a time); an abort while waiting answers ``abort``."""
+        assert self.approver is not None
+        async with self._ask_lock:
+            if signal.is_set():
+                return ApprovalAnswer("abort")
+            question = asyncio.ensure_future(self.approver(request))
+            stop = asyncio.ensure_future(signal.wait())
+            try:
+                done, _ = await asyncio.wait({question, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+            if question not in done:
+                question.cancel()
+                return ApprovalAnswer("abort")
+            try:
+                return question.result()
+            except Exception as exc:  # a broken front end denies rather than allows
+                logger.exception("approver failed")
+                return ApprovalAnswer("deny", reason=f"the approval could not be asked ({exc})")
+
+    async def _remember(self, answer: ApprovalAnswer, request: ApprovalRequest) -> str | None:
+        """Save the rule of an "allow always" answer; returns its text (None when nothing was saved)."""
+        if answer.kind != "allow_always":
+            return None
+        text = (answer.rule or request.proposed_rule or "").strip()
+        if not text:
+            return None
+        try:
+            rule = parse_rule(text)
+            save_allow_rule(self.project_dir, text)
+        except (RuleError, RuleSaveError, OSError) as exc:
+            self.warnings.append(str(exc))
+            logger.warning("could not save the rule %s: %s", text, exc)
+            return None
+        self.policy.rules.add("allow", rule)
+        return text
+
+    # ------------------------------------------------------------------ after
+
+    async def after(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult | None:
+        """The after-gate: notice a sandbox denial, offer to run the command again without it."""
+        call = context.tool_call
+        sandboxed = self._sandboxed.pop(call.id, False)
+        created = [p for p in self._absent.pop(call.id, []) if os.path.lexists(p)]
+        if created:
+            shown = ", ".join(self.policy.workspace.display(p) for p in created)
+            warning = f"a sandboxed command created {shown}, which baton protects: review it before trusting it"
+            self.warnings.append(warning)
+            return _with_note(context.result, f"[baton: {warning}.]", is_error=context.is_error)
+        if call.name != "bash" or not sandboxed or not context.is_error:
+            return None
+        output = "".join(b.text for b in context.result.content if isinstance(b, TextContent))
+        if not looks_like_denial(output):
+            return None
+        decision = self.policy.decide("bash", dict(call.arguments or {}))
+        note = SANDBOX_NOTE
+        if self.approver is None:
+            reason = "the sandbox blocked it; running it outside the sandbox needs approval"
+            self._settle(call.id, call.name, decision, "deny", "policy", reason)
+            await self._event(call.id, call.name, decision, "deny", "policy", reason, needed=True)
+            note += " Running it outside the sandbox needs the user's approval, which cannot be asked here."
+            return _with_note(context.result, note)
+        request = ApprovalRequest(
+            call.id, call.name, dict(call.arguments or {}), decision.summary, decision.proposed_rule,
+            "the sandbox seems to have blocked it", kind="unsandboxed", output=output[-2000:],
+        )
+        answer = await self._ask(request, signal)
+        if not answer.allowed:
+            if answer.kind == "abort":
+                self._abort()
+            reason = answer.reason or "declined to run it outside the sandbox"
+            self._settle(call.id, call.name, decision, "deny", "user", reason)
+            await self._event(call.id, call.name, decision, "deny", "user", reason, needed=True)
+            return _with_note(context.result, f"{note} {denied_text(answer.reason)} (not run outside the sandbox)")
+        rule = await self._remember(answer, request)
+        reason = "run again outside the sandbox, allowed by the user"
+        self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
+        await self._event(call.id, call.name, decision, "allow", "user", reason, rule=rule, needed=True)
+        return await self._rerun(context, signal)
+
+    async def _rerun(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult:
+        tool = next((t for t in self._tools() if t.name == "bash"), None)
+        if tool is None:
+            return context.result
+        self._sandboxed[context.tool_call.id] = False
+        try:
+            return await tool.execute(context.tool_call.id, context.args, signal, lambda _: None)
+        except ToolError as exc:
+            return AgentToolResult([TextContent(text=str(exc))], exc.details, True)
+        finally:
+            self._sandboxed.pop(context.tool_call.id, None)
+
+    def _absent_protected(self) -> list[str]:
+        return [p for p in self.policy.workspace.protected if not os.path.lexists(p)]
+
+    # ------------------------------------------------------------------ records
+
+    def _settle(
+        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str, rule: str | None = None
+    ) -> None:
+        data = {
+            "toolCallId": call_id,
+            "toolName": tool,
+            "decision": outcome,
+            "decidedBy": by,
+            "rule": rule or decision.rule,
+            "reason": reason,
+            "summary": decision.summary,
+            "mode": self.policy.mode,
+            "sandbox": bool(decision.sandbox and outcome == "allow" and self._sandboxed.get(call_id)),
+        }
+        try:
+            self._record(data)
+        except OSError as exc:  # the session reports its own write errors; a decision record is not fatal
+            logger.warning("could not record a permission decision: %s", exc)
+
+    async def _event(
+        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str,
+        *, rule: str | None = None, needed: bool = False,
+    ) -> None:
+        await self._emit(
+            ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,  # type: ignore[arg-type]
+                              decision.summary, needed)
+        )
+
+
+def _with_note(result: AgentToolResult, note: str, *, is_error: bool = True) -> AgentToolResult:
+    content = [*result.content, TextContent(text=note)]
+    return AgentToolResult(content, result.details, is_error)

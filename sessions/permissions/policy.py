@@ -1,0 +1,203 @@
+"""The permission policy: for one tool call, allow, ask or deny — and whether bash runs in the
+sandbox. Pure: no I/O beyond resolving paths, no asking (see :mod:`.gate`).
+
+Order: a deny rule wins; then protected paths ask (every mode, ``full`` included); then ask
+rules; then what a PreToolUse hook said; then allow rules; then the mode's default:
+
+============================  ===========  =====================  ===========
+call                          ``ask``      ``auto``               ``full``
+============================  ===========  =====================  ===========
+read/grep/find/ls inside      run          run                    run
+read/... outside              ask          ask                    run
+edit/write inside             ask          run                    run
+edit/write outside            ask          ask                    run
+bash                          ask          run in the sandbox     run
+                                           (ask without one)
+MCP and other tools           ask          ask                    run
+============================  ===========  =====================  ===========
+
+"Inside" means the real path (symlinks resolved) lies in the workspace; reads may also go to the
+temp dirs (where bash leaves its full output).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from baton.sessions.permissions.paths import Workspace
+from baton.sessions.permissions.rules import (
+    PATH_TOOLS,
+    Rule,
+    RuleSet,
+    format_rule,
+)
+from baton.sessions.permissions.shell_parts import split_command
+
+ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
+Action: TypeAlias = Literal["allow", "ask", "deny"]
+Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
+
+READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
+WRITE_TOOLS = frozenset({"edit", "write"})
+
+
+@dataclass(slots=True)
+class Decision:
+    """What the policy says about one call."""
+
+    action: Action
+    source: Source
+    reason: str
+    summary: str
+    """``bash(git status)``, ``edit(src/app.py)``: the call as a rule would name it."""
+    rule: str | None = None
+    """The rule that decided, when one did."""
+    proposed_rule: str | None = None
+    """The narrowest allow rule covering this call (for "allow always")."""
+    sandbox: bool = False
+    """bash only: run inside the sandbox."""
+
+
+@dataclass(slots=True)
+class _Target:
+    """A call reduced to what rules talk about: a command, a real path, or nothing."""
+
+    tool: str
+    command: str | None = None
+    path: str | None = None
+
+
+class Policy:
+    """Decides tool calls for one workspace, rule set and mode."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        rules: RuleSet,
+        mode: ApprovalMode = "auto",
+        *,
+        sandbox_available: bool = True,
+        home: str | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.rules = rules
+        self.mode: ApprovalMode = mode
+        self.sandbox_available = sandbox_available
+        self.home = home
+
+    # ------------------------------------------------------------------ matching
+
+    def _target(self, tool: str, args: dict[str, Any]) -> _Target:
+        if tool == "bash":
+            return _Target(tool, command=str(args.get("command", "")))
+        if tool in PATH_TOOLS:
+            raw = args.get("path")
+            path = raw if isinstance(raw, str) and raw.strip() else "."
+            return _Target(tool, path=self.workspace.resolve(path))
+        return _Target(tool)
+
+    def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
+        """The rule of ``kind`` that decides ``target`` (for a compound command allowed by several
+        rules, a rule naming them all)."""
+        matcher = self.rules.matcher(kind, target.tool, self.workspace.root, self.home)
+        if not matcher.rules:
+            return None
+        if target.command is not None:
+            found = matcher.match_command(target.command, split_command(target.command), every=kind == "allow")
+            if len(found) > 1:
+                return Rule("bash", None, " + ".join(str(r) for r in found))
+            return found[0] if found else None
+        return matcher.match_path(target.path, self.workspace.root, self.home)
+
+    def match(self, kind: Literal["allow", "deny", "ask"], tool: str, args: dict[str, Any]) -> Rule | None:
+        """The ``kind`` rule matching this call, if any."""
+        return self._first_match(kind, self._target(tool, args))
+
+    # ------------------------------------------------------------------ deciding
+
+    def decide(self, tool: str, args: dict[str, Any], hint: str | None = None) -> Decision:
+        """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask)."""
+        target = self._target(tool, args)
+        shown = self.workspace.display(target.path) if target.path is not None else None
+        summary = self._summary(target, shown)
+        proposed = self._proposal(target, shown)
+
+        def made(
+            action: Action, source: Source, reason: str, rule: Rule | None = None, sandbox: bool = False
+        ) -> Decision:
+            return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox)
+
+        deny = self._first_match("deny", target)
+        if deny is not None:
+            return made("deny", "rule", f"denied by the rule {deny}", deny)
+        protected = self._protected(target)
+        if protected is not None:
+            return made("ask", "protected", f"touches {protected}, which is always protected")
+        ask = self._first_match("ask", target)
+        if ask is not None:
+            return made("ask", "rule", f"the rule {ask} says to ask", ask)
+        if hint == "ask":
+            return made("ask", "hook", "a PreToolUse hook asked for approval")
+        if hint == "allow":
+            return made("allow", "hook", "allowed by a PreToolUse hook")
+        allow = self._first_match("allow", target)
+        if allow is not None:
+            return made("allow", "rule", f"allowed by the rule {allow}", allow)
+        return self._by_mode(target, made)
+
+    def _by_mode(self, target: _Target, made: Any) -> Decision:
+        mode = self.mode
+        tool = target.tool
+        if mode == "full":
+            return made("allow", "mode", "approval mode full")
+        if tool == "bash":
+            if mode == "auto" and self.sandbox_available:
+                return made("allow", "mode", "runs in the sandbox", sandbox=True)
+            if mode == "auto":
+                return made("ask", "mode", "the sandbox is unavailable, so commands ask")
+            return made("ask", "mode", "approval mode ask: every command asks")
+        if tool in READ_ONLY_TOOLS and target.path is not None:
+            if self.workspace.readable(target.path):
+                return made("allow", "mode", "reads inside the workspace")
+            return made("ask", "mode", "reads outside the workspace")
+        if tool in WRITE_TOOLS and target.path is not None:
+            inside = self.workspace.contains(target.path)
+            if inside and mode == "auto":
+                return made("allow", "mode", "changes inside the workspace")
+            where = "inside" if inside else "outside"
+            return made("ask", "mode", f"changes a file {where} the workspace")
+        return made("ask", "mode", f"{tool} is not known to be read-only")
+
+    def _protected(self, target: _Target) -> str | None:
+        if target.tool in WRITE_TOOLS and target.path is not None:
+            place = self.workspace.protected_match(target.path)
+            return self.workspace.display(place) if place else None
+        if target.command is not None:
+            return self.workspace.mentions_protected(target.command)
+        return None
+
+    def _summary(self, target: _Target, shown: str | None) -> str:
+        if target.command is not None:
+            return format_rule("bash", target.command)
+        if target.path is not None and shown is not None:
+            return format_rule(target.tool, shown)
+        return target.tool
+
+    def _proposal(self, target: _Target, shown: str | None) -> str | None:
+        if target.command is not None:
+            return format_rule("bash", " ".join(target.command.split())) if target.command.strip() else None
+        if target.path is not None and shown is not None:
+            if target.tool in READ_ONLY_TOOLS:
+                return format_rule(target.tool, _dir_glob(shown, target.path))
+            return format_rule(target.tool, shown)
+        return target.tool
+
+
+def _dir_glob(shown: str, real: str) -> str:
+    """A read of one file proposes its directory (``/etc/**``); a directory itself likewise."""
+    import os
+
+    base = shown if os.path.isdir(real) else os.path.dirname(shown)
+    return f"{base.rstrip('/')}/**" if base else "**"

@@ -1,0 +1,90 @@
+"""Wiring the permission policy into a coding session."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, cast
+
+from baton.providers.paths import baton_home
+from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
+from baton.sessions.permissions.paths import Workspace
+from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy
+from baton.sessions.permissions.rules import RuleSet
+from baton.sessions.settings import Settings
+from baton.tools.bash import BashTool
+from baton.tools.sandbox import Sandbox, SandboxStatus, probe
+
+if TYPE_CHECKING:
+    from baton.sessions.coding_session import CodingSession
+
+_STRICTNESS = {"ask": 0, "auto": 1, "full": 2}
+
+
+def effective_mode(settings: Settings, override: str | None = None) -> ApprovalMode:
+    """The mode to start in: ``override`` (``--approval``) when given, else the setting.
+
+    A project's ``.baton/settings.json`` can make the mode stricter but never looser: a cloned
+    repository must not switch its own protection off."""
+    if override is not None:
+        if override not in APPROVAL_MODES:
+            raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
+        return cast(ApprovalMode, override)
+    base: str = settings.approval
+    project_mode = settings.project_data.get("approval")
+    if project_mode is not None:  # the merged value came from the project: judge it against the global one
+        global_mode = settings.global_data.get("approval")
+        base = global_mode if global_mode in APPROVAL_MODES else "auto"
+        if project_mode in APPROVAL_MODES and _STRICTNESS[project_mode] < _STRICTNESS[base]:
+            base = project_mode
+    return cast(ApprovalMode, base)
+
+
+def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
+    """``(enabled, network)``; a project's settings may turn the sandbox on or the network off,
+    never the reverse."""
+    enabled, network = settings.sandbox.enabled, settings.sandbox.network
+    project: Any = settings.project_data.get("sandbox")
+    if isinstance(project, dict) and project:
+        section: Any = settings.global_data.get("sandbox")
+        section = section if isinstance(section, dict) else {}
+        enabled = section.get("enabled", True) is not False or project.get("enabled") is True
+        network = section.get("network", False) is True and project.get("network", True) is not False
+    return enabled, network
+
+
+def install_permissions(session: CodingSession, mode: str | None = None) -> Permissions:
+    """Build the session's :class:`Permissions`, register its gates and hook it into bash."""
+    settings = session.settings
+    approval = effective_mode(settings, mode)
+    rules = RuleSet.parse(settings.permissions.allow, settings.permissions.deny, settings.permissions.ask)
+    enabled, network = sandbox_wanted(settings)
+    status = SandboxStatus(False, "the sandbox is turned off (sandbox.enabled: false)")
+    if enabled:
+        status = probe()
+    workspace = Workspace.for_dir(str(session.cwd))
+    sandbox = None
+    if status.available:
+        home = str(baton_home())
+        sandbox = Sandbox(str(session.cwd), network=network, read_only=[home, os.path.realpath(home)],
+                          bwrap=status.bwrap or "bwrap")
+    policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None)
+    permissions = Permissions(
+        policy,
+        sandbox=sandbox,
+        sandbox_status=status,
+        project_dir=session.cwd,
+        hints=session.permission_hints,
+        emit=session._emit,
+        record=lambda data: session.store.append_custom(DECISION_ENTRY, data),
+        tools=lambda: list(session.agent.tools),
+        abort=session.abort,
+    )
+    permissions.warnings.extend(rules.problems)
+    if sandbox is None and approval == "auto":
+        permissions.warnings.append(f"no sandbox: {status.reason}; bash commands will ask for approval")
+    session.tool_gates.add_before("permissions", permissions.before)
+    session.tool_gates.add_after("permissions", permissions.after)
+    for tool in session.agent.tools:
+        if isinstance(tool, BashTool):
+            tool.command_wrapper = permissions.wrap_command
+    return permissions

@@ -1,0 +1,56 @@
+"""``apiKey: "!command"``: a command that hangs is stopped with everything it started."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from baton.providers import models_json
+
+
+def _sleepers(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_a_key_command_that_times_out_leaves_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = f"34.{os.getpid() % 10000}"
+    monkeypatch.setattr(models_json, "COMMAND_TIMEOUT", 0.5)
+    models_json.clear_command_cache()
+    started = time.monotonic()
+    try:
+        value = models_json.resolve_config_value(f"!sleep {marker}1 & sleep {marker}2; echo key",
+                                                 "providers.corp.apiKey")
+        elapsed = time.monotonic() - started
+        time.sleep(0.2)
+        left = _sleepers(marker)
+    finally:
+        for pid in _sleepers(marker):
+            os.kill(pid, 9)
+    assert value is None and elapsed < 5
+    assert left == []
+    assert len(models_json.command_errors) == 1
+    assert "providers.corp.apiKey" in models_json.command_errors[0]
+    assert "timed out" in models_json.command_errors[0]
+    models_json.clear_command_cache()
+
+
+def test_a_key_command_that_works_gives_its_output() -> None:
+    models_json.clear_command_cache()
+    assert models_json.resolve_config_value("!printf 'sk-from-command\\n'") == "sk-from-command"
+    assert models_json.command_errors == []
+    models_json.clear_command_cache()

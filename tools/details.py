@@ -1,0 +1,116 @@
+"""Typed views of the tools' ``details``, for the UI.
+
+A tool result's ``details`` is stored as the JSON object pi writes (persisted in session files,
+sent in JSON mode), so the tools keep producing those dicts unchanged. The UI reads them through
+these views instead of by string keys: each view parses a stored dict (from this version, an
+older one or pi, hence the tolerance for missing keys and pi's snake_case spellings) into typed
+fields. A tool names its view in ``AgentTool.details_type``; :func:`parse_details` finds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
+
+
+def _first(raw: Mapping[str, Any], *names: str) -> Any:
+    return next((raw[name] for name in names if raw.get(name) is not None), None)
+
+
+def _int(raw: Mapping[str, Any], *names: str) -> int | None:
+    value = _first(raw, *names)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(raw: Mapping[str, Any], *names: str) -> str | None:
+    value = _first(raw, *names)
+    return value if isinstance(value, str) else None
+
+
+class ToolDetails(Protocol):
+    """A typed view of one tool's stored ``details``."""
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ToolDetails:
+        """The view of a stored details object (missing or mistyped keys read as absent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadDetails:
+    """``read``: which lines of a text file were shown, or which image."""
+
+    kind: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    total_lines: int | None = None
+    mime_type: str | None = None
+    bytes: int | None = None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ReadDetails:
+        """The view of a stored ``read`` details object."""
+        return cls(_str(raw, "kind"), _int(raw, "startLine"), _int(raw, "endLine"), _int(raw, "totalLines"),
+                   _str(raw, "mimeType"), _int(raw, "bytes"))
+
+
+@dataclass(frozen=True, slots=True)
+class WriteDetails:
+    """``write``: how much was written and whether the file was new."""
+
+    bytes: int | None = None
+    lines: int | None = None
+    created: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> WriteDetails:
+        """The view of a stored ``write`` details object."""
+        return cls(_int(raw, "bytes"), _int(raw, "lines"), bool(raw.get("created")))
+
+
+@dataclass(frozen=True, slots=True)
+class EditDetails:
+    """``edit`` (and ``write`` when it has one): the display diff."""
+
+    diff: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> EditDetails:
+        """The view of a stored ``edit`` details object."""
+        return cls(_str(raw, "diff"))
+
+
+@dataclass(frozen=True, slots=True)
+class BashDetails:
+    """``bash`` (and the user's ``!`` commands): how the command ended."""
+
+    FACT_KEYS: ClassVar[tuple[str, ...]] = ("exitCode", "aborted", "timedOut")
+
+    exit_code: int | None = None
+    timed_out: bool = False
+    aborted: bool = False
+    duration_ms: float | None = None
+    full_output_path: str | None = None
+    has_facts: bool = False
+    """The details say how the command ended (an exit code, an abort or a timeout)."""
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> BashDetails:
+        """The view of a stored ``bash`` details object."""
+        millis = raw.get("durationMs")
+        return cls(
+            exit_code=_int(raw, "exitCode", "exit_code"),
+            timed_out=bool(raw.get("timedOut")),
+            aborted=bool(raw.get("aborted")),
+            duration_ms=millis if isinstance(millis, int | float) and not isinstance(millis, bool) else None,
+            full_output_path=_str(raw, "fullOutputPath", "full_output_path"),
+            has_facts=any(key in raw for key in cls.FACT_KEYS),
+        )
+
+
+D = TypeVar("D", bound=ToolDetails)
+
+
+def parse_details(details_type: type[D], details: Any) -> D:
+    """``details`` (a stored dict, or anything else meaning "none") read as ``details_type``."""
+    return details_type.from_dict(details if isinstance(details, Mapping) else {})  # type: ignore[return-value]

@@ -1,0 +1,47 @@
+"""The environment tool commands run in: this process's, without credentials.
+
+A command the model runs must not read the user's API keys (a prompt injection in a file the
+model reads could send them anywhere). Dropped: every ``*_API_KEY`` and ``*_TOKEN`` variable and
+every variable that holds a provider key (the built-in providers' key variables and those
+``models.json`` names), unless the ``bash.passEnv`` setting lists it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
+
+_pass_env: frozenset[str] = frozenset()
+
+
+def set_pass_env(names: Iterable[str]) -> None:
+    """The variables to keep even though they look like credentials (``bash.passEnv``)."""
+    global _pass_env
+    _pass_env = frozenset(names)
+
+
+def pass_env() -> frozenset[str]:
+    """The names :func:`set_pass_env` set."""
+    return _pass_env
+
+
+def is_secret_variable(name: str, key_variables: Iterable[str] = ()) -> bool:
+    """Whether ``name`` looks like a credential (``*_API_KEY``, ``*_TOKEN``, a key variable)."""
+    upper = name.upper()
+    return upper.endswith(_SECRET_SUFFIXES) or upper in {"API_KEY", "TOKEN"} or name in set(key_variables)
+
+
+def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] | None = None) -> dict[str, str]:
+    """``base`` (default: ``os.environ``) without credentials, except the ``keep`` names
+    (default: the ``bash.passEnv`` setting)."""
+    source = os.environ if base is None else base
+    kept = _pass_env if keep is None else frozenset(keep)
+    try:
+        from baton.providers.catalog import key_variables
+
+        named = key_variables()
+    except Exception:  # a broken catalog must not stop a command from running
+        named = set()
+    return {k: v for k, v in source.items() if k in kept or not is_secret_variable(k, named)}
