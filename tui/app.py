@@ -374,7 +374,7 @@ class BatonApp(App[int]):
                 self._delivered(user_text(message.content))
         elif kind == "message_end":
             if getattr(event.message, "role", None) == "assistant":
-                self.refresh_status()
+                self.transcript.in_next_flush(self.refresh_status)
         elif kind == "agent_start":
             self.editor.running = True
             self.activity.start()

@@ -7,6 +7,7 @@ turns, with real tool calls (bash) through a real session."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -99,4 +100,42 @@ async def test_a_frozen_message_looks_like_the_live_one_and_thaws_when_its_look_
                                                 for v in _finished_views(app)), timeout=10,
                              what="frozen at the new width")
             assert "Finished round 1." in screen_text(app)
+        await session.close()
+
+
+class _RestyleCountingApp(BatonApp):
+    """Counts the CSS restyles Textual runs (a class change restyles the node and everything in it)."""
+
+    CSS_PATH = str(Path(inspect.getfile(BatonApp)).with_name("theme.tcss"))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.restyled: list[Any] = []
+
+    def update_styles(self, node: Any, animate: bool = True) -> None:
+        self.restyled.append(node)
+        super().update_styles(node, animate=animate)
+
+
+async def test_a_turn_restyles_each_tool_box_once_per_state_and_freezing_restyles_nothing(tmp_path: Path) -> None:
+    model = faux_model("steps", provider="faux-steps", api="faux-steps")
+    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
+        session = await open_session(tmp_path, model, tools=["bash"])
+        app = _RestyleCountingApp(session)
+        async with app.run_test(size=(110, 36)) as pilot:
+            app.restyled.clear()
+            await _run_round(pilot, app, "round one")
+            boxes = [box for view in _finished_views(app) for box in view.tool_views]
+            assert len(boxes) == 4 and all(box.state == "done" for box in boxes)
+            # Running, then done: two restyles of each box, whatever classes the result sets.
+            for box in boxes:
+                assert 1 <= app.restyled.count(box) <= 2
+            views = _finished_views(app)
+            for view in views:
+                view.thaw()
+            await pilot.pause(0.1)
+            app.restyled.clear()
+            assert all(view.freeze() for view in views)
+            await pilot.pause(0.1)
+            assert not any(node is view or view in node.ancestors for node in app.restyled for view in views)
         await session.close()

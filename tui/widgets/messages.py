@@ -144,7 +144,6 @@ class AssistantMessageView(Widget):
     AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; display: none; }
     AssistantMessageView > .message-status.-shown { display: block; }
     AssistantMessageView > .message-status.-first { margin: 0; }
-    AssistantMessageView.-frozen > *, AssistantMessageView.-frozen > .message-status.-shown { display: none; }
     """
 
     def __init__(
@@ -346,7 +345,9 @@ class AssistantMessageView(Widget):
             return False
         self._frozen = strips
         self.styles.height = size.height
-        self.add_class("-frozen")
+        # Hidden with inline styles, not a class: a class change restyles every widget inside.
+        for child in self.children:
+            child.styles.display = "none"
         return True
 
     def thaw(self) -> None:
@@ -355,7 +356,9 @@ class AssistantMessageView(Widget):
             return
         self._frozen = None
         self.styles.clear_rule("height")
-        self.remove_class("-frozen")
+        for child in self.children:
+            if child.styles.clear_rule("display"):
+                child.refresh(layout=True)
         self.refresh(layout=True)
 
     def render_lines(self, crop: Region) -> list[Strip]:

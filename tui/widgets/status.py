@@ -81,7 +81,9 @@ class StatusBar(Widget):
         self.info = StatusInfo()
 
     def set_info(self, info: StatusInfo) -> None:
-        """Show ``info``."""
+        """Show ``info`` (no repaint when nothing changed)."""
+        if info == self.info:
+            return
         self.info = info
         self.refresh()
 

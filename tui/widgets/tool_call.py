@@ -156,15 +156,18 @@ class ToolCallView(Widget):
         self._details = details
         self._dirty = True
 
-    def set_result(self, content: Any, details: Any, *, is_error: bool) -> None:
-        """The final result."""
+    def set_result(self, content: Any, details: Any, *, is_error: bool, render: bool = True) -> None:
+        """The final result; ``render=False`` leaves it to the next :meth:`flush`."""
         self._output = result_text(content)
         self._details = details
         if self._started is not None:
             self._duration = time.monotonic() - self._started
         self.state = "error" if is_error else "done"
         self.set_class(is_error, "-error")
-        self._render_now()
+        if render:
+            self._render_now()
+        else:
+            self._dirty = True
 
     def mark_not_run(self) -> None:
         """The call will not run (its message was aborted or cut off)."""
@@ -195,12 +198,15 @@ class ToolCallView(Widget):
             self._args_view.display = False
 
         running = self.state == "running"
-        self.set_class(running and not self._output, "-running")
+        # The state classes change together, in one restyle of the box (each class change
+        # re-matches the stylesheet against every widget in it).
+        flags = {"-running": running and not self._output}
         if running and self._started is not None and not self._output:
             elapsed = time.monotonic() - self._started
             self._status.show(Content.styled(f"running… {elapsed:.1f}s", "$text-muted"))
         if not showing_result or (running and not self._output):
-            self.remove_class("-has-output", "-collapsible")
+            flags.update({"-has-output": False, "-collapsible": False})
+            self._set_flags(flags)
             return
         duration = self._duration
         if running and self._started is not None:
@@ -215,8 +221,7 @@ class ToolCallView(Widget):
             duration=duration,
         )
         self._preview.show(rendered.preview)
-        self.set_class(bool(rendered.preview), "-has-output")
-        self.set_class(bool(rendered.hidden), "-collapsible")
+        flags.update({"-has-output": bool(rendered.preview), "-collapsible": bool(rendered.hidden)})
         if rendered.hidden:
             self._full.show(rendered.full)
             if rendered.tail:
@@ -225,4 +230,11 @@ class ToolCallView(Widget):
             else:
                 more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
                 self._more.show(Content.styled(more, "$text-muted"))
-        self.set_class(bool(rendered.hidden) and not rendered.tail, "-more")
+        flags["-more"] = bool(rendered.hidden) and not rendered.tail
+        self._set_flags(flags)
+
+    def _set_flags(self, flags: Mapping[str, bool]) -> None:
+        classes = set(self.classes)
+        wanted = (classes | {name for name, on in flags.items() if on}) - {name for name, on in flags.items() if not on}
+        if wanted != classes:
+            self.set_classes(wanted)

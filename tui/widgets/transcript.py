@@ -115,8 +115,12 @@ class Transcript(VerticalScroll, can_focus=False):
         self._dirty_views: set[Widget] = set()
         self._call_owner: dict[str, Entry] = {}
         self._timer: Timer | None = None
+        self._ticking = False
         self._loading_earlier = False
         self._to_freeze: list[Entry] = []
+        self._in_flush: list[Callable[[], None]] = []
+        self.flushes = 0
+        """Flushes run so far (each is at most one frame; tests count them)."""
         self._freeze_timer: Timer | None = None
         self._width = 0
         self._lock = asyncio.Lock()
@@ -387,7 +391,7 @@ class Transcript(VerticalScroll, can_focus=False):
                 view = self._tool_view(event.tool_call_id)
                 if view is not None:
                     result = event.result
-                    view.set_result(result.content, result.details, is_error=event.is_error)
+                    view.set_result(result.content, result.details, is_error=event.is_error, render=False)
             case AgentStartEvent():
                 self._ensure_timer()
             case AgentEndEvent():
@@ -429,7 +433,7 @@ class Transcript(VerticalScroll, can_focus=False):
                 owner.results[message.tool_call_id] = message
                 view = self._tool_view(message.tool_call_id)
                 if view is not None:
-                    view.set_result(message.content, message.details, is_error=message.is_error)
+                    view.set_result(message.content, message.details, is_error=message.is_error, render=False)
             else:
                 self.add_entry(Entry("tool_result", message))
 
@@ -453,6 +457,7 @@ class Transcript(VerticalScroll, can_focus=False):
     # -- rendering ---------------------------------------------------------------------------------
 
     def _ensure_timer(self) -> None:
+        self._ticking = True
         if self._timer is None:
             self._timer = self.set_interval(FLUSH_INTERVAL, self.flush_now, name="transcript-flush")
         else:
@@ -461,8 +466,16 @@ class Transcript(VerticalScroll, can_focus=False):
     async def flush_now(self) -> None:
         """Render everything buffered (the periodic flush; also run when a message ends)."""
         async with self._lock, _batch(self.app):
+            self.flushes += 1
+            if self._to_freeze:
+                # Laid out by the previous frame: frozen in this one rather than in a frame of
+                # their own.
+                self._freeze_ready()
             if self.on_flush is not None:
                 self.on_flush()
+            callbacks, self._in_flush = self._in_flush, []
+            for callback in callbacks:
+                callback()
             live = self._live
             if live is not None:
                 await live.flush()
@@ -484,8 +497,14 @@ class Transcript(VerticalScroll, can_focus=False):
                     dirty.flush()
             if live is None and not self._finishing and not self._dirty_views and self._timer is not None:
                 self._timer.pause()
-            if self._to_freeze:
+                self._ticking = False
+            if self._to_freeze and not self._ticking:
                 self._schedule_freeze()
+
+    def in_next_flush(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` in the next flush's frame (status updates that can wait up to 0.1 s)."""
+        self._in_flush.append(callback)
+        self._ensure_timer()
 
     # -- freezing finished messages ----------------------------------------------------------------
 
@@ -497,6 +516,13 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def _freeze_settled(self, attempt: int = 0) -> None:
         self._freeze_timer = None
+        waiting = self._freeze_ready()
+        if waiting and attempt < 20:
+            self._freeze_timer = self.set_timer(0.1, lambda: self._freeze_settled(attempt + 1),
+                                                name="transcript-freeze")
+
+    def _freeze_ready(self) -> list[Entry]:
+        """Freeze what can be frozen now; the rest stays waiting (and is returned)."""
         waiting: list[Entry] = []
         for entry in self._to_freeze:
             widget = entry.widget
@@ -505,9 +531,7 @@ class Transcript(VerticalScroll, can_focus=False):
             if not self._settled(entry, widget) or not widget.freeze():
                 waiting.append(entry)
         self._to_freeze = waiting
-        if waiting and attempt < 20:
-            self._freeze_timer = self.set_timer(0.1, lambda: self._freeze_settled(attempt + 1),
-                                                name="transcript-freeze")
+        return waiting
 
     def _settled(self, entry: Entry, widget: AssistantMessageView) -> bool:
         """True when nothing more is coming for this message: finished, every tool call answered."""
