@@ -9,8 +9,9 @@ only end at the timeout. :func:`watch_stopped` polls the state of the command's 
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
+
+from baton.tools.proc_table import process_table
 
 POLL_SECONDS = 0.25
 STOPPED_GRACE_SECONDS = 1.0
@@ -29,25 +30,8 @@ class StoppedProcess:
 def stopped_in_group(pgid: int) -> list[StoppedProcess]:
     """Processes of group ``pgid`` in the stopped state (``T``; ``t`` is a debugger's stop and is
     left alone). Empty where ``/proc`` is missing."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    found: list[StoppedProcess] = []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        open_paren, close_paren = data.find(b"("), data.rfind(b")")
-        fields = data[close_paren + 2 :].split()
-        if len(fields) > 2 and fields[0] == b"T" and int(fields[2]) == pgid:
-            name = data[open_paren + 1 : close_paren].decode("utf-8", "replace")
-            found.append(StoppedProcess(int(entry), name))
-    return found
+    return [StoppedProcess(row.pid, row.name) for row in process_table() or []
+            if row.state == b"T" and row.pgid == pgid]
 
 
 async def watch_stopped(

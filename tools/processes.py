@@ -27,6 +27,8 @@ import sys
 import threading
 import time
 
+from baton.tools.proc_table import process_table
+
 logger = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -136,23 +138,7 @@ def _targets() -> tuple[list[int], list[int]]:
 
 def _proc_table() -> list[tuple[int, int, int, bytes]]:
     """``(pid, ppid, pgid, state)`` of every process, from ``/proc`` (empty without it)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    rows: list[tuple[int, int, int, bytes]] = []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2:
-            rows.append((int(entry), int(fields[1]), int(fields[2]), fields[0]))
-    return rows
+    return [(row.pid, row.ppid, row.pgid, row.state) for row in process_table() or []]
 
 
 def _group_alive(pgid: int) -> bool:

@@ -14,6 +14,8 @@ import os
 import shutil
 import signal
 
+from baton.tools.proc_table import process_table
+
 KILL_GRACE_SECONDS = 0.5
 """How long the group gets to exit after SIGTERM before SIGKILL."""
 
@@ -35,22 +37,10 @@ def group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     # killpg also succeeds for zombies waiting to be reaped; look closer where /proc exists.
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    rows = process_table()
+    if rows is None:
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    return any(row.pgid == pgid and row.state not in (b"Z", b"X") for row in rows)
 
 
 def signal_group(pgid: int, sig: int) -> None:
