@@ -190,7 +190,7 @@ async def test_model_picker_shows_preview_for_highlighted_model(
 async def test_steering_message_is_queued_visible_then_delivered(
     project: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
-    faux_a.add(FauxResponse.text("Working on the first request " + PROSE, delay=0.01),
+    faux_a.add(FauxResponse.text("Working on the first request " + PROSE * 4, delay=0.01),
                FauxResponse.text("Steered answer."))
     session = await open_session(project, model_a)
     app = BatonApp(session)

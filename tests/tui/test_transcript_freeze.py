@@ -83,8 +83,8 @@ async def test_a_frozen_message_looks_like_the_live_one_and_thaws_when_its_look_
         app = BatonApp(session)
         async with app.run_test(size=(110, 36)) as pilot:
             await _run_round(pilot, app, "round one")
+            await wait_until(pilot, lambda: "step-4" in screen_text(app), timeout=10, what="the frozen picture")
             frozen_text = screen_text(app)
-            assert "step-4" in frozen_text
             for view in _finished_views(app):
                 view.thaw()
             await wait_until(pilot, lambda: not any(v.is_frozen for v in _finished_views(app)), what="thawed")
