@@ -8,9 +8,11 @@ turns, with real tool calls (bash) through a real session."""
 from __future__ import annotations
 
 import inspect
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widget import Widget
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_text, faux_tool_call
@@ -112,11 +114,17 @@ class _RestyleCountingApp(BatonApp):
         super().__init__(*args, **kwargs)
         self.restyled: list[Any] = []
 
-    def update_styles(self, node: Any, animate: bool = True) -> None:
+    def update_styles(self, node: Any, *args: Any, **kwargs: Any) -> None:
+        # Textual's signature differs between versions (``animate`` is newer): pass it through.
         self.restyled.append(node)
-        super().update_styles(node, animate=animate)
+        super().update_styles(node, *args, **kwargs)
 
 
+@pytest.mark.skipif(
+    int(version("textual").split(".")[0]) < 8,
+    reason="older Textual restyles a widget once per class changed, not once per set_classes call; "
+           "this counts the batching baton relies on with the Textual 8 it is measured with",
+)
 async def test_a_turn_restyles_each_tool_box_once_per_state_and_freezing_restyles_nothing(tmp_path: Path) -> None:
     model = faux_model("steps", provider="faux-steps", api="faux-steps")
     with FauxProvider("faux-steps", _step_replies, chunk_size=6):
