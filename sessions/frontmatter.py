@@ -8,6 +8,7 @@ without a word. Only called when such a file exists, so the import costs nothing
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -55,3 +56,20 @@ def _load(block: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise FrontMatterError("front matter must be a mapping of keys to values")
     return {str(k): v for k, v in data.items()}
+
+
+def read_front_matter_file(path: Path, limit: int, what: str, warnings: list[str]) -> Document | None:
+    """Read and parse ``path`` (at most ``limit`` bytes); on any problem add one warning naming
+    ``what`` and the path, and return ``None``."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            warnings.append(f"{what} {path} ignored: larger than {limit // 1024} KB")
+            return None
+        return parse_front_matter(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"{what} {path} ignored: cannot be read ({exc})")
+    except FrontMatterError as exc:
+        warnings.append(f"{what} {path} ignored: {exc}")
+    return None

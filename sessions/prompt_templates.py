@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baton.providers.paths import baton_home
-from baton.sessions.frontmatter import FrontMatterError, parse_front_matter
+from baton.sessions.frontmatter import read_front_matter_file
 
 MAX_TEMPLATE_BYTES = 256 * 1024
 
@@ -84,17 +84,8 @@ def _read(path: Path, warnings: list[str]) -> PromptTemplate | None:
     if not _NAME.match(name):
         warnings.append(f"prompt template {path} ignored: '{name}' is not a valid command name")
         return None
-    try:
-        data = path.read_bytes()
-        if len(data) > MAX_TEMPLATE_BYTES:
-            warnings.append(f"prompt template {path} ignored: larger than {MAX_TEMPLATE_BYTES // 1024} KB")
-            return None
-        doc = parse_front_matter(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"prompt template {path} ignored: cannot be read ({exc})")
-        return None
-    except FrontMatterError as exc:
-        warnings.append(f"prompt template {path} ignored: {exc}")
+    doc = read_front_matter_file(path, MAX_TEMPLATE_BYTES, "prompt template", warnings)
+    if doc is None:
         return None
     description = doc.meta.get("description")
     if not isinstance(description, str) or not description.strip():

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.providers.paths import baton_home
-from baton.sessions.frontmatter import FrontMatterError, parse_front_matter
+from baton.sessions.frontmatter import FrontMatterError, parse_front_matter, read_front_matter_file
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 256 * 1024
@@ -86,18 +86,8 @@ def _children(root: Path) -> list[Path]:
 
 
 def _read_skill(path: Path, warnings: list[str]) -> Skill | None:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SKILL_BYTES + 1)
-        if len(data) > MAX_SKILL_BYTES:
-            warnings.append(f"skill {path} ignored: larger than {MAX_SKILL_BYTES // 1024} KB")
-            return None
-        doc = parse_front_matter(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"skill {path} ignored: cannot be read ({exc})")
-        return None
-    except FrontMatterError as exc:
-        warnings.append(f"skill {path} ignored: {exc}")
+    doc = read_front_matter_file(path, MAX_SKILL_BYTES, "skill", warnings)
+    if doc is None:
         return None
     name = doc.meta.get("name")
     description = doc.meta.get("description")
