@@ -150,10 +150,13 @@ class BatonApp(App[int]):
         )
 
     def _history(self) -> list[str]:
+        messages = getattr(self.session, "messages", []) or []
+        if not messages:
+            return []  # also keeps pydantic (via the message widgets) out of the first frame
         from baton.tui.widgets.messages import user_text
 
         out = []
-        for message in getattr(self.session, "messages", []) or []:
+        for message in messages:
             if getattr(message, "role", None) == "user":
                 text = user_text(message.content)
                 if text.strip():
@@ -178,7 +181,10 @@ class BatonApp(App[int]):
             self._send(text, None)
 
     def _argument_sources(self) -> dict[str, Any]:
-        from baton.providers.models import THINKING_LEVELS
+        def thinking() -> list[tuple[str, str]]:
+            from baton.providers.models import THINKING_LEVELS  # pydantic: not before the first frame
+
+            return [(level, "") for level in THINKING_LEVELS]
 
         def models() -> list[tuple[str, str]]:
             try:
@@ -186,7 +192,7 @@ class BatonApp(App[int]):
             except Exception:
                 return []
 
-        return {"model": models, "thinking": lambda: [(level, "") for level in THINKING_LEVELS],
+        return {"model": models, "thinking": thinking,
                 "approval": lambda: [(mode, "") for mode in ("ask", "auto", "full")]}
 
     async def on_mount(self) -> None:
