@@ -200,7 +200,8 @@ class BatonApp(App[int]):
         self.editor.focus()
         if self.session is None:
             self.activity.start("Starting")
-            self.run_worker(self._open_session(), group="open", exit_on_error=False)
+            # After the first frame: the imports behind opening would compete with painting it.
+            self.call_after_refresh(self.run_worker, self._open_session, group="open", exit_on_error=False)
             return
         await self._attach_session()
 
