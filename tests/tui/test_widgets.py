@@ -326,3 +326,39 @@ async def test_follow_jumps_back_to_the_end() -> None:
         transcript.add_notice("after sending")
         await wait_until(pilot, lambda: "after sending" in screen_text(app), what="the jump to the end", timeout=20)
         assert transcript.following
+
+
+def _painted(app: App[Any]) -> list[Any]:
+    """The screen as painted, with styles (a cursor in its off phase paints differently)."""
+    return [list(strip) for strip in app.screen._compositor.render_strips()]
+
+
+async def _frames(pilot: Any, app: App[Any], seconds: float) -> list[list[Any]]:
+    frames = []
+    for _ in range(int(seconds / 0.1)):
+        await pilot.pause(0.1)
+        frames.append(_painted(app))
+    return frames
+
+
+async def test_cursor_is_steady_until_a_key_and_blinks_only_for_a_while_after_it() -> None:
+    """An app just opened does no periodic work: no blink until the first key, and the blink
+    stops again BLINK_SECONDS after the last key (the cursor then stays lit)."""
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        app.editor.BLINK_SECONDS = 1.0
+        await pilot.pause(0.2)
+        lit = _painted(app)
+        assert all(frame == lit for frame in await _frames(pilot, app, 1.3))
+        await pilot.press("a")
+        typed = await _frames(pilot, app, 0.9)
+        assert any(frame != typed[0] for frame in typed)  # blinking
+        await pilot.pause(0.6)
+        settled = await _frames(pilot, app, 1.3)
+        assert all(frame == settled[0] for frame in settled)
+        await pilot.press("b")
+        await pilot.press("backspace")
+        assert app.editor.text == "a"
+        await pilot.pause(1.6)
+        after_edit = _painted(app)
+        assert after_edit == settled[0]  # the same line with the cursor lit, not in the off phase

@@ -96,15 +96,21 @@ class PromptEditor(TextArea):
         """Set by the app while the agent works: Tab then queues a follow-up."""
         self._blink_stop: Timer | None = None
         self._blink_armed_at = 0.0
+        self._typed = False
 
     # The cursor blinks for BLINK_SECONDS after the last key, then stays lit: a blinking cursor
     # repaints twice a second for as long as the app is open, the only work an idle app does.
+    # Until the first key it stays lit too, so an app just opened and left alone does nothing.
     BLINK_SECONDS = 10.0
 
     def on_mount(self) -> None:
-        self._arm_blink_stop()
+        # Focus may come before TextArea makes its blink timer (running when focused): pause it.
+        self.call_later(self._restart_blink)
 
     def _restart_blink(self) -> None:
+        if not self._typed:
+            self._pause_blink(visible=self.has_focus)
+            return
         super()._restart_blink()
         self._arm_blink_stop()
 
@@ -167,6 +173,7 @@ class PromptEditor(TextArea):
     # -- keys ------------------------------------------------------------------------------------
 
     async def _on_paste(self, event: events.Paste) -> None:
+        self._typed = True
         # A pasted path of an image file (a file dropped on the terminal) attaches the image.
         if self.completer is not None:
             from baton.tui.attachments import pasted_image_reference
@@ -179,6 +186,7 @@ class PromptEditor(TextArea):
         # Otherwise TextArea's own handler (Textual runs it after this one) inserts the text.
 
     async def _on_key(self, event: events.Key) -> None:
+        self._typed = True
         key = event.key
         popup = self.completion
         if popup is not None and popup.is_open:
