@@ -140,6 +140,8 @@ class BatonApp(App[int]):
 
         self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
         self.transcript.on_flush = self.activity.tick
+        self.transcript.set_class(self._show_thinking, "-show-thinking")  # toggled while starting
+        self.transcript.set_class(self._expand_tools, "-expand-tools")
 
     def _make_header(self) -> StartupHeader:
         return StartupHeader(
@@ -218,6 +220,8 @@ class BatonApp(App[int]):
                     return
             await asyncio.to_thread(_preload)
             self.session = await self._opener(picked)
+        except asyncio.CancelledError:
+            raise  # the app quits while starting (Ctrl+C twice): not a failure to open
         except BaseException as exc:  # reported by the CLI once the app is gone
             self.open_error = exc
             self.exit(return_code=2)
@@ -551,7 +555,11 @@ class BatonApp(App[int]):
 
     @on(PromptEditor.DequeueRequested)
     def _dequeue(self) -> None:
-        texts = list(self.session.dequeue())
+        if self.session is None:  # starting: the prompts waiting for start-up come back
+            texts = [text for text, _ in self._pending]
+            self._pending.clear()
+        else:
+            texts = list(self.session.dequeue())
         self._queue.clear()
         self.activity.set_queue(self._queue)
         if not texts:
@@ -567,7 +575,7 @@ class BatonApp(App[int]):
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy a selection; abort a run; clear the editor; twice quickly: quit."""
-        if self._modal_open():
+        if isinstance(self.screen, ModalScreen):  # while starting too: clear, or quit when twice
             self.screen.dismiss(None)
             return
         selected = self.screen.get_selected_text()
@@ -608,6 +616,8 @@ class BatonApp(App[int]):
 
     @on(PromptEditor.EscapePressed)
     def _escape(self) -> None:
+        if self.session is None:
+            return  # starting: nothing to abort or rewind yet
         if self.is_busy:
             self.session.abort()
             return
@@ -624,6 +634,8 @@ class BatonApp(App[int]):
 
     @on(PromptEditor.ScrollRequested)
     def _scroll(self, message: PromptEditor.ScrollRequested) -> None:
+        if self.transcript is None:
+            return  # starting: nothing to scroll
         # Not animated: a held or repeated key must move a page per press (an animated scroll
         # starts each page from wherever the previous animation has got to).
         if message.direction < 0:
@@ -693,12 +705,14 @@ class BatonApp(App[int]):
     def action_toggle_thinking(self) -> None:
         """Ctrl+T: show or hide all thinking blocks."""
         self._show_thinking = not self._show_thinking
-        self.transcript.set_view_flag("-show-thinking", self._show_thinking)
+        if self.transcript is not None:  # else applied when the transcript is made
+            self.transcript.set_view_flag("-show-thinking", self._show_thinking)
 
     def action_toggle_tools(self) -> None:
         """Ctrl+O: expand or collapse all tool output."""
         self._expand_tools = not self._expand_tools
-        self.transcript.set_view_flag("-expand-tools", self._expand_tools)
+        if self.transcript is not None:
+            self.transcript.set_view_flag("-expand-tools", self._expand_tools)
 
     @on(PromptEditor.ExternalEditorRequested)
     def _external_editor(self) -> None:
