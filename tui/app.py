@@ -200,6 +200,11 @@ class BatonApp(App[int]):
     async def on_mount(self) -> None:
         self.completer.on_files_ready = lambda: self.call_from_thread(self.editor.refresh_completion)
         self.editor.focus()
+        # Keys typed before the editor had focus (into the instant frame, or while this screen
+        # was built) were held by the driver: they go to the editor now, in order.
+        release = getattr(self._driver, "release_held_keys", None)
+        if release is not None:
+            self.run_worker(release(self), group="keys", exit_on_error=False)
         if self.session is None:
             self.activity.start("Starting")
             # After the first frame: the imports behind opening would compete with painting it.
@@ -804,15 +809,23 @@ async def run_interactive_async(
     inline: bool = False,
     opener: SessionOpener | None = None,
     pick_session: Callable[[], Any] | None = None,
+    instant_frame: Any = None,
 ) -> int:
     """Run the interactive UI inside the running event loop; the exit code. Give the
     ``session``, or an ``opener`` that opens it once the first frame is painted (then
     :class:`SessionOpenError` carries an opening failure). ``inline``: render below the prompt
-    instead of on the alternate screen."""
+    instead of on the alternate screen. ``instant_frame``: the
+    :class:`~baton.tui.instant_frame.InstantFrame` painted before Textual loaded, to take over."""
     from baton.tui.termination import on_terminate
 
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
                    pick_session=pick_session)
+    from textual.drivers.linux_driver import LinuxDriver
+
+    if not inline and app.driver_class is LinuxDriver:  # not on Windows, nor a driver named by TEXTUAL_DRIVER
+        from baton.tui.handoff_driver import driver_for
+
+        app.driver_class = driver_for(instant_frame)
     remove = on_terminate(lambda signum: app.exit(return_code=128 + signum))  # SIGTERM, SIGHUP
     try:
         await app.run_async(inline=inline, inline_no_clear=inline)

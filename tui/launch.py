@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.providers.errors import BatonError
-from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, CliArgs, parse_args
+from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, VERSION, CliArgs, parse_args
 from baton.tui.cli_errors import CliError, exit_code, one_line
 from baton.tui.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.sessions import CodingSession
+    from baton.tui.instant_frame import InstantFrame
 
 
 def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
     args = parse_args(argv)
+    frame: InstantFrame | None = None
     try:
         from baton.tui.api_key_input import resolve_api_key_args
 
@@ -46,15 +48,28 @@ def run(argv: list[str]) -> int:
         text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
         if args.print_mode and not text.strip() and not images and not args.resume:
             raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
-        return asyncio.run(_run_session(args, text, images))
+        if not args.print_mode and not args.resume and not args.inline and _display_setting() != "inline":
+            from baton.tui.instant_frame import InstantFrame
+
+            frame = InstantFrame.start(f"{VERSION} · a terminal coding agent")  # the app takes it over
+        return asyncio.run(_run_session(args, text, images, frame))
     except BatonError as err:
+        _close_frame(frame)
         print(one_line(err), file=sys.stderr)
         return exit_code(err)
     except KeyboardInterrupt:
+        _close_frame(frame)
         print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
     finally:
+        _close_frame(frame)
         _cleanup_processes()
+
+
+def _close_frame(frame: InstantFrame | None) -> None:
+    """Give the terminal back when start-up ends before the app took the instant frame over."""
+    if frame is not None:
+        frame.close()
 
 
 def _cleanup_processes() -> None:
@@ -69,14 +84,14 @@ def _cleanup_processes() -> None:
         remove_own_files()
 
 
-async def _run_session(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+async def _run_session(args: CliArgs, text: str, images: list[ImageContent], frame: InstantFrame | None = None) -> int:
     from baton.tools.processes import become_subreaper
     from baton.tools.temp_files import remove_stale_files
 
     become_subreaper()
     remove_stale_files()
     if not args.print_mode:
-        return await _run_interactive(args, text, images)
+        return await _run_interactive(args, text, images, frame)
     from baton.sessions.errors import PromptRefusedError
     from baton.tui.session_setup import open_session
     from baton.tui.termination import TerminationGuard
@@ -111,7 +126,8 @@ async def _run_print_modes(args: CliArgs, session: CodingSession, text: str, ima
     return await run_print_mode(session, text, images)
 
 
-async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent]) -> int:
+async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent],
+                           frame: InstantFrame | None = None) -> int:
     """The app paints and takes keys first; the session opens behind it (see tui/app.py)."""
     from baton.tui.app import SessionOpenError, run_interactive_async
     from baton.tui.exit_summary import exit_summary
@@ -145,7 +161,7 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent])
     try:
         code = await run_interactive_async(
             initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
-            pick_session=pick,
+            pick_session=pick, instant_frame=frame,
         )
     except SessionOpenError as exc:
         if isinstance(exc.original, CliError):

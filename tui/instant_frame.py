@@ -1,0 +1,266 @@
+"""The first frame, painted before Textual is imported: the interactive app's title and prompt
+line, shown within a few tens of milliseconds of ``baton`` starting, echoing what is typed.
+
+Textual and the app take a few hundred milliseconds more to load. Meanwhile a thread reads the
+terminal (raw mode, as Textual will set it, but Ctrl+C still interrupts) and keeps every byte;
+:meth:`InstantFrame.take_over` stops it and hands the bytes over unchanged, so the app's driver
+parses them as if they had been typed into the app (escape sequences, pastes and all). Only the
+echo here is approximate (printable text, Backspace, Enter); the app repaints the real editor.
+
+Standard library only: importing this module must stay cheap.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import os
+import select
+import sys
+import threading
+from typing import Any
+
+BACKGROUND = "18;18;18"
+SURFACE = "30;30;30"
+FOOTER = "36;47;56"
+ACCENT = "255;196;115"
+TEXT = "224;224;224"
+MUTED = "120;120;120"
+RULE = "6;89;153"
+PLACEHOLDER = "Message baton…  (/ commands · @ files · ! shell)"
+RESIZE_POLL_S = 0.05
+"""How often the reader checks the terminal size while no key arrives."""
+
+
+def _bg(rgb: str) -> str:
+    return f"\x1b[48;2;{rgb}m"
+
+
+def _fg(rgb: str) -> str:
+    return f"\x1b[38;2;{rgb}m"
+
+
+class InstantFrame:
+    """A painted first frame and the keys typed into it; see the module docstring."""
+
+    def __init__(self, fd_in: int, fd_out: int, title: str) -> None:
+        import termios
+
+        self._fd_in = fd_in
+        self._fd_out = fd_out
+        self._title = title
+        self.original_attrs: list[Any] = termios.tcgetattr(fd_in)
+        """The terminal settings to restore on exit (the app's driver restores these)."""
+        self._typed = bytearray()
+        self._text = ""
+        self._escape = ""
+        self._pasting = False
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = None
+        self._size = (0, 0)
+        self._done = False
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, title: str) -> InstantFrame | None:
+        """Paint the frame and start reading keys; None where it cannot be done (not a
+        terminal, a dumb one, not POSIX, or the terminal refuses raw mode)."""
+        if os.name != "posix" or os.environ.get("TERM", "dumb") in ("dumb", ""):
+            return None
+        import termios
+
+        try:
+            fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
+            if not (os.isatty(fd_in) and os.isatty(fd_out)):
+                return None
+            frame = cls(fd_in, fd_out, title)
+            frame._enter()
+        except (OSError, ValueError, AttributeError, termios.error):
+            return None
+        atexit.register(frame.close)
+        return frame
+
+    def _enter(self) -> None:
+        import termios
+
+        raw = termios.tcgetattr(self._fd_in)
+        # As Textual's driver sets it (so it can adopt the mode as it is), except ISIG: until
+        # the app runs, Ctrl+C interrupts start-up as it always did.
+        raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)
+        raw[0] &= ~(termios.IXON | termios.IXOFF | termios.ICRNL | termios.INLCR | termios.IGNCR)
+        raw[6][termios.VMIN] = 1
+        raw[6][termios.VTIME] = 0
+        termios.tcsetattr(self._fd_in, termios.TCSANOW, raw)
+        # Keys typed before now went through the cooked terminal: Backspace and Ctrl+U already
+        # edited the line, and Enter became a newline; it was Enter.
+        early = b""
+        while select.select([self._fd_in], [], [], 0)[0]:
+            chunk = os.read(self._fd_in, 4096)
+            if not chunk:
+                break
+            early += chunk
+        self._typed += early.replace(b"\n", b"\r")
+        self._echo(self._decode(bytes(self._typed)))
+        try:
+            # Alternate screen, hidden cursor, no autowrap, bracketed paste (a paste arrives as
+            # one piece, so a newline in it does not send the prompt).
+            self._write("\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[?2004h")
+            self._paint()
+        except OSError:
+            self._restore()
+            raise
+        self._thread = threading.Thread(target=self._read_loop, name="baton-instant-frame", daemon=True)
+        self._thread.start()
+
+    def take_over(self) -> bytes:
+        """Stop reading and return every byte typed so far; the terminal stays in raw mode on
+        the alternate screen for the app to adopt. Idempotent (later calls return b"")."""
+        self._stop()
+        with self._lock:
+            typed, self._typed = bytes(self._typed), bytearray()
+        return typed
+
+    def close(self) -> None:
+        """Give the terminal back as it was (start-up failed or was interrupted before the
+        app took over). Safe to call more than once and after :meth:`take_over`."""
+        if self._stop():
+            self._restore()
+
+    def _stop(self) -> bool:
+        """Stop the reader; True the first time."""
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(2.0)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return True
+
+    def _restore(self) -> None:
+        import termios
+
+        try:
+            self._write("\x1b[?2004l\x1b[?7h\x1b[0m\x1b[?1049l\x1b[?25h")
+        except OSError:
+            pass
+        try:
+            termios.tcsetattr(self._fd_in, termios.TCSANOW, self.original_attrs)
+        except (termios.error, OSError):
+            pass
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        while True:
+            try:
+                ready, _, _ = select.select([self._fd_in, self._wake_r], [], [], RESIZE_POLL_S)
+            except (OSError, ValueError):
+                return
+            if self._wake_r in ready:
+                return
+            with self._lock:
+                if self._done:
+                    return
+                if self._fd_in in ready:
+                    try:
+                        data = os.read(self._fd_in, 4096)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    self._typed += data
+                    self._echo(self._decode(data))
+                try:
+                    if self._terminal_size() != self._size:
+                        self._paint()
+                    elif self._fd_in in ready:
+                        self._paint_editor()
+                except OSError:
+                    return
+
+    def _echo(self, chars: str) -> None:
+        """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
+        pastes; escape sequences (cursor keys, Alt+key...) are skipped."""
+        for char in chars:
+            if self._escape:
+                self._escape += char
+                sequence = self._escape
+                if len(sequence) == 2 and char not in "[O":
+                    self._escape = ""  # Alt+key
+                elif len(sequence) == 3 and sequence[1] == "O":
+                    self._escape = ""  # SS3: F1-F4, keypad
+                elif sequence[1] == "[" and len(sequence) > 2 and "\x40" <= char <= "\x7e":
+                    self._escape = ""
+                    if sequence in ("\x1b[200~", "\x1b[201~"):
+                        self._pasting = sequence == "\x1b[200~"
+                elif len(sequence) > 32:
+                    self._escape = ""
+                continue
+            if char == "\x1b":
+                self._escape = char
+            elif self._pasting:
+                self._text += "\n" if char == "\r" else char
+            elif char in ("\x7f", "\x08"):
+                self._text = self._text[:-1]
+            elif char == "\r":
+                self._text = ""  # Enter sends: the app keeps the prompt until it is ready
+            elif char == "\x15":  # Ctrl+U
+                self._text = ""
+            elif char == "\n" or char.isprintable():
+                self._text += char
+
+    # -- painting --------------------------------------------------------------------------------
+
+    def _terminal_size(self) -> tuple[int, int]:
+        size = os.get_terminal_size(self._fd_out)
+        return size.columns, size.lines
+
+    def _write(self, text: str) -> None:
+        data = text.encode("utf-8", "replace")
+        while data:
+            written = os.write(self._fd_out, data)
+            data = data[written:]
+
+    def _paint(self) -> None:
+        """The whole frame, laid out as the app's first frame (title at the top; activity,
+        editor and footer at the bottom)."""
+        self._size = columns, rows = self._terminal_size()
+        if columns < 20 or rows < 6:
+            self._write(_bg(BACKGROUND) + "\x1b[2J")
+            return
+        title = self._title[: columns - 10]
+        out = [_bg(BACKGROUND), "\x1b[2J\x1b[H"]
+        out.append(f"\x1b[1;3H\x1b[1m{_fg(ACCENT)}baton \x1b[22m{_fg('255;255;255')}{title}")
+        out.append(f"\x1b[{rows - 4};2H\x1b[1m{_fg(ACCENT)}⠋ Starting…\x1b[22m")
+        out.append(f"\x1b[{rows - 3};2H{_bg(SURFACE)}{_fg(RULE)}{'─' * (columns - 2)}")
+        out.append(f"\x1b[{rows - 1};1H{_bg(FOOTER)}{' ' * columns}")
+        out.append(f"\x1b[{rows};1H{_bg(FOOTER)}{_fg('255;255;255')} ↑0  ↓0  $0.00{' ' * (columns - 14)}")
+        self._write("".join(out))
+        self._paint_editor()
+
+    def _paint_editor(self) -> None:
+        columns, rows = self._size
+        if columns < 20 or rows < 6:
+            return
+        width = columns - 4  # the editor's padding and the screen's margin
+        line = self._text.split("\n")[-1]
+        if line or self._text:
+            shown = line[-(width - 1):]
+            body = f"{_fg(TEXT)}{shown}{_bg(TEXT)}{_fg(BACKGROUND)} {_bg(SURFACE)}{' ' * (width - len(shown) - 1)}"
+        else:
+            hint = PLACEHOLDER[: width - 1]
+            body = (f"{_bg(TEXT)}{_fg(BACKGROUND)}{hint[:1]}{_bg(SURFACE)}{_fg(MUTED)}{hint[1:]}"
+                    f"{' ' * (width - len(hint))}")
+        self._write(f"\x1b[{rows - 2};2H{_bg(SURFACE)} {body} {_bg(BACKGROUND)} ")
