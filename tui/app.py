@@ -826,6 +826,8 @@ async def run_interactive_async(
         from baton.tui.handoff_driver import driver_for
 
         app.driver_class = driver_for(instant_frame)
+    elif instant_frame is not None:
+        instant_frame.close()  # no driver to adopt it: give the terminal back before Textual takes it
     remove = on_terminate(lambda signum: app.exit(return_code=128 + signum))  # SIGTERM, SIGHUP
     try:
         await app.run_async(inline=inline, inline_no_clear=inline)
