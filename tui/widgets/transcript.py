@@ -514,7 +514,13 @@ class Transcript(ScrollView, can_focus=False):
         for key in [k for k in self._line_cache if k >= line]:
             del self._line_cache[key]
         follow = self.following
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._lines) + 1)
+        size = Size(self.scrollable_content_region.width, len(self._lines) + 1)
+        if size != self.virtual_size:
+            # Without a layout pass of the screen (``virtual_size`` is a layout reactive): this
+            # widget's own size does not change, only its scroll range does. Showing the scroll
+            # bar for the first time still lays out (its ``display`` changes).
+            self.set_reactive(Transcript.virtual_size, size)
+            self._scroll_update(size)
         if follow:
             self._following = True
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
