@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import events
 from textual.content import Content
 from textual.geometry import Region, Size
@@ -64,6 +65,9 @@ from baton.tui.widgets.tool_call import ToolCallView
 EntryKind = Literal["header", "user", "assistant", "tool_result", "bash", "notice", "compaction", "custom"]
 ViewFlag = Literal["-show-thinking", "-expand-tools"]
 
+_THUMB = "┃"
+_TRACK = " "
+
 FLUSH_INTERVAL = 0.1
 """Seconds between renders of streamed text (<= 10 Hz)."""
 
@@ -93,7 +97,7 @@ class Transcript(ScrollView, can_focus=False):
     """The conversation. See the module docstring."""
 
     DEFAULT_CSS = """
-    Transcript { height: 1fr; scrollbar-size-vertical: 1; scrollbar-gutter: stable; overflow-x: hidden; }
+    Transcript { height: 1fr; scrollbar-size-vertical: 0; overflow-x: hidden; }
     """
 
     MAX_LIVE = 150
@@ -133,6 +137,7 @@ class Transcript(ScrollView, can_focus=False):
         self._expand_tools = False
         self._following = True
         self._line_cache: dict[int, Strip] = {}
+        self._scroll_bar_style: Any = None
         self._loading_earlier = False
 
     def on_mount(self) -> None:
@@ -461,7 +466,7 @@ class Transcript(ScrollView, can_focus=False):
             self._stale_from = index
 
     def _render_context(self) -> RenderContext | None:
-        width = self.scrollable_content_region.width - 2
+        width = self.scrollable_content_region.width - 3  # a margin cell each side, and the bar
         if width <= 0:
             return None
         ctx = self._ctx
@@ -527,10 +532,45 @@ class Transcript(ScrollView, can_focus=False):
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
-        scroll_y = self.scroll_offset.y
-        index = scroll_y + y
-        width = self.scrollable_content_region.width
+        return self.render_lines(Region(0, y, self.size.width, 1))[0]
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The lines are final (styled, filtered, cached), so Textual's per-line styling pass
+        # (padding, borders, tint, filters) is skipped, and the scroll bar is a column drawn
+        # here: Textual's scroll bar widget re-renders all its rows whenever the range grows.
+        width = self.size.width
+        body = max(width - 1, 0)
         selection = self.text_selection
+        scroll_y = self.scroll_offset.y
+        thumb = self._thumb(self.size.height)
+        lines = []
+        for y in range(crop.y, crop.bottom):
+            line = self._line(scroll_y + y, body, selection)
+            bar = _THUMB if thumb is not None and thumb[0] <= y < thumb[1] else _TRACK
+            line = Strip([*line, Segment(bar, self._bar_style())], body + 1)
+            if crop.x or crop.right < width:
+                line = line.crop_extend(crop.x, crop.right, None)
+            lines.append(line)
+        return lines
+
+    def _thumb(self, height: int) -> tuple[int, int] | None:
+        total = self.virtual_size.height
+        if total <= height or height <= 0:
+            return None
+        size = max(1, round(height * height / total))
+        span = max(total - height, 1)
+        start = round(min(self.scroll_offset.y, span) / span * (height - size))
+        return start, start + size
+
+    def _bar_style(self) -> Any:
+        style = self._scroll_bar_style
+        if style is None:
+            ctx = self._render_context()
+            color = ctx.color("text-muted") if ctx is not None else "#808080"
+            style = self._scroll_bar_style = self.rich_style + RichStyle.parse(color)
+        return style
+
+    def _line(self, index: int, width: int, selection: Selection | None) -> Strip:
         if selection is None:
             cached = self._line_cache.get(index)
             if cached is not None and cached.cell_length == width:
@@ -551,11 +591,6 @@ class Transcript(ScrollView, can_focus=False):
         if selection is None:
             self._line_cache[index] = line
         return line
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The lines are final (styled, filtered, cached): Textual's per-line styling pass
-        # (padding, borders, tint, filters) has nothing to add, so it is skipped.
-        return [self.render_line(y).crop_extend(crop.x, crop.right, None) for y in range(crop.y, crop.bottom)]
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text (the lines as shown, without styles)."""
@@ -595,6 +630,7 @@ class Transcript(ScrollView, can_focus=False):
     def refreeze(self) -> None:
         """Render every entry again (the theme or something else that changes the look changed)."""
         self._theme += 1
+        self._scroll_bar_style = None
         self._line_cache.clear()
         if self.is_attached:
             self._relayout()
