@@ -175,7 +175,7 @@ def run_one(label: str, command: str, ready: str, env: dict[str, str], work: Pat
             spy = None
             if profile is not None:
                 spy = subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--output", profile, "--format",
-                                        profile_format, "--rate", "50"], stdout=subprocess.DEVNULL,
+                                        profile_format, "--rate", "100", "--gil"], stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
             tmux.type("Please run the steps one by one.")
             time.sleep(0.3)
