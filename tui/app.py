@@ -148,8 +148,10 @@ class BatonApp(App[int]):
 
         self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
         self.transcript.on_flush = self.activity.tick
-        self.transcript.set_class(self._show_thinking, "-show-thinking")  # toggled while starting
-        self.transcript.set_class(self._expand_tools, "-expand-tools")
+        if self._show_thinking:  # toggled while starting
+            self.transcript.set_view_flag("-show-thinking", True)
+        if self._expand_tools:
+            self.transcript.set_view_flag("-expand-tools", True)
 
     def _make_header(self) -> Content:
         return startup_header_content(
