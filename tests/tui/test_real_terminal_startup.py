@@ -102,8 +102,8 @@ import sys, termios, time
 from baton.tui.instant_frame import InstantFrame
 before = termios.tcgetattr(0)
 frame = InstantFrame.start("test")
-print("\\r\\nREADY", flush=True)
 try:
+    print("\\r\\nREADY", flush=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         time.sleep(0.05)
