@@ -311,3 +311,21 @@ async def test_follow_jumps_back_to_the_end() -> None:
         transcript.add_notice("after sending")
         await wait_until(pilot, lambda: "after sending" in screen_text(app), what="the jump to the end", timeout=20)
         assert transcript.following
+
+
+async def test_text_in_the_transcript_can_be_selected_with_the_mouse() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        transcript = app.transcript
+        transcript.add_notice("alpha beta gamma")
+        transcript.add_notice("delta epsilon")
+        await wait_until(pilot, lambda: "delta epsilon" in screen_text(app), what="the notices")
+        rows = screen_text(app).splitlines()
+        top = next(i for i, line in enumerate(rows) if "alpha" in line)
+        bottom = next(i for i, line in enumerate(rows) if "delta" in line)
+        await pilot.mouse_down(transcript, offset=(rows[top].index("beta"), top))
+        await pilot.hover(transcript, offset=(rows[bottom].index("epsilon"), bottom))
+        await pilot.mouse_up(transcript, offset=(rows[bottom].index("epsilon"), bottom))
+        await pilot.pause(0.1)
+        # Textual includes the cell under the pointer at the end of a drag.
+        assert app.screen.get_selected_text() == "beta gamma\n\ndelta e"

@@ -594,7 +594,9 @@ class Transcript(ScrollView, can_focus=False):
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text (the lines as shown, without styles)."""
-        return selection.extract("\n".join(strip.text for strip in self._lines)), "\n"
+        # Each line is drawn after a margin cell, which the selection's x offsets count.
+        text = selection.extract("\n".join(" " + strip.text for strip in self._lines))
+        return "\n".join(line[1:] if line.startswith(" ") else line for line in text.split("\n")), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self._line_cache.clear()
