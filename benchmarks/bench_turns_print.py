@@ -76,7 +76,7 @@ def run_one(argv: list[str], env: dict[str, str], config_dir: Path, work: Path, 
         spy = None
         if profile is not None:
             spy = subprocess.Popen(["py-spy", "record", "--pid", str(proc.pid), "--output", profile, "--format",
-                                    "raw", "--rate", "200", "--subprocesses"], stdout=subprocess.DEVNULL,
+                                    "raw", "--rate", "1000", "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         _, _, usage = os.wait4(proc.pid, 0)
         proc.returncode = 0  # reaped above; keeps Popen from waiting again
@@ -98,8 +98,9 @@ def report(label: str, runs: list[Run], turns: int) -> None:
     spread = ", ".join(f"{r.cpu:.2f}" for r in runs)
     startup = best.marks[0] if best.marks else 0.0
     tail = best.cpu - best.marks[-1] if best.marks else 0.0
-    print(f"{label:8} CPU {best.cpu:6.2f} s (system {best.system:.2f} s; runs: {spread})   peak RSS {best.peak_rss_mb:6.1f} MB   "
-          f"{best.results_seen}/{turns} bash results sent back{'' if best.finished else '   DID NOT FINISH'}")
+    print(f"{label:8} CPU {best.cpu:6.2f} s (system {best.system:.2f} s; runs: {spread})   "
+          f"peak RSS {best.peak_rss_mb:6.1f} MB   {best.results_seen}/{turns} bash results sent back"
+          f"{'' if best.finished else '   DID NOT FINISH'}")
     print(f"{'':8} per-turn CPU mean {_mean_ms(pt):.1f} ms (median {statistics.median(pt) * 1000 if pt else 0:.1f}); "
           f"start-up to first request {startup * 1000:.0f} ms; after last request {tail * 1000:.0f} ms")
     mid = pt[len(pt) // 2 - 5 : len(pt) // 2 + 5]
