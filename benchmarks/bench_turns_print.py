@@ -16,8 +16,12 @@ pi (``npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1``; never
 gets a models.json in its own agent directory (``PI_CODING_AGENT_DIR``) pointing at the same
 server. Target (issue 17 work): baton <= 18 ms of CPU per turn in print mode.
 
+By default bash runs in baton's sandbox (bubblewrap, when installed: the ``auto`` approval mode),
+which costs the children about 5 ms of CPU per call more than a bare shell; pass
+``--baton-arg=--approval --baton-arg=full`` to measure without it (pi has no sandbox).
+
 Run: ``python benchmarks/bench_turns_print.py [--turns 100] [--repeat 1] [--only baton|pi]
-[--profile out.txt]``. Figures are CPU time, meaningful on a loaded machine; wall time is not
+[--baton-arg ARG ...] [--profile out.txt]``. Figures are CPU time, meaningful on a loaded machine; wall time is not
 reported.
 """
 
@@ -114,6 +118,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.005, help="seconds between streamed events")
     parser.add_argument("--repeat", type=int, default=1, help="runs per program (the median is shown)")
     parser.add_argument("--only", choices=("baton", "pi"))
+    parser.add_argument("--baton-arg", action="append", default=[], metavar="ARG",
+                        help="extra argument for baton (e.g. --baton-arg=--approval --baton-arg=full: no sandbox)")
     parser.add_argument("--profile", help="write a py-spy raw profile of baton's (last) run here")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-print-"))
@@ -124,7 +130,8 @@ def main() -> None:
         home.mkdir()
         baton = str(Path(sys.executable).with_name("baton"))
         env = {"HOME": str(base), "PATH": path, "LANG": "C.UTF-8", "BATON_HOME": str(home)}
-        programs["baton"] = ([baton, "--model", "replay/replay-model", "-p", PROMPT], env, home)
+        argv = [baton, "--model", "replay/replay-model", *args.baton_arg, "-p", PROMPT]
+        programs["baton"] = (argv, env, home)
     if args.only != "baton" and PI_CLI.exists() and shutil.which("node"):
         agent = base / "pi-agent"
         agent.mkdir()
