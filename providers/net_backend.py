@@ -167,9 +167,11 @@ class AsyncioStream(AsyncNetworkStream):
         if transport.is_closing():
             return
         transport.close()
-        await asyncio.sleep(0)
-        if not self._protocol.lost:
-            transport.abort()
+        try:
+            await asyncio.sleep(0)  # one turn of the loop to flush what is queued
+        finally:
+            if not self._protocol.lost:
+                transport.abort()  # no waiting for a TLS close_notify answer (anyio does the same)
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
