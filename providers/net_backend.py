@@ -28,6 +28,9 @@ from httpcore import AsyncNetworkBackend, AsyncNetworkStream
 READ_HIGH_WATER = 256 * 1024
 """Buffered bytes at which the socket stops being read until the consumer catches up."""
 READ_LOW_WATER = 64 * 1024
+HAPPY_EYEBALLS_DELAY = 0.25
+"""Seconds before the next address of a host is tried alongside (RFC 8305, anyio's default too):
+a host whose IPv6 address does not answer is still reached over IPv4 at once."""
 
 SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 
@@ -248,7 +251,9 @@ class AsyncioBackend(AsyncNetworkBackend):
         local = (local_address, 0) if local_address else None
         try:
             transport, protocol = await asyncio.wait_for(
-                loop.create_connection(_Protocol, host, port, local_addr=local), timeout
+                loop.create_connection(_Protocol, host, port, local_addr=local,
+                                       happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY),
+                timeout,
             )
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(str(exc) or "timed out") from exc

@@ -208,3 +208,14 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
         server.close()
         await server.wait_closed()
     assert connections == 3
+
+
+async def test_a_name_with_several_addresses_reaches_the_one_that_listens() -> None:
+    # "localhost" may resolve to ::1 first; the server listens on 127.0.0.1 only.
+    with ReplayServer([Reply(chunks=[b"data: 1\n\n"])]) as server:
+        client = _client(timeout=5.0)
+        try:
+            response = await client.post(f"http://localhost:{server.port}/v1", content=b"{}")
+            assert response.text == "data: 1\n\n"
+        finally:
+            await client.aclose()
