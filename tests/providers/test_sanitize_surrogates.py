@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from baton.providers.wire_common import sanitize_surrogates
 
-
 _SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
 
 
