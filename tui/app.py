@@ -36,7 +36,15 @@ from baton.tui.widgets.approval import ApprovalPanel
 from baton.tui.widgets.attachment_chips import AttachmentChips
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
-from baton.tui.widgets.status import ActivityBar, StartupHeader, StatusBar, git_branch, is_demo, status_from_session
+from baton.tui.widgets.status import (
+    ActivityBar,
+    StartupHeader,
+    StatusBar,
+    git_branch,
+    is_demo,
+    startup_header_content,
+    status_from_session,
+)
 
 MCP_START_DELAY_S = 1.0
 """Seconds after mounting before MCP servers start in the background."""
@@ -141,8 +149,8 @@ class BatonApp(App[int]):
         self.transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
         self.transcript.on_flush = self.activity.tick
 
-    def _make_header(self) -> StartupHeader:
-        return StartupHeader(
+    def _make_header(self) -> Content:
+        return startup_header_content(
             version=__version__,
             model=self.session.model,
             cwd=self.cwd,

@@ -77,3 +77,15 @@ def stored_messages(path: Path) -> list[dict[str, Any]]:
 def stored_entries(path: Path) -> list[dict[str, Any]]:
     """Every entry of a session file."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def views(app: Any, kind: type) -> list[Any]:
+    """The transcript views of one class in the rendered window, in order (tool calls included)."""
+    return list(app.transcript.views_of(kind))
+
+
+def one_view(app: Any, kind: type) -> Any:
+    """The single transcript view of ``kind`` (fails when there is none or more than one)."""
+    found = views(app, kind)
+    assert len(found) == 1, f"expected one {kind.__name__}, found {len(found)}"
+    return found[0]

@@ -11,7 +11,7 @@ from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import UserMessageView
 from baton.tui.widgets.pickers import ListPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, views, wait_until
 
 
 async def test_compact_replaces_history_with_a_summary(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
@@ -68,7 +68,7 @@ async def test_tree_navigation_puts_message_back(project: Path, model_a: Model, 
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.editor.text == "beta", what="the message in the editor")
         await pilot.pause(0.1)
-        assert [v.text for v in app.query(UserMessageView)] == ["alpha"]
+        assert [v.text for v in views(app, UserMessageView)] == ["alpha"]
         assert "Reply two." not in screen_text(app)
     await session.close()
 

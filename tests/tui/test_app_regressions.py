@@ -15,7 +15,7 @@ from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import BashExecutionView, UserMessageView
-from tests.tui.app_helpers import open_session, screen_text, settle, stored_messages, wait_until
+from tests.tui.app_helpers import one_view, open_session, screen_text, settle, stored_messages, views, wait_until
 
 PROSE = " ".join(f"word{i}" for i in range(120))
 
@@ -42,7 +42,7 @@ async def test_tab_queues_a_follow_up_while_the_agent_works(
         assert app.editor.text == ""
         await settle(pilot, app, timeout=20)
         assert "Follow-up answer." in screen_text(app)
-        assert [v.text for v in app.query(UserMessageView)] == ["first", "then do Y\nand Z"]
+        assert [v.text for v in views(app, UserMessageView)] == ["first", "then do Y\nand Z"]
         await pilot.press(*"idle", "tab")
         await pilot.pause(0.05)
         assert app.editor.text == "idle" and faux_a.calls == 2, "idle: Tab does not send"
@@ -82,7 +82,7 @@ async def test_aborted_shell_command_says_aborted(project: Path, model_a: Model)
         await wait_until(pilot, lambda: "started" in screen_text(app), what="the command's output")
         await pilot.press("escape")
         await settle(pilot, app)
-        view = app.query_one(BashExecutionView)
+        view = one_view(app, BashExecutionView)
         text = screen_text(app)
         assert "aborted" in text
         assert "failed" not in text and "cancelled" not in text, text
@@ -164,7 +164,7 @@ async def test_two_quick_enters_queue_the_second_message(project: Path, model_a:
         await settle(pilot, app, timeout=20)
         text = screen_text(app)
         assert "Could not send" not in text
-        assert [v.text for v in app.query(UserMessageView)] == ["one", "two"]
+        assert [v.text for v in views(app, UserMessageView)] == ["one", "two"]
         assert app.activity.queue == []
     await session.close()
     sent = [str(m.content) for m in faux_a.requests[0].messages]

@@ -13,11 +13,13 @@ from baton.tui.widgets.messages import AssistantMessageView, UserMessageView, us
 from baton.tui.widgets.pickers import ConfirmScreen
 from baton.tui.widgets.tool_call import ToolCallView
 from tests.tui.app_helpers import (
+    one_view,
     open_session,
     screen_text,
     settle,
     stored_entries,
     stored_messages,
+    views,
     wait_until,
 )
 
@@ -59,11 +61,11 @@ async def test_tool_call_renders_args_live_then_result(project: Path, model_a: M
     async with app.run_test(size=(110, 40)) as pilot:
         await pilot.press(*"change beta", "enter")
         await wait_until(pilot, lambda: "- beta" in screen_text(app), what="the diff forming")
-        views = list(app.query(ToolCallView))
-        assert views and views[0].state == "streaming", "args are shown while they still stream"
+        calls = views(app, ToolCallView)
+        assert calls and calls[0].state == "streaming", "args are shown while they still stream"
         assert "edit notes.txt" in screen_text(app)
         await settle(pilot, app)
-        view = app.query_one(ToolCallView)
+        view = one_view(app, ToolCallView)
         assert view.state == "done"
         text = screen_text(app)
         assert "✓ edit notes.txt" in text
@@ -87,7 +89,7 @@ async def test_bash_output_shown_with_exit_code(project: Path, model_a: Model, f
         assert "$ for i in 1 2 3" in text
         assert "line3" in text
         assert "exit 3" in text
-        assert app.query_one(ToolCallView).state == "error"
+        assert one_view(app, ToolCallView).state == "error"
     await session.close()
 
 
@@ -107,7 +109,7 @@ async def test_ctrl_c_mid_stream_aborts_and_keeps_partial(project: Path, model_a
         assert "Aborted" in text
         assert "Partial answer begins here." in text
         assert app.is_running, "Ctrl+C during a run aborts; it does not quit"
-        view = app.query(AssistantMessageView).last()
+        view = views(app, AssistantMessageView)[-1]
         assert view.message is not None and view.message.stop_reason == "aborted"
     await session.close()
     assistant = [m for m in stored_messages(path) if m["role"] == "assistant"]
@@ -206,7 +208,7 @@ async def test_steering_message_is_queued_visible_then_delivered(
         assert app.activity.queue == []
         text = screen_text(app)
         assert "Steered answer." in text
-        users = [v.text for v in app.query(UserMessageView)]
+        users = [v.text for v in views(app, UserMessageView)]
         assert users == ["first", "please also do X"]
     await session.close()
     assert any("please also do X" in str(m.content) for m in faux_a.requests[1].messages)
@@ -271,18 +273,18 @@ async def test_resume_real_pi_session_shows_recent_and_loads_earlier(
         transcript = app.transcript
         assert len(transcript.entries) > 100
         assert transcript.first_mounted > 0, "only the most recent entries are mounted"
-        mounted = len(transcript.mounted_widgets)
+        mounted = len(transcript.mounted_views)
         assert mounted <= transcript.PAGE * 3
-        assert transcript.has_class("-has-earlier")
+        assert "earlier entries · scroll up to show" in transcript.text
         last_user = next(m for m in reversed(session.messages) if isinstance(m, UserMessage))
         last_text = user_text(last_user.content)
-        assert any(isinstance(w, UserMessageView) and w.text == last_text for w in transcript.mounted_widgets)
-        calls = [v for w in transcript.mounted_widgets if isinstance(w, AssistantMessageView) for v in w.tool_views]
+        assert any(isinstance(w, UserMessageView) and w.text == last_text for w in transcript.mounted_views)
+        calls = [v for w in transcript.mounted_views if isinstance(w, AssistantMessageView) for v in w.tool_views]
         assert calls and all(v.header_text[0] in "✓✗–" for v in calls), [v.header_text for v in calls]
         first_before = transcript.first_mounted
         transcript.scroll_home(animate=False, immediate=True)
         await wait_until(pilot, lambda: transcript.first_mounted < first_before, what="earlier entries")
-        assert len(transcript.mounted_widgets) > mounted
+        assert len(transcript.mounted_views) > mounted
     await session.close()
 
 

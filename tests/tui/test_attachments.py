@@ -15,7 +15,7 @@ from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.attachments import attach, file_references, pasted_image_reference
 from baton.tui.widgets.messages import UserMessageView
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import one_view, open_session, screen_text, settle, wait_until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17
 
@@ -42,8 +42,8 @@ async def test_at_file_reference_attaches_the_file_and_shows_a_chip(
         assert '<file name="notes.txt">\nfirst line\nsecond line\n\n</file>' in joined
         assert joined.endswith("explain @notes.txt and @shot.png, and @nobody")
         assert any(isinstance(b, ImageContent) for b in sent.content)
-        view = app.query_one(UserMessageView)
-        assert "📎 notes.txt (3 lines)" in screen_text(app) and "first line" not in str(view.render())
+        view = one_view(app, UserMessageView)
+        assert "📎 notes.txt (3 lines)" in screen_text(app) and "first line" not in view.plain
         assert app.attachments.names == []  # the editor is empty again
     await session.close()
 

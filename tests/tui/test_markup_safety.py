@@ -9,7 +9,6 @@ from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thi
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.render import StreamCleaner, clean, safe
-from baton.tui.widgets.markdown_stream import StreamingMarkdown
 from tests.tui.app_helpers import open_session, screen_text, settle
 
 HOSTILE = (
@@ -73,9 +72,11 @@ async def test_hostile_model_and_tool_text_renders_literally(
             meta = segment.style.meta if segment.style is not None else {}
             assert "@click" not in meta, f"clickable action in untrusted text: {meta!r}"
         # clicking the rendered answer must not trigger anything
-        answer = app.query(StreamingMarkdown).last()
-        await pilot.click(answer, offset=(10, 0))
-        await pilot.click(answer, offset=(30, 0))
+        rows = screen_text(app).splitlines()
+        row = next(i for i, line in enumerate(rows) if "[bold red]x[/]" in line)
+        column = rows[row].index("[@click")
+        await pilot.click(offset=(column + 2, row))
+        await pilot.click(offset=(column + 8, row))
         await pilot.pause(0.05)
         assert app.is_running and app.return_code is None
     await session.close()

@@ -12,7 +12,7 @@ from baton.sessions.checkpoints.git import find_git
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import UserMessageView
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, views, wait_until
 
 pytestmark = pytest.mark.skipif(find_git() is None, reason="git is not installed")
 
@@ -47,7 +47,7 @@ async def test_rewind_picker_lists_prompts_and_restores_code_and_conversation(
         await wait_until(pilot, lambda: app.editor.text == "make one", what="the prompt back in the editor")
         await wait_until(pilot, lambda: "restored 0 files, removed 2" in screen_text(app), what="the summary")
         assert not (project / "one.txt").exists() and not (project / "two.txt").exists()
-        assert list(app.query(UserMessageView)) == []
+        assert views(app, UserMessageView) == []
     await session.close()
 
 
@@ -73,7 +73,7 @@ async def test_escape_twice_opens_rewind_and_hand_edits_need_confirmation(
         await pilot.press("escape")
         await wait_until(pilot, lambda: "nothing changed" in screen_text(app), what="the cancel notice")
         assert (project / "one.txt").read_text() == "edited by hand" and (project / "two.txt").exists()
-        assert len(list(app.query(UserMessageView))) == 2  # code only: the conversation stays
+        assert len(views(app, UserMessageView)) == 2  # code only: the conversation stays
     await session.close()
 
 

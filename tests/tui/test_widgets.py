@@ -1,4 +1,4 @@
-"""Pilot tests of single widgets: editor, streaming markdown, transcript windowing."""
+"""Tests of single widgets and views: editor, streaming Markdown, transcript windowing."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ from typing import Any
 
 from textual import events
 from textual.app import App, ComposeResult
-from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownFence
 
 from baton.providers.messages import AssistantMessage, TextContent, UserMessage
 from baton.tui.completer import Completer, FileIndex
 from baton.tui.widgets.completion import CompletionList
 from baton.tui.widgets.editor import PromptEditor
-from baton.tui.widgets.markdown_stream import StreamingMarkdown
+from baton.tui.widgets.markdown_text import MarkdownPainter, MarkdownText
 from baton.tui.widgets.transcript import Entry, Transcript
 from tests.tui.app_helpers import screen_text, wait_until
 
@@ -124,80 +122,66 @@ async def test_slash_and_at_completion(tmp_path: Path) -> None:
         assert not app.completion.is_open
 
 
-class MarkdownApp(App[None]):
-    def __init__(self, widget: StreamingMarkdown) -> None:
-        super().__init__()
-        self.widget = widget
-
-    def compose(self) -> ComposeResult:
-        yield self.widget
+def _painter() -> MarkdownPainter:
+    return MarkdownPainter({"text-accent": "#ffc473", "text-primary": "#57a5e2", "text-muted": "#888888",
+                            "boost": "#1c1c1c", "foreground": "#e0e0e0"}, dark=True)
 
 
-async def test_open_fence_is_plain_until_it_closes() -> None:
-    stream = StreamingMarkdown(streaming=True)
-    app = MarkdownApp(stream)
-    async with app.run_test(size=(80, 40)) as pilot:
-        stream.append("Intro paragraph.\n\n```python\n")
-        for i in range(20):
-            stream.append(f"x_{i} = {i}\n")
-        await stream.flush()
-        await pilot.pause(0.05)
-        markdown = stream.query_one(Markdown)
-        assert not markdown.query(MarkdownFence), "an open fence is not parsed as Markdown"
-        assert "Intro paragraph." in markdown.source
-        assert "x_19 = 19" in screen_text(app)
-        stream.append("```\n\nAfter the fence.")
-        await stream.flush()
-        await wait_until(pilot, lambda: bool(markdown.query(MarkdownFence)), what="the fence block")
-        assert "x_19 = 19" in markdown.query_one(MarkdownFence).code
-        await stream.finish()
-        await pilot.pause(0.05)
-        assert markdown.source.endswith("After the fence.")
-        assert stream.text == markdown.source
-        assert "After the fence." in screen_text(app)
+def _text(strips: list[Any]) -> str:
+    return "\n".join(strip.text.rstrip() for strip in strips)
 
 
-async def test_open_fence_catches_up_when_the_stream_stalls() -> None:
-    stream = StreamingMarkdown(streaming=True)
-    app = MarkdownApp(stream)
-    async with app.run_test(size=(80, 30)) as pilot:
-        stream.append("```\nfirst = 1\n")
-        await stream.flush()
-        stream.append("second = 2\n")
-        await stream.flush()  # within the fence's render interval: deferred
-        assert stream.has_pending
-        await pilot.pause(0.25)
-        await stream.flush()  # nothing new arrived, but the deferred lines are shown now
-        await pilot.pause(0.05)
-        assert not stream.has_pending
-        assert "second = 2" in screen_text(app)
+def _colours(strips: list[Any], needle: str) -> set[Any]:
+    line = next(strip for strip in strips if needle in strip.text)
+    return {seg.style.color for seg in line if seg.style is not None and seg.text.strip()}
 
 
-async def test_unclosed_fence_is_rendered_as_markdown_at_the_end() -> None:
-    stream = StreamingMarkdown(streaming=True)
-    app = MarkdownApp(stream)
-    async with app.run_test(size=(80, 20)) as pilot:
-        stream.append("~~~\ncode without an end")
-        await stream.flush()
-        await stream.finish()
-        markdown = stream.query_one(Markdown)
-        await wait_until(pilot, lambda: bool(markdown.query(MarkdownFence)), what="the fence block")
-        assert not stream.is_streaming
+def test_open_fence_is_plain_until_it_closes() -> None:
+    painter = _painter()
+    stream = MarkdownText(streaming=True)
+    stream.append("Intro paragraph.\n\n```python\n")
+    for i in range(20):
+        stream.append(f"x_{i} = {i}\n")
+    assert stream.flush()
+    open_render = stream.render(painter, 70, 0)
+    assert "Intro paragraph." in _text(open_render)
+    assert "x_19 = 19" in _text(open_render)
+    assert len(_colours(open_render, "x_19")) == 1, "an open fence is plain text, not highlighted yet"
+    stream.append("```\n\nAfter the fence.")
+    stream.flush()
+    closed = stream.render(painter, 70, 0)
+    assert len(_colours(closed, "x_19")) > 1, "a closed fence is highlighted"
+    stream.finish()
+    assert not stream.is_streaming
+    assert "After the fence." in _text(stream.render(painter, 70, 0))
+    assert stream.text.endswith("After the fence.")
 
 
-async def test_partial_line_that_may_open_a_fence_is_held() -> None:
-    stream = StreamingMarkdown(streaming=True)
-    app = MarkdownApp(stream)
-    async with app.run_test(size=(80, 20)):
-        stream.append("text\n``")
-        await stream.flush()
-        markdown = stream.query_one(Markdown)
-        assert "``" not in markdown.source
-        stream.append("`js\nlet a\n")
-        await stream.flush()
-        assert "```js" not in markdown.source
-        await stream.finish()
-        assert "```js\nlet a\n" in markdown.source
+def test_unclosed_fence_is_rendered_as_markdown_at_the_end() -> None:
+    painter = _painter()
+    stream = MarkdownText(streaming=True)
+    stream.append("~~~\ncode without an end")
+    stream.flush()
+    stream.finish()
+    assert not stream.is_streaming
+    assert "code without an end" in _text(stream.render(painter, 60, 0))
+
+
+def test_streamed_rendering_matches_the_finished_one() -> None:
+    """Finished blocks are rendered once and cached while the stream goes on; what shows must be
+    what rendering the whole text at once shows."""
+    painter = _painter()
+    source = ("# Plan\n\nFirst a paragraph with **bold** and `code`.\n\n1. one\n2. two\n\n3. three\n\n"
+              "> a quote\n\n```python\nprint('hi')\n```\n\nLast words.\n")
+    stream = MarkdownText(streaming=True)
+    for start in range(0, len(source), 7):
+        stream.append(source[start : start + 7])
+        stream.flush()
+        stream.render(painter, 60, 0)
+    streamed = _text(stream.render(painter, 60, 0))
+    stream.finish()
+    assert streamed == _text(stream.render(painter, 60, 0))
+    assert stream._chunks, "the finished head was cut into cached chunks"
 
 
 class TranscriptApp(App[None]):
@@ -209,21 +193,22 @@ class TranscriptApp(App[None]):
         yield self.transcript
 
 
-async def test_live_transcript_prunes_old_widgets() -> None:
+async def test_live_transcript_drops_the_oldest_views() -> None:
     app = TranscriptApp()
     async with app.run_test(size=(80, 24)) as pilot:
         transcript = app.transcript
-        for i in range(150):
+        total = transcript.MAX_LIVE + transcript.PAGE + 20
+        for i in range(total):
             transcript.add_notice(f"notice {i}")
             if i % 10 == 0:
                 await pilot.pause()
         await pilot.pause(0.1)
-        mounted = len(transcript.mounted_widgets)
-        assert mounted <= transcript.MAX_LIVE + transcript.PAGE
-        assert len(transcript.entries) == 150
+        rendered = len(transcript.mounted_views)
+        assert rendered <= transcript.MAX_LIVE + transcript.PAGE
+        assert len(transcript.entries) == total
         assert transcript.first_mounted > 0
-        assert "notice 149" in screen_text(app)
-        assert len(transcript.children) <= transcript.MAX_LIVE + transcript.PAGE + 1
+        assert f"notice {total - 1}" in screen_text(app)
+        assert "earlier entries · scroll up to show" in transcript.text
 
 
 async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
@@ -250,7 +235,7 @@ async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
         assert transcript.first_mounted == first - transcript.PAGE
         await pilot.pause(0.1)
         assert transcript.scroll_y > 0, "the view stays where the reader was"
-        assert transcript.entries[first].widget is not None
+        assert transcript.entries[first].view is not None
         assert isinstance(transcript.entries[0], Entry)
 
 

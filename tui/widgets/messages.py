@@ -1,4 +1,8 @@
-"""Transcript entries: user prompts, assistant replies (streamed), thinking, shell runs, notices."""
+"""Transcript entries: user prompts, assistant replies (streamed), thinking, shell runs, notices.
+
+Each is a :class:`~baton.tui.widgets.paint.View`: state plus a rendering to strips, not a widget
+(see ``paint.py`` and ``transcript.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from textual import events
-from textual._compositor import Compositor
-from textual.app import ComposeResult
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual.content import Content
-from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
-from textual.widgets import Static
 
 from baton.providers.events import (
     AssistantMessageEvent,
@@ -29,11 +29,16 @@ from baton.providers.events import (
 )
 from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
 from baton.tui.render import StreamCleaner, clean, format_duration, one_line, safe
-from baton.tui.widgets.markdown_stream import StreamingMarkdown
+from baton.tui.widgets.markdown_text import MarkdownText
+from baton.tui.widgets.paint import RenderContext, View, stack
 from baton.tui.widgets.tool_call import ToolCallView
 from baton.tui.widgets.tool_render import result_body, result_text
 
 NoticeLevel = Literal["info", "success", "warning", "error"]
+
+_LEVEL_STYLES: dict[str, str] = {
+    "info": "$text-muted", "success": "$text-success", "warning": "$text-warning", "error": "$text-error",
+}
 
 
 def user_text(content: Any) -> str:
@@ -43,54 +48,54 @@ def user_text(content: Any) -> str:
     return result_text(content)
 
 
-class UserMessageView(Static):
-    """A prompt the user sent (or a steering / follow-up message once delivered)."""
-
-    DEFAULT_CSS = """
-    UserMessageView {
-        height: auto; margin: 1 0 0 0; padding: 0 1;
-        background: $boost; border-left: outer $primary;
-    }
-    """
+class UserMessageView(View):
+    """A prompt the user sent (or a steering / follow-up message once delivered): on a raised
+    background behind a bar in the primary colour."""
 
     def __init__(self, text: str) -> None:
         from baton.tui.attachments import collapse_file_blocks
 
+        super().__init__()
         # Attached files show as one line each; the text sent keeps them whole.
-        super().__init__(safe(collapse_file_blocks(text)), markup=False, classes="user-message")
+        self._content = safe(collapse_file_blocks(text))
         self.text = text
 
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        background = ctx.color("boost")
+        bar = Segment("▌", RichStyle.parse(f"{ctx.color('primary')} on {background}"))
+        fill = RichStyle.parse(f"on {background}")
+        inner = max(ctx.width - 3, 1)
+        out = []
+        for strip in ctx.content(self._content, width=inner):
+            body = strip.apply_style(fill).extend_cell_length(inner, fill)
+            out.append(Strip([bar, Segment(" ", fill), *body, Segment(" ", fill)], inner + 3))
+        return out
 
-class ThinkingBlock(Widget):
-    """A thinking block: one dim line while collapsed; the transcript's ``-show-thinking`` class
-    (Ctrl+T) shows the whole text."""
 
-    SCOPED_CSS = False  # the rules refer to the transcript's classes
+class HeaderView(View):
+    """The first entry: version, model, context files, key shortcuts (muted, indented by one)."""
 
-    DEFAULT_CSS = """
-    ThinkingBlock { height: auto; margin: 1 0 0 0; }
-    ThinkingBlock > .thinking-summary { height: auto; color: $text-muted; text-style: italic; }
-    ThinkingBlock > .thinking-body {
-        display: none; height: auto; color: $text-muted; text-style: italic; padding: 0 0 0 2;
-    }
-    .-show-thinking ThinkingBlock > .thinking-body { display: block; }
-    .-show-thinking ThinkingBlock > .thinking-summary { display: none; }
-    """
+    margin_top = 0
+
+    def __init__(self, content: Content) -> None:
+        super().__init__()
+        self._content = content
+
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        return ctx.content(self._content, indent=1, style="$text-muted", width=ctx.width - 1)
+
+
+class ThinkingBlock(View):
+    """A thinking block: one dim line while collapsed; Ctrl+T (the context's ``show_thinking``)
+    shows the whole text."""
 
     def __init__(self, text: str = "", *, streaming: bool = False, redacted: bool = False) -> None:
-        super().__init__(classes="thinking")
+        super().__init__()
         self._cleaner = StreamCleaner()
         self._parts: list[str] = [clean(text)] if text else []
         self._pending: list[str] = []
         self._streaming = streaming
         self._redacted = redacted
-        self._summary = Static("", markup=False, classes="thinking-summary")
-        self._body = Static("", markup=False, classes="thinking-body")
-        self._render_now()
-
-    def compose(self) -> ComposeResult:
-        yield self._summary
-        yield self._body
 
     @property
     def text(self) -> str:
@@ -106,21 +111,23 @@ class ThinkingBlock(Widget):
         if self._pending:
             self._parts.append(self._cleaner.feed("".join(self._pending)))
             self._pending.clear()
-            self._render_now()
+            self.changed()
 
     def finish(self) -> None:
         """The block is complete."""
         self._parts.append(self._cleaner.feed("".join(self._pending)) + self._cleaner.finish())
         self._pending.clear()
         self._streaming = False
-        self._render_now()
+        self.changed()
 
-    def _render_now(self) -> None:
+    def render(self, ctx: RenderContext) -> list[Strip]:
         text = "".join(self._parts).strip()
         if self._redacted:
-            self._summary.update(Content.styled("∴ Thinking (redacted by the provider)", "$text-muted"))
-            self._body.update(Content.styled("(redacted)", "$text-muted"))
-            return
+            if ctx.show_thinking:
+                return ctx.content(Content.styled("(redacted)", "$text-muted"), indent=2)
+            return ctx.content(Content.styled("∴ Thinking (redacted by the provider)", "$text-muted"))
+        if ctx.show_thinking:
+            return ctx.content(Content.assemble(("∴ ", "bold"), text), indent=2, style="italic $text-muted")
         lines = text.count("\n") + 1 if text else 0
         if self._streaming:
             last = text.rsplit("\n", 1)[-1] if text else ""
@@ -130,21 +137,39 @@ class ThinkingBlock(Widget):
                 ("∴ Thought ", "bold $text-muted"),
                 (f"· {lines} line{'s' if lines != 1 else ''} (Ctrl+T to show)", "$text-muted"),
             )
-        self._summary.update(label)
-        self._body.update(Content.assemble(("∴ ", "bold"), text))
+        return ctx.content(label, style="italic")
 
 
-class AssistantMessageView(Widget):
+class _TextPart(View):
+    """An assistant text block (Markdown), rendered through :class:`MarkdownText`."""
+
+    def __init__(self, text: str = "", *, streaming: bool = False) -> None:
+        super().__init__()
+        self.markdown = MarkdownText(text, streaming=streaming)
+
+    @property
+    def text(self) -> str:
+        return self.markdown.text
+
+    def append(self, delta: str) -> None:
+        self.markdown.append(delta)
+
+    def flush(self) -> None:
+        if self.markdown.flush():
+            self.changed()
+
+    def finish(self) -> None:
+        if self.markdown.is_streaming:
+            self.markdown.finish()
+            self.changed()
+
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        # One cell kept free on the right, as the widget had (wide tables, long code lines).
+        return self.markdown.render(ctx.painter, max(ctx.width - 1, 1), ctx.theme)
+
+
+class AssistantMessageView(View):
     """An assistant message: thinking, text and tool calls in content order, streamed live."""
-
-    DEFAULT_CSS = """
-    AssistantMessageView { height: auto; margin: 1 0 0 0; }
-    AssistantMessageView > StreamingMarkdown { margin: 1 0 0 0; }
-    AssistantMessageView > .-first { margin: 0; }
-    AssistantMessageView > .message-status { height: auto; margin: 1 0 0 0; display: none; }
-    AssistantMessageView > .message-status.-shown { display: block; }
-    AssistantMessageView > .message-status.-first { margin: 0; }
-    """
 
     def __init__(
         self,
@@ -154,23 +179,16 @@ class AssistantMessageView(Widget):
         cwd: Path | None = None,
         streaming: bool = False,
     ) -> None:
-        super().__init__(classes="assistant-message")
+        super().__init__()
         self._cwd = cwd
         self._streaming = streaming
-        self._blocks: dict[int, Widget] = {}
-        self._order: list[Widget] = []
+        self._blocks: dict[int, View] = {}
+        self._order: list[View] = []
         self._finishing: set[int] = set()
-        self._composed = False
         self.message = message
-        self._status = Static("", markup=False, classes="message-status")
-        self._frozen: list[Strip] | None = None
+        self._status: Content | None = None
         if message is not None and not streaming:
             self._build_static(message, results or {})
-
-    def compose(self) -> ComposeResult:
-        self._composed = True
-        yield from self._order
-        yield self._status
 
     @property
     def is_empty(self) -> bool:
@@ -178,40 +196,43 @@ class AssistantMessageView(Widget):
         return not self._order
 
     @property
+    def is_streaming(self) -> bool:
+        """True until :meth:`finish`."""
+        return self._streaming
+
+    @property
     def tool_views(self) -> list[ToolCallView]:
-        """The tool-call widgets of this message, in order."""
+        """The tool calls of this message, in order."""
         return [w for w in self._order if isinstance(w, ToolCallView)]
 
     @property
     def text(self) -> str:
         """The text blocks shown so far."""
-        return "\n\n".join(w.text for w in self._order if isinstance(w, StreamingMarkdown))
+        return "\n\n".join(w.text for w in self._order if isinstance(w, _TextPart))
 
     def _build_static(self, message: AssistantMessage, results: Mapping[str, ToolResultMessage]) -> None:
         for index, block in enumerate(message.content):
-            widget: Widget
+            view: View
             if isinstance(block, TextContent):
                 if not block.text.strip():
                     continue
-                widget = StreamingMarkdown(block.text)
+                view = _TextPart(block.text)
             elif isinstance(block, ThinkingContent):
                 if not block.thinking.strip() and not block.redacted:
                     continue
-                widget = ThinkingBlock(block.thinking, redacted=bool(block.redacted))
+                view = ThinkingBlock(block.thinking, redacted=bool(block.redacted))
             elif isinstance(block, ToolCall):
-                view = ToolCallView(block.id, block.name, block.arguments, cwd=self._cwd)
+                call = ToolCallView(block.id, block.name, block.arguments, cwd=self._cwd)
                 result = results.get(block.id)
                 if result is not None:
-                    view.set_result(result.content, result.details, is_error=result.is_error)
+                    call.set_result(result.content, result.details, is_error=result.is_error)
                 elif message.stop_reason in ("aborted", "error", "length"):
-                    view.mark_not_run()
-                widget = view
+                    call.mark_not_run()
+                view = call
             else:
                 continue
-            if not self._order:
-                widget.add_class("-first")
-            self._blocks[index] = widget
-            self._order.append(widget)
+            self._blocks[index] = view
+            self._order.append(view)
         self._show_status(message)
 
     # -- live streaming -------------------------------------------------------------------------
@@ -220,10 +241,10 @@ class AssistantMessageView(Widget):
         """Apply one provider event (from an agent ``message_update``)."""
         if isinstance(event, TextDeltaEvent):
             block = self._blocks.get(event.content_index)
-            if isinstance(block, StreamingMarkdown):
+            if isinstance(block, _TextPart):
                 block.append(event.delta)
             else:
-                self._add(event.content_index, StreamingMarkdown(event.delta, streaming=True))
+                self._add(event.content_index, _TextPart(event.delta, streaming=True))
         elif isinstance(event, ThinkingDeltaEvent):
             block = self._blocks.get(event.content_index)
             if isinstance(block, ThinkingBlock):
@@ -238,7 +259,7 @@ class AssistantMessageView(Widget):
             if isinstance(block, ToolCallView) and isinstance(call, ToolCall):
                 block.set_args(call.arguments)
         elif isinstance(event, TextStartEvent):
-            self._add(event.content_index, StreamingMarkdown(streaming=True))
+            self._add(event.content_index, _TextPart(streaming=True))
         elif isinstance(event, ThinkingStartEvent):
             thinking_block = _block_at(event.partial, event.content_index)
             redacted = isinstance(thinking_block, ThinkingContent) and bool(thinking_block.redacted)
@@ -255,144 +276,76 @@ class AssistantMessageView(Widget):
         elif isinstance(event, TextEndEvent | ThinkingEndEvent):
             self._finishing.add(event.content_index)
 
-    def _add(self, index: int, widget: Widget) -> None:
+    def _add(self, index: int, view: View) -> None:
         if index in self._blocks:
             return
-        if not self._order:
-            widget.add_class("-first")
-        self._blocks[index] = widget
-        self._order.append(widget)
-        if self._composed:
-            self.mount(widget, before=self._status)
+        self._blocks[index] = view
+        self._order.append(view)
+        self.changed()
 
-    async def flush(self) -> None:
-        """Render what was buffered since the last flush (called at most ~10 times a second)."""
-        for index, widget in list(self._blocks.items()):
-            if not widget.is_mounted:
-                continue
-            if isinstance(widget, StreamingMarkdown):
+    def flush(self) -> None:
+        """Take in what was buffered since the last flush (called at most ~10 times a second)."""
+        for index, view in list(self._blocks.items()):
+            if isinstance(view, _TextPart | ThinkingBlock):
                 if index in self._finishing:
                     self._finishing.discard(index)
-                    await widget.finish()
+                    view.finish()
                 else:
-                    await widget.flush()
-            elif isinstance(widget, ThinkingBlock):
-                if index in self._finishing:
-                    self._finishing.discard(index)
-                    widget.finish()
-                else:
-                    widget.flush()
-            elif isinstance(widget, ToolCallView):
-                widget.flush()
+                    view.flush()
+            elif isinstance(view, ToolCallView):
+                view.flush()
 
-    async def finish(self, message: AssistantMessage) -> bool:
-        """The message is complete (possibly aborted or failed): flush everything and mark it.
-        Returns False (nothing done yet) while the widgets are still being mounted."""
+    def finish(self, message: AssistantMessage) -> None:
+        """The message is complete (possibly aborted or failed): flush everything and mark it."""
         self.message = message
-        if not self.is_mounted or not all(w.is_mounted for w in self._order):
-            return False
         self._streaming = False
-        for widget in list(self._blocks.values()):
-            if isinstance(widget, StreamingMarkdown):
-                await widget.finish()
-            elif isinstance(widget, ThinkingBlock):
-                widget.finish()
-            elif isinstance(widget, ToolCallView):
+        for view in list(self._blocks.values()):
+            if isinstance(view, _TextPart | ThinkingBlock):
+                view.finish()
+            elif isinstance(view, ToolCallView):
                 if message.stop_reason in ("aborted", "error", "length"):
-                    widget.mark_not_run()
-                widget.flush()
+                    view.mark_not_run()
+                view.flush()
         self._finishing.clear()
         self._show_status(message)
-        return True
-
-    # -- freezing -------------------------------------------------------------------------------
-    #
-    # A finished message does not change, yet every layout pass of the screen (one per streamed
-    # update elsewhere) walks its widgets again: a text block, a Markdown widget and its blocks, a
-    # tool box and its lines. Frozen, it is painted once into strips and its children are hidden,
-    # so the compositor sees one fixed-height widget that repaints from the cache. The transcript
-    # thaws it again whenever its look could change (width, theme, Ctrl+T / Ctrl+O) and when the
-    # mouse enters it (links and text selection need the real widgets).
-
-    @property
-    def is_frozen(self) -> bool:
-        """True while the message is shown from its cached rendering."""
-        return self._frozen is not None
-
-    def freeze(self) -> bool:
-        """Render the message once and show it from that cache; False when it cannot be frozen
-        yet (not laid out, still streaming, or an update is waiting for the next layout)."""
-        if self._frozen is not None:
-            return True
-        size = self.outer_size
-        if self._streaming or not self.is_mounted or not size.width or not size.height:
-            return False
-        screen = self.screen
-        if screen._layout_required or self._layout_required:
-            return False
-        for widget in self.walk_children(Widget, with_self=True):
-            if widget._layout_required or widget._refresh_styles_required:
-                return False
-        compositor = Compositor()
-        compositor.reflow(self, size)
-        # The screen's last layout must match this one (a style or content change not laid out
-        # yet would freeze a picture the real widgets no longer show).
-        for widget, geometry in compositor.full_map.items():
-            if geometry.region.size != widget.outer_size:
-                return False
-        strips = compositor.render_strips(size)
-        if len(strips) != size.height:
-            return False
-        self._frozen = strips
-        self.styles.height = size.height
-        # Hidden with inline styles, not a class: a class change restyles every widget inside.
-        for child in self.children:
-            child.styles.display = "none"
-        return True
-
-    def thaw(self) -> None:
-        """Show the real widgets again."""
-        if self._frozen is None:
-            return
-        self._frozen = None
-        self.styles.clear_rule("height")
-        for child in self.children:
-            if child.styles.clear_rule("display"):
-                child.refresh(layout=True)
-        self.refresh(layout=True)
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        frozen = self._frozen
-        if frozen is None:
-            return super().render_lines(crop)
-        return [strip.crop(crop.x, crop.right) for strip in frozen[crop.y : crop.bottom]]
-
-    def on_enter(self, event: events.Enter) -> None:
-        self.thaw()
+        self.changed()
 
     def tool_view(self, tool_call_id: str) -> ToolCallView | None:
-        """The widget of the call with this id, if it belongs to this message."""
-        for widget in self._order:
-            if isinstance(widget, ToolCallView) and widget.tool_call_id == tool_call_id:
-                return widget
+        """The view of the call with this id, if it belongs to this message."""
+        for view in self._order:
+            if isinstance(view, ToolCallView) and view.tool_call_id == tool_call_id:
+                return view
         return None
+
+    @property
+    def current_version(self) -> tuple[int, ...]:
+        """Changes when this message or any of its parts changed."""
+        return (self.version, *(view.version for view in self._order))
+
+    def strips(self, ctx: RenderContext) -> list[Strip]:
+        key = (ctx.key, self.current_version)
+        if key != self._cache_key:
+            self._cache = self.render(ctx)
+            self._cache_key = key
+        return self._cache
+
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        parts = [view.strips(ctx) for view in self._order]
+        if self._status is not None:
+            parts.append(ctx.content(self._status))
+        return stack(parts)
 
     def _show_status(self, message: AssistantMessage) -> None:
         reason = message.stop_reason
         if reason == "aborted":
-            self._status.update(Content.styled("⏹ Aborted" + _detail(message, "Request was aborted"),
-                                               "$text-warning"))
+            self._status = Content.styled("⏹ Aborted" + _detail(message, "Request was aborted"), "$text-warning")
         elif reason == "error":
-            self._status.update(Content.styled("✗ Error: " + one_line(message.error_message or "unknown", 300),
-                                               "$text-error"))
+            self._status = Content.styled("✗ Error: " + one_line(message.error_message or "unknown", 300),
+                                          "$text-error")
         elif reason == "length":
-            self._status.update(Content.styled("⚠ Stopped: the output limit was reached", "$text-warning"))
+            self._status = Content.styled("⚠ Stopped: the output limit was reached", "$text-warning")
         else:
-            self._status.remove_class("-shown")
-            return
-        self.add_class(f"-{reason}")
-        self._status.set_class(not self._order, "-first")
-        self._status.add_class("-shown")
+            self._status = None
 
 
 def _detail(message: AssistantMessage, default: str) -> str:
@@ -407,39 +360,24 @@ def _block_at(message: AssistantMessage, index: int) -> Any:
     return content[index] if 0 <= index < len(content) else None
 
 
-class NoticeView(Static):
+class NoticeView(View):
     """A one-off line in the transcript: model switches, compactions, command output, errors."""
 
-    DEFAULT_CSS = """
-    NoticeView { height: auto; margin: 1 0 0 0; color: $text-muted; }
-    NoticeView.-success { color: $text-success; }
-    NoticeView.-warning { color: $text-warning; }
-    NoticeView.-error { color: $text-error; }
-    """
-
     def __init__(self, content: Content | str, level: NoticeLevel = "info") -> None:
-        body = content if isinstance(content, Content) else safe(content)
-        super().__init__(body, markup=False, classes=f"notice -{level}")
+        super().__init__()
+        self._content = content if isinstance(content, Content) else safe(content)
         self.level = level
-        self.plain = body.plain
+        self.plain_text = self._content.plain
+
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        return ctx.content(self._content, style=_LEVEL_STYLES.get(self.level, ""))
 
 
-class BashExecutionView(Widget):
+class BashExecutionView(View):
     """A shell command the user ran with ``!cmd`` (or ``!!cmd``): command, live output, exit code."""
 
-    SCOPED_CSS = False  # the rules refer to the transcript's classes
-
-    DEFAULT_CSS = """
-    BashExecutionView { height: auto; margin: 1 0 0 0; }
-    BashExecutionView > Static { height: auto; }
-    BashExecutionView > .bash-output { padding: 0 0 0 2; }
-    BashExecutionView > .bash-full { display: none; padding: 0 0 0 2; }
-    .-expand-tools BashExecutionView.-collapsible > .bash-output { display: none; }
-    .-expand-tools BashExecutionView.-collapsible > .bash-full { display: block; }
-    """
-
     def __init__(self, command: str, *, exclude_from_context: bool = False) -> None:
-        super().__init__(classes="bash-execution")
+        super().__init__()
         self.command = command
         self._exclude = exclude_from_context
         self._output = ""
@@ -448,15 +386,11 @@ class BashExecutionView(Widget):
         self._done = False
         self._duration: float | None = None
         self._dirty = True
-        self._header = Static("", markup=False, classes="bash-header")
-        self._body = Static("", markup=False, classes="bash-output")
-        self._full = Static("", markup=False, classes="bash-full")
-        self._render_now()
 
-    def compose(self) -> ComposeResult:
-        yield self._header
-        yield self._body
-        yield self._full
+    @property
+    def output(self) -> str:
+        """The output so far."""
+        return self._output
 
     def append_output(self, chunk: str) -> None:
         """Live output (rendered at the next flush)."""
@@ -473,18 +407,23 @@ class BashExecutionView(Widget):
         self._duration = duration
         self._done = True
         self._dirty = True
-        self._render_now()
+        self.changed()
+
+    @property
+    def is_done(self) -> bool:
+        """True once the result is in."""
+        return self._done
 
     def flush(self) -> None:
         """Re-render if the output changed."""
         if self._dirty:
-            self._render_now()
+            self._dirty = False
+            self.changed()
 
-    def _render_now(self) -> None:
-        self._dirty = False
+    def render(self, ctx: RenderContext) -> list[Strip]:
         marker = "!!" if self._exclude else "!"
         note = "  (not sent to the model)" if self._exclude else ""
-        self._header.update(
+        lines = ctx.content(
             Content.assemble((marker + " ", "bold $accent"), one_line(self.command, 200), (note, "$text-muted"))
         )
         details: dict[str, Any] = {"exitCode": self._exit_code} if self._exit_code is not None else {}
@@ -495,13 +434,13 @@ class BashExecutionView(Widget):
             "bash", {}, self._output, details, is_error=failed and self._done, running=not self._done,
             duration=self._duration,
         )
+        if rendered.hidden and ctx.expand_tools:
+            return lines + ctx.content(rendered.full, indent=2)
         preview = rendered.preview
         if rendered.hidden:
             hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
             preview = Content.assemble(hint, "\n", preview)
-        self._body.update(preview)
-        self._full.update(rendered.full)
-        self.set_class(bool(rendered.hidden), "-collapsible")
+        return lines + ctx.content(preview, indent=2)
 
 
 def compaction_notice(tokens_before: int | None, summary: str | None = None) -> Content:

@@ -178,26 +178,33 @@ class StartupHeader(Static):
         self, *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = (),
         starting: bool = False,
     ) -> None:
-        lines: list[Content] = [
-            Content.assemble(("baton ", "bold $text-accent"), (version, "$text-muted"),
-                             (" · a terminal coding agent", "$text-muted")),
-        ]
-        if starting:  # the first frame, before the session is open: type away meanwhile
-            super().__init__(Content("\n").join([*lines, Content.styled(KEY_HINTS, "$text-muted")]),
-                             markup=False, classes="-starting")
-            return
-        if is_demo(model):
-            lines.append(Content.styled(
-                "⚠ Offline demo model: no API key or configured model was found, so the replies are "
-                "canned. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or add "
-                f"{baton_home_display()}/models.json), then pick a model with /model.",
-                "$text-warning",
-            ))
-        files = [short_path(str(f), cwd) for f in context_files]
-        if files:
-            lines.append(Content.assemble(("context: ", "$text-muted"), safe(", ".join(files), "$text")))
-        lines.append(Content.styled(KEY_HINTS, "$text-muted"))
-        super().__init__(Content("\n").join(lines), markup=False)
+        content = startup_header_content(version=version, model=model, cwd=cwd, context_files=context_files,
+                                         starting=starting)
+        super().__init__(content, markup=False, classes="-starting" if starting else "")
+
+
+def startup_header_content(
+    *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = (), starting: bool = False,
+) -> Content:
+    """What the startup header says (the first transcript entry, and the first frame's text)."""
+    lines: list[Content] = [
+        Content.assemble(("baton ", "bold $text-accent"), (version, "$text-muted"),
+                         (" · a terminal coding agent", "$text-muted")),
+    ]
+    if starting:  # the first frame, before the session is open: type away meanwhile
+        return Content("\n").join([*lines, Content.styled(KEY_HINTS, "$text-muted")])
+    if is_demo(model):
+        lines.append(Content.styled(
+            "⚠ Offline demo model: no API key or configured model was found, so the replies are "
+            "canned. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or add "
+            f"{baton_home_display()}/models.json), then pick a model with /model.",
+            "$text-warning",
+        ))
+    files = [short_path(str(f), cwd) for f in context_files]
+    if files:
+        lines.append(Content.assemble(("context: ", "$text-muted"), safe(", ".join(files), "$text")))
+    lines.append(Content.styled(KEY_HINTS, "$text-muted"))
+    return Content("\n").join(lines)
 
 
 class _ActivityLine(Widget):

@@ -1,35 +1,35 @@
-"""The scrolling transcript: entries built from agent messages, streamed live, windowed.
+"""The scrolling transcript: entries built from agent messages, streamed live, drawn as lines.
 
-The transcript keeps every entry as plain data and mounts widgets only for a window at the end:
-live, it prunes the oldest widgets once more than ``MAX_LIVE + PAGE`` are mounted (while the view
-follows the bottom), and scrolling to the top mounts the previous ``PAGE`` entries again. So
-streaming costs the same in a long session as in a new one, and resuming a 1,000-message session
-paints only its last screens.
-
-A finished assistant message is frozen once laid out (see ``AssistantMessageView.freeze``): painted
-once into strips, its children hidden, so the screen's layout passes (one per streamed update) walk
-one widget for it; the transcript thaws and re-freezes messages when their look changes (width,
-theme, Ctrl+T / Ctrl+O) and a tool update for a frozen message thaws it.
+Entries are data plus a view (``messages.py``, ``tool_call.py``) that renders itself to strips for
+a width and caches them; the transcript is one line-based widget that shows the strips of its
+entries one after the other and draws only the rows on screen. A finished message therefore
+costs a frame nothing but the copy of its visible rows: no widget, no layout pass, no restyle
+(pi's terminal UI works the same way). When something changes, only the lines from the first
+changed entry on are rebuilt — for streaming, the last entry.
 
 Agent events arrive through :meth:`Transcript.handle_event` (synchronously, from the session's
-subscriber); streamed text is buffered by the widgets and rendered by a ~10 Hz flush.
+subscriber) and are buffered by the views; a ~10 Hz flush takes them in and repaints once, so a
+turn costs a couple of frames however many events it streams.
+
+Windowing: only the last ``MAX_LIVE + PAGE`` entries have views; scrolling to the top renders the
+previous ``PAGE`` entries, and resuming a long session renders only its last screens.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rich.segment import Segment
 from textual import events
-from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
 from textual.timer import Timer
-from textual.widget import Widget
-from textual.widgets import Static
 
 from baton.agent.events import (
     AgentEndEvent,
@@ -51,88 +51,95 @@ from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMe
 from baton.tui.widgets.messages import (
     AssistantMessageView,
     BashExecutionView,
+    HeaderView,
     NoticeLevel,
     NoticeView,
     UserMessageView,
     compaction_notice,
     user_text,
 )
+from baton.tui.widgets.paint import RenderContext, View
 from baton.tui.widgets.tool_call import ToolCallView
 
 EntryKind = Literal["header", "user", "assistant", "tool_result", "bash", "notice", "compaction", "custom"]
+ViewFlag = Literal["-show-thinking", "-expand-tools"]
 
 FLUSH_INTERVAL = 0.1
 """Seconds between renders of streamed text (<= 10 Hz)."""
 
 
-@asynccontextmanager
-async def _batch(app: Any) -> AsyncIterator[None]:
-    """One flush, one frame: hold screen updates until every widget has taken its update."""
-    with app.batch_update():
-        yield
-
-
 @dataclass(eq=False)
 class Entry:
-    """One transcript entry as data; ``widget`` is set while it is mounted."""
+    """One transcript entry as data; ``view`` is set while it is rendered (in the window)."""
 
     kind: EntryKind
     message: Any = None
     results: dict[str, ToolResultMessage] = field(default_factory=dict)
     content: Content | None = None
     level: NoticeLevel = "info"
-    widget: Widget | None = None
-    factory: Callable[[], Widget] | None = None
+    view: View | None = None
+    factory: Callable[[], View] | None = None
+    laid_out: Any = None
+    """The view's version when its lines were last laid out."""
 
 
-class Transcript(VerticalScroll, can_focus=False):
+def _version(view: View) -> Any:
+    if isinstance(view, AssistantMessageView):
+        return view.current_version
+    return view.version
+
+
+class Transcript(ScrollView, can_focus=False):
     """The conversation. See the module docstring."""
 
     DEFAULT_CSS = """
-    Transcript { height: 1fr; padding: 0 1 1 1; scrollbar-size-vertical: 1; }
-    Transcript > #earlier { color: $text-muted; height: auto; text-align: center; display: none; }
-    Transcript.-has-earlier > #earlier { display: block; }
+    Transcript { height: 1fr; scrollbar-size-vertical: 1; scrollbar-gutter: stable; overflow-x: hidden; }
     """
 
-    MAX_LIVE = 30
-    """Entries kept mounted while following the conversation."""
-    PAGE = 10
-    """Entries mounted at a time when scrolling up (and the slack before pruning); more pages
-    are mounted at once while the mounted entries fill less than ``FILL_SCREENS`` screens."""
+    MAX_LIVE = 150
+    """Entries kept rendered while following the conversation."""
+    PAGE = 25
+    """Entries rendered at a time when scrolling up (and the slack before the oldest are dropped);
+    more pages at once while the rendered entries fill less than ``FILL_SCREENS`` screens."""
     FILL_SCREENS = 2
 
-    def __init__(self, *, cwd: Path | None = None, header: Callable[[], Widget] | None = None,
+    def __init__(self, *, cwd: Path | None = None, header: Callable[[], Content] | None = None,
                  id: str | None = None) -> None:
         super().__init__(id=id)
         self.cwd = cwd
         self.entries: list[Entry] = []
         self._first = 0
-        self._earlier = Static("", markup=False, id="earlier")
         self._header_factory = header
         self._live: AssistantMessageView | None = None
         self._live_entry: Entry | None = None
-        self._finishing: list[tuple[AssistantMessageView, AssistantMessage]] = []
-        self._dirty_views: set[Widget] = set()
+        self._watched: dict[View, Entry] = {}
+        """Views with buffered updates (running tools, ``!cmd`` output) flushed on each tick."""
         self._call_owner: dict[str, Entry] = {}
         self._timer: Timer | None = None
         self._ticking = False
-        self._loading_earlier = False
-        self._to_freeze: list[Entry] = []
         self._in_flush: list[Callable[[], None]] = []
         self.flushes = 0
         """Flushes run so far (each is at most one frame; tests count them)."""
-        self._freeze_timer: Timer | None = None
-        self._width = 0
-        self._lock = asyncio.Lock()
         self.on_flush: Callable[[], None] | None = None
         """Called inside every flush's frame (the app ticks its spinner there)."""
-
-    def compose(self) -> Iterable[Widget]:
-        yield self._earlier
+        self._lines: list[Strip] = []
+        self._starts: list[int] = []
+        """First line (its top margin included) of each rendered entry, from ``_first`` on."""
+        self._stale_from: int | None = 0
+        """Index (into ``entries``) of the first entry whose lines must be rebuilt (structure)."""
+        self._ctx: RenderContext | None = None
+        self._theme = 0
+        self._show_thinking = False
+        self._expand_tools = False
+        self._following = True
+        self._line_cache: dict[int, Strip] = {}
+        self._loading_earlier = False
 
     def on_mount(self) -> None:
+        super().on_mount()
         if self._header_factory is not None and not self.entries:
-            self.add_entry(Entry("header", factory=self._header_factory))
+            header = self._header_factory
+            self.add_entry(Entry("header", factory=lambda: HeaderView(header())))
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refreeze())
 
     # -- state -----------------------------------------------------------------------------------
@@ -140,76 +147,40 @@ class Transcript(VerticalScroll, can_focus=False):
     @property
     def following(self) -> bool:
         """True while the view sticks to the bottom (the user has not scrolled up)."""
-        if not self.is_anchored:
-            return self.virtual_size.height <= self.container_size.height
-        return not self._anchor_released
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._sync_anchor()
-        if event.size.width != self._width:
-            self._width = event.size.width
-            self.refreeze()
-
-    def _size_updated(self, size: Any, virtual_size: Any, container_size: Any, layout: bool = True) -> bool:
-        # Streaming grows the virtual size on every flush, and Textual then asks for a second full
-        # layout pass (``virtual_size`` is a layout reactive), doubling the cost of each flush.
-        # That pass only matters when the scrollbar appears or goes (the content width changes);
-        # otherwise the scrollbars are updated here anyway.
-        old = self.virtual_size.height > self.container_size.height
-        new = virtual_size.height > container_size.height
-        changed = virtual_size != self.virtual_size
-        updated = super()._size_updated(size, virtual_size, container_size, layout=layout and old != new)
-        if changed:
-            self.call_after_refresh(self._sync_anchor)
-        return updated
-
-    def follow(self) -> None:
-        """Jump to the end and follow the conversation again (the user sent something)."""
-        if self.virtual_size.height > self.container_size.height:
-            self.anchor()
-        else:
-            self.call_after_refresh(self._sync_anchor)
-
-    def _scroll_to(self, x: float | None = None, y: float | None = None, **kwargs: Any) -> bool:
-        # Textual releases the anchor on every scroll, even one that cannot move because the view
-        # is already at the bottom (Page Down there), and only takes it back when the position
-        # changes; the transcript would then stop following new text and resizes. Scrolling to
-        # the end keeps (or takes back) the anchor.
-        scrolled = super()._scroll_to(x, y, **kwargs)
-        if y is not None and self.is_anchored and self._anchor_released and y >= self.max_scroll_y:
-            self._anchor_released = False
-        return scrolled
-
-    def _sync_anchor(self) -> None:
-        # Short content stays at the top; once it overflows, stick to the bottom (anchor) until
-        # the user scrolls up.
-        height = self.container_size.height
-        if not height:
-            return
-        overflow = self.virtual_size.height > height
-        if overflow and not self.is_anchored:
-            self.anchor()
-        elif not overflow and self.is_anchored:
-            self.anchor(False)
-            self.scroll_to(y=0, animate=False, immediate=True)
+        return self._following or self.virtual_size.height <= self.scrollable_content_region.height
 
     @property
     def first_mounted(self) -> int:
-        """Index of the first entry with a mounted widget."""
+        """Index of the first entry with a view (the window's start)."""
         return self._first
 
     @property
-    def mounted_widgets(self) -> list[Widget]:
-        """Widgets of the mounted entries, in order."""
-        return [e.widget for e in self.entries[self._first :] if e.widget is not None]
+    def mounted_views(self) -> list[View]:
+        """Views of the entries in the window, in order."""
+        return [e.view for e in self.entries[self._first :] if e.view is not None]
+
+    def views_of(self, kind: type[View]) -> list[Any]:
+        """The views of one class in the window, in order (tool calls inside replies included)."""
+        out: list[Any] = []
+        for view in self.mounted_views:
+            if isinstance(view, kind):
+                out.append(view)
+            if isinstance(view, AssistantMessageView) and kind is ToolCallView:
+                out.extend(view.tool_views)
+        return out
+
+    @property
+    def text(self) -> str:
+        """Every laid-out line as plain text (what scrolling through the window would show)."""
+        return "\n".join(strip.text.rstrip() for strip in self._lines)
 
     def last_answer(self) -> str | None:
         """The text of the latest assistant message with text (for ``/copy``)."""
         for entry in reversed(self.entries):
             if entry.kind != "assistant":
                 continue
-            if isinstance(entry.widget, AssistantMessageView) and entry.widget is self._live:
-                text = entry.widget.text
+            if isinstance(entry.view, AssistantMessageView) and entry.view is self._live:
+                text = entry.view.text
             else:
                 text = entry.message.text if isinstance(entry.message, AssistantMessage) else ""
             if text.strip():
@@ -218,16 +189,14 @@ class Transcript(VerticalScroll, can_focus=False):
 
     # -- building ----------------------------------------------------------------------------------
 
-    def build_widget(self, entry: Entry) -> Widget:
-        """A fresh widget for ``entry`` (mounting or re-mounting it)."""
+    def build_view(self, entry: Entry) -> View:
+        """A fresh view for ``entry`` (rendering it, or rendering it again after windowing)."""
         message = entry.message
         if entry.factory is not None:
             return entry.factory()
         if entry.kind == "user":
             return UserMessageView(user_text(message.content))
         if entry.kind == "assistant":
-            self._to_freeze.append(entry)
-            self._schedule_freeze()
             return AssistantMessageView(message, results=entry.results, cwd=self.cwd)
         if entry.kind == "tool_result":
             view = ToolCallView(message.tool_call_id, message.tool_name, {}, cwd=self.cwd)
@@ -273,18 +242,14 @@ class Transcript(VerticalScroll, can_focus=False):
         return out
 
     def reset(self, messages: Iterable[Any], *, visible: int | None = None) -> list[Awaitable[Any]]:
-        """Replace the transcript with ``messages`` at once, mounting only the last ``visible``
-        entries; returns the pending removal/mount to await (ordering with later events holds
-        without awaiting)."""
-        old = [e.widget for e in self.entries if e.widget is not None]
+        """Replace the transcript with ``messages`` at once, rendering only the last ``visible``
+        entries (more while they fill less than ``FILL_SCREENS`` screens). Nothing to await: the
+        list is empty (kept for callers written when entries were widgets)."""
         self._live = None
         self._live_entry = None
-        self._finishing.clear()
-        self._dirty_views.clear()
-        self._to_freeze.clear()
-        self.entries = []
-        if self._header_factory is not None:
-            self.entries.append(Entry("header", factory=self._header_factory))
+        self._watched.clear()
+        header = [e for e in self.entries[:1] if e.kind == "header"]
+        self.entries = list(header)
         self.entries.extend(self.entries_for(messages))
         self._call_owner = {}
         for entry in self.entries:
@@ -293,49 +258,35 @@ class Transcript(VerticalScroll, can_focus=False):
                     self._call_owner[call.id] = entry
         count = self.PAGE if visible is None else visible
         self._first = max(len(self.entries) - count, 0)
-        widgets = []
-        for entry in self.entries[self._first :]:
-            entry.widget = self.build_widget(entry)
-            widgets.append(entry.widget)
-        self._update_earlier()
-        pending: list[Awaitable[Any]] = []
-        if old:
-            pending.append(self.remove_children(old))
-        if widgets:
-            pending.append(self.mount_all(widgets))
-        self.anchor(False)
-        self.call_after_refresh(self._stick_to_bottom)
-        return pending
-
-    def _stick_to_bottom(self) -> None:
-        if self.virtual_size.height > self.container_size.height:
-            self.anchor()
-        if self._first > 0 and self.virtual_size.height < self.container_size.height * self.FILL_SCREENS:
-            self.call_later(self._fill_screen)
-
-    async def _fill_screen(self) -> None:
-        if await self.load_earlier(keep_view=False):
-            self.call_after_refresh(self._stick_to_bottom)
+        for index, entry in enumerate(self.entries):
+            entry.view = self.build_view(entry) if index >= self._first else None
+            entry.laid_out = None
+        self._following = True
+        self._restructure(0)
+        self._line_cache.clear()
+        self._fill_window()
+        if self.is_attached:
+            self._relayout()
+        return []
 
     async def load_history(self, messages: Iterable[Any], *, visible: int | None = None) -> None:
-        """:meth:`reset` and wait until the widgets are mounted."""
-        for pending in self.reset(messages, visible=visible):
-            await pending
+        """:meth:`reset` (kept async for its callers)."""
+        self.reset(messages, visible=visible)
 
-    def add_entry(self, entry: Entry) -> Widget:
-        """Append an entry and mount its widget at the end."""
+    def add_entry(self, entry: Entry) -> View:
+        """Append an entry (shown at the next flush, which is asked for now)."""
         self.entries.append(entry)
-        widget = entry.widget = self.build_widget(entry)
-        self.mount(widget)
-        self._maybe_prune()
-        return widget
+        view = entry.view = self.build_view(entry)
+        self._restructure(len(self.entries) - 1)
+        self._flush_soon()
+        return view
 
-    def add_notice(self, content: Content | str, level: NoticeLevel = "info") -> Widget:
+    def add_notice(self, content: Content | str, level: NoticeLevel = "info") -> View:
         """Append a notice (model switch, compaction, command output...)."""
         body = content if isinstance(content, Content) else Content(content)
         return self.add_entry(Entry("notice", content=body, level=level))
 
-    def add_notice_before_reply(self, content: Content | str, level: NoticeLevel = "info") -> Widget:
+    def add_notice_before_reply(self, content: Content | str, level: NoticeLevel = "info") -> View:
         """A notice about the reply being requested (a retry): placed above the live reply while
         nothing of it has arrived, so the answer that follows appears below it."""
         live, live_entry = self._live, self._live_entry
@@ -343,24 +294,27 @@ class Transcript(VerticalScroll, can_focus=False):
             return self.add_notice(content, level)
         body = content if isinstance(content, Content) else Content(content)
         entry = Entry("notice", content=body, level=level)
-        self.entries.insert(self.entries.index(live_entry), entry)
-        widget = entry.widget = self.build_widget(entry)
-        self.mount(widget, before=live)
-        return widget
+        index = self.entries.index(live_entry)
+        self.entries.insert(index, entry)
+        view = entry.view = self.build_view(entry)
+        self._restructure(index)
+        self._flush_soon()
+        return view
 
     def add_bash(self, command: str, *, exclude_from_context: bool) -> BashExecutionView:
         """Append a live ``!cmd`` run; the caller feeds it output and then its result."""
         view = BashExecutionView(command, exclude_from_context=exclude_from_context)
-        self.add_entry(Entry("bash", factory=lambda: view))
-        self._dirty_views.add(view)
+        entry = Entry("bash", factory=lambda: view)
+        self.add_entry(entry)
+        self._watched[view] = entry
         self._ensure_timer()
         return view
 
     def finish_bash(self, view: BashExecutionView, message: BashExecutionMessage) -> None:
-        """Record a finished ``!cmd`` run so the entry can be rebuilt after pruning."""
-        self._dirty_views.discard(view)
+        """Record a finished ``!cmd`` run so the entry can be rebuilt after windowing."""
+        self._flush_soon()
         for entry in reversed(self.entries):
-            if entry.widget is view:
+            if entry.view is view:
                 entry.factory = None
                 entry.message = message
                 break
@@ -395,7 +349,7 @@ class Transcript(VerticalScroll, can_focus=False):
             case AgentStartEvent():
                 self._ensure_timer()
             case AgentEndEvent():
-                self.call_later(self.flush_now)
+                self._flush_soon()
 
     def _on_message_start(self, message: Any) -> None:
         if isinstance(message, AssistantMessage):
@@ -403,9 +357,8 @@ class Transcript(VerticalScroll, can_focus=False):
             entry = Entry("assistant", message)
             self._live, self._live_entry = view, entry
             self.entries.append(entry)
-            entry.widget = view
-            self.mount(view)
-            self._maybe_prune()
+            entry.view = view
+            self._restructure(len(self.entries) - 1)
             self._ensure_timer()
             return
         if isinstance(message, ToolResultMessage):
@@ -422,39 +375,39 @@ class Transcript(VerticalScroll, can_focus=False):
                 for call in message.tool_calls:
                     self._call_owner[call.id] = entry
             if live is not None:
-                self._finishing.append((live, message))
-                self._dirty_views.update(live.tool_views)
-                self.call_later(self.flush_now)
+                live.finish(message)
                 if entry is not None:
-                    self._to_freeze.append(entry)
+                    for view in live.tool_views:
+                        if view.state not in ("done", "error", "skipped"):
+                            self._watched[view] = entry
+            # Shown by the next tick (<= 0.1 s): a turn's tool call usually starts meanwhile, and
+            # one frame then shows both.
+            self._ensure_timer()
         elif isinstance(message, ToolResultMessage):
             owner = self._call_owner.get(message.tool_call_id)
             if owner is not None:
                 owner.results[message.tool_call_id] = message
-                view = self._tool_view(message.tool_call_id)
-                if view is not None:
-                    view.set_result(message.content, message.details, is_error=message.is_error, render=False)
+                call_view = self._tool_view(message.tool_call_id)
+                if call_view is not None:
+                    call_view.set_result(message.content, message.details, is_error=message.is_error, render=False)
             else:
                 self.add_entry(Entry("tool_result", message))
 
     def _tool_view(self, tool_call_id: str) -> ToolCallView | None:
-        live = self._live
-        if live is not None and (view := live.tool_view(tool_call_id)) is not None:
-            self._dirty_views.add(view)
+        live, live_entry = self._live, self._live_entry
+        if live is not None and live_entry is not None and (view := live.tool_view(tool_call_id)) is not None:
+            self._watched[view] = live_entry
             return view
         owner = self._call_owner.get(tool_call_id)
-        if owner is not None and isinstance(owner.widget, AssistantMessageView):
-            view = owner.widget.tool_view(tool_call_id)
+        if owner is not None and isinstance(owner.view, AssistantMessageView):
+            view = owner.view.tool_view(tool_call_id)
             if view is not None:
-                if owner.widget.is_frozen:
-                    owner.widget.thaw()
-                    self._to_freeze.append(owner)
-                self._dirty_views.add(view)
+                self._watched[view] = owner
                 self._ensure_timer()
             return view
         return None
 
-    # -- rendering ---------------------------------------------------------------------------------
+    # -- flushing ----------------------------------------------------------------------------------
 
     def _ensure_timer(self) -> None:
         self._ticking = True
@@ -463,14 +416,15 @@ class Transcript(VerticalScroll, can_focus=False):
         else:
             self._timer.resume()
 
+    def _flush_soon(self) -> None:
+        if self.is_attached:
+            self.call_later(self.flush_now)
+
     async def flush_now(self) -> None:
-        """Render everything buffered (the periodic flush; also run when a message ends)."""
-        async with self._lock, _batch(self.app):
-            self.flushes += 1
-            if self._to_freeze:
-                # Laid out by the previous frame: frozen in this one rather than in a frame of
-                # their own.
-                self._freeze_ready()
+        """Take in everything buffered and repaint once (the periodic flush; also run when an
+        entry is added or a message ends)."""
+        self.flushes += 1
+        with self.app.batch_update():
             if self.on_flush is not None:
                 self.on_flush()
             callbacks, self._in_flush = self._in_flush, []
@@ -478,150 +432,150 @@ class Transcript(VerticalScroll, can_focus=False):
                 callback()
             live = self._live
             if live is not None:
-                await live.flush()
-            waiting = []
-            for view, message in self._finishing:
-                if view.is_attached and not await view.finish(message):
-                    waiting.append((view, message))
-            self._finishing = waiting
-            if waiting:
-                # Their widgets are still being mounted (a reply that streamed within one frame):
-                # finish them right after the next refresh rather than waiting for a timer tick.
-                self.call_after_refresh(self.flush_now)
-            for dirty in list(self._dirty_views):
-                if isinstance(dirty, ToolCallView):
-                    dirty.flush()
-                    if dirty.state in ("done", "error", "skipped"):
-                        self._dirty_views.discard(dirty)
-                elif isinstance(dirty, BashExecutionView):
-                    dirty.flush()
-            if live is None and not self._finishing and not self._dirty_views and self._timer is not None:
-                self._timer.pause()
-                self._ticking = False
-            if self._to_freeze and not self._ticking:
-                self._schedule_freeze()
+                live.flush()
+            for view in list(self._watched):
+                if isinstance(view, ToolCallView):
+                    view.flush()
+                    if view.state in ("done", "error", "skipped"):
+                        del self._watched[view]
+                elif isinstance(view, BashExecutionView):
+                    view.flush()
+                    if view.is_done:
+                        del self._watched[view]
+            self._prune()
+            self._relayout()
+        if live is None and self._live is None and not self._watched and self._timer is not None:
+            self._timer.pause()
+            self._ticking = False
 
     def in_next_flush(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the next flush's frame (status updates that can wait up to 0.1 s)."""
         self._in_flush.append(callback)
         self._ensure_timer()
 
-    # -- freezing finished messages ----------------------------------------------------------------
+    # -- laying out lines --------------------------------------------------------------------------
 
-    def _schedule_freeze(self) -> None:
-        # After the next refresh, so that the layout of the last update is done; a short timer
-        # retries what could not be frozen yet (a few times, then it waits for the next flush).
-        if self._freeze_timer is None:
-            self._freeze_timer = self.set_timer(0.05, self._freeze_settled, name="transcript-freeze")
+    def _restructure(self, index: int) -> None:
+        """Entries from ``index`` on were added, removed or replaced: rebuild their lines."""
+        if self._stale_from is None or index < self._stale_from:
+            self._stale_from = index
 
-    def _freeze_settled(self, attempt: int = 0) -> None:
-        self._freeze_timer = None
-        waiting = self._freeze_ready()
-        if waiting and attempt < 20:
-            self._freeze_timer = self.set_timer(0.1, lambda: self._freeze_settled(attempt + 1),
-                                                name="transcript-freeze")
+    def _render_context(self) -> RenderContext | None:
+        width = self.scrollable_content_region.width - 2
+        if width <= 0:
+            return None
+        ctx = self._ctx
+        if ctx is None or ctx.width != width or ctx.theme != self._theme or \
+                ctx.show_thinking != self._show_thinking or ctx.expand_tools != self._expand_tools:
+            painter = ctx._painter if ctx is not None and ctx.theme == self._theme else None
+            ctx = self._ctx = RenderContext(self, width, self._show_thinking, self._expand_tools, self._theme,
+                                            _painter=painter)
+            self._stale_from = 0
+        return ctx
 
-    def _freeze_ready(self) -> list[Entry]:
-        """Freeze what can be frozen now; the rest stays waiting (and is returned)."""
-        waiting: list[Entry] = []
-        for entry in self._to_freeze:
-            widget = entry.widget
-            if not isinstance(widget, AssistantMessageView) or widget.is_frozen or widget.parent is not self:
-                continue
-            if not self._settled(entry, widget) or not widget.freeze():
-                waiting.append(entry)
-        self._to_freeze = waiting
-        return waiting
-
-    def _settled(self, entry: Entry, widget: AssistantMessageView) -> bool:
-        """True when nothing more is coming for this message: finished, every tool call answered."""
-        if widget is self._live or any(view is widget for view, _ in self._finishing):
-            return False
-        message = entry.message
-        if not isinstance(message, AssistantMessage) or not message.stop_reason:
-            return False
-        for view in widget.tool_views:
-            if view in self._dirty_views or view.state not in ("done", "error", "skipped"):
-                return False
-            if view.state != "skipped" and view.tool_call_id not in entry.results:
-                return False
-        return True
-
-    def refreeze(self) -> None:
-        """Thaw every frozen message and freeze it again once re-laid out (its look changed)."""
-        for entry in self.entries[self._first :]:
-            widget = entry.widget
-            if isinstance(widget, AssistantMessageView) and widget.is_frozen:
-                widget.thaw()
-                self._to_freeze.append(entry)
-        if self._to_freeze:
-            self._schedule_freeze()
-
-    # -- windowing ---------------------------------------------------------------------------------
-
-    def _maybe_prune(self) -> None:
-        mounted = len(self.entries) - self._first
-        if mounted <= self.MAX_LIVE + self.PAGE or not self.following:
+    def _relayout(self) -> None:
+        """Rebuild the lines of the entries that changed (from the first one on) and repaint."""
+        ctx = self._render_context()
+        if ctx is None:
             return
-        new_first = len(self.entries) - self.MAX_LIVE
-        stale = []
-        for index in range(self._first, new_first):
-            entry = self.entries[index]
-            widget = entry.widget
-            if widget is self._live or widget in self._dirty_views:
-                new_first = index
+        window = self.entries[self._first :]
+        start = len(window)
+        if self._stale_from is not None:
+            start = max(self._stale_from - self._first, 0)
+        for offset in range(min(start, len(window))):
+            entry = window[offset]
+            if entry.view is not None and entry.laid_out != _version(entry.view):
+                start = offset
                 break
-            if widget is not None:
-                stale.append(widget)
-                entry.widget = None
-        self._first = new_first
-        self._update_earlier()
-        if stale:
-            self.remove_children(stale)
-
-    def _update_earlier(self) -> None:
-        hidden = self._first
-        has_header = bool(self.entries) and self.entries[0].kind == "header"
-        count = hidden - (1 if has_header and hidden else 0)
-        self.set_class(hidden > 0, "-has-earlier")
-        if hidden:
+        if start >= len(window) and self._stale_from is None:
+            return
+        self._stale_from = None
+        start = min(start, len(self._starts))
+        line = 0 if start == 0 else self._starts[start] if start < len(self._starts) else len(self._lines)
+        del self._lines[line:]
+        del self._starts[start:]
+        if start == 0 and self._first > 0:
+            count = self._first - (1 if self.entries and self.entries[0].kind == "header" else 0)
             noun = "entry" if count == 1 else "entries"
-            self._earlier.update(Content(f"↑ {count} earlier {noun} · scroll up to show"))
+            note = Content.styled(f"↑ {count} earlier {noun} · scroll up to show", "$text-muted")
+            self._lines.extend(ctx.content(note.center(ctx.width)))
+        for entry in window[start:]:
+            self._starts.append(len(self._lines))
+            view = entry.view
+            if view is None:
+                continue
+            strips = view.strips(ctx)
+            entry.laid_out = _version(view)
+            if not strips:
+                continue
+            if self._lines and view.margin_top:
+                self._lines.append(Strip.blank(0))
+            self._lines.extend(strips)
+        for key in [k for k in self._line_cache if k >= line]:
+            del self._line_cache[key]
+        follow = self.following
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self._lines) + 1)
+        if follow:
+            self._following = True
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
+        self.refresh()
 
-    async def load_earlier(self, *, keep_view: bool = True) -> bool:
-        """Mount the previous page of entries above the first mounted one; False if none.
-        ``keep_view``: keep what the reader was looking at in place (scrolling up)."""
-        if self._first == 0 or self._loading_earlier:
-            return False
-        self._loading_earlier = True
-        try:
-            async with self._lock:
-                anchor = next((e.widget for e in self.entries[self._first :] if e.widget is not None), None)
-                start = max(self._first - self.PAGE, 0)
-                widgets = []
-                for entry in self.entries[start : self._first]:
-                    entry.widget = self.build_widget(entry)
-                    widgets.append(entry.widget)
-                self._first = start
-                self._update_earlier()
-                if anchor is not None:
-                    await self.mount_all(widgets, before=anchor)
-                else:
-                    await self.mount_all(widgets)
-            if anchor is not None and keep_view:
-                self.call_after_refresh(self._keep_in_view, anchor)
-            return True
-        finally:
-            self._loading_earlier = False
+    def render_line(self, y: int) -> Strip:
+        scroll_y = self.scroll_offset.y
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        selection = self.text_selection
+        if selection is None:
+            cached = self._line_cache.get(index)
+            if cached is not None and cached.cell_length == width:
+                return cached
+        style = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, style)
+        strip = self._lines[index]
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            strip = _highlight(strip, span, self.screen.get_component_rich_style("screen--selection"))
+        line = Strip([Segment(" "), *strip], strip.cell_length + 1).crop_extend(0, width, None)
+        line = line.apply_style(style).apply_offsets(0, index)
+        filters = self.app._filters
+        if filters:
+            background = self.background_colors[1]
+            for line_filter in filters:
+                line = line.apply_filter(line_filter, background)
+        if selection is None:
+            self._line_cache[index] = line
+        return line
 
-    def _keep_in_view(self, anchor: Widget) -> None:
-        # Only while the reader is still up there: if the view went back to following the end
-        # meanwhile (the user sent something), moving it would release the anchor again.
-        if anchor.is_mounted and not self.following:
-            self.scroll_to_widget(anchor, top=True, animate=False, immediate=True)
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The lines are final (styled, filtered, cached): Textual's per-line styling pass
+        # (padding, borders, tint, filters) has nothing to add, so it is skipped.
+        return [self.render_line(y).crop_extend(crop.x, crop.right, None) for y in range(crop.y, crop.bottom)]
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text (the lines as shown, without styles)."""
+        return selection.extract("\n".join(strip.text for strip in self._lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._line_cache.clear()
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._line_cache.clear()
+        following = self._following
+        self._relayout()
+        if following:
+            self.follow()
+
+    # -- following ---------------------------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Jump to the end and follow the conversation again (the user sent something)."""
+        self._following = True
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self._following = new_value >= self.max_scroll_y
         if new_value < 1 and old_value >= 1 and self._first > 0:
             self.call_later(self.load_earlier)
 
@@ -630,7 +584,86 @@ class Transcript(VerticalScroll, can_focus=False):
             self.call_later(self.load_earlier)
         super()._on_mouse_scroll_up(event)
 
-    def set_view_flag(self, flag: Literal["-show-thinking", "-expand-tools"], on: bool) -> None:
+    # -- look --------------------------------------------------------------------------------------
+
+    def refreeze(self) -> None:
+        """Render every entry again (the theme or something else that changes the look changed)."""
+        self._theme += 1
+        self._line_cache.clear()
+        if self.is_attached:
+            self._relayout()
+
+    def set_view_flag(self, flag: ViewFlag, on: bool) -> None:
         """Show all thinking blocks (Ctrl+T) or expand all tool output (Ctrl+O)."""
         self.set_class(on, flag)
-        self.refreeze()
+        if flag == "-show-thinking":
+            self._show_thinking = on
+        else:
+            self._expand_tools = on
+        self._line_cache.clear()
+        self._relayout()
+
+    # -- windowing ---------------------------------------------------------------------------------
+
+    def _prune(self) -> None:
+        rendered = len(self.entries) - self._first
+        if rendered <= self.MAX_LIVE + self.PAGE or not self.following:
+            return
+        new_first = len(self.entries) - self.MAX_LIVE
+        for index in range(self._first, new_first):
+            entry = self.entries[index]
+            if entry.view is self._live or entry in self._watched.values():
+                new_first = index
+                break
+            entry.view = None
+        if new_first != self._first:
+            self._first = new_first
+            self._restructure(0)
+            self._line_cache.clear()
+
+    def _fill_window(self) -> None:
+        # Render earlier pages while the window fills less than FILL_SCREENS screens.
+        height = max(self.scrollable_content_region.height, 1)
+        ctx = self._render_context()
+        while self._first > 0 and ctx is not None:
+            lines = sum(len(e.view.strips(ctx)) + 1 for e in self.entries[self._first :] if e.view is not None)
+            if lines >= height * self.FILL_SCREENS:
+                break
+            self._render_page()
+
+    def _render_page(self) -> None:
+        start = max(self._first - self.PAGE, 0)
+        for entry in self.entries[start : self._first]:
+            entry.view = self.build_view(entry)
+            entry.laid_out = None
+        self._first = start
+        self._restructure(0)
+        self._line_cache.clear()
+
+    async def load_earlier(self, *, keep_view: bool = True) -> bool:
+        """Render the previous page of entries above the first rendered one; False if none.
+        ``keep_view``: keep what the reader was looking at in place (scrolling up)."""
+        if self._first == 0 or self._loading_earlier:
+            return False
+        self._loading_earlier = True
+        try:
+            before = len(self._lines)
+            scroll_y = self.scroll_y
+            self._render_page()
+            self._relayout()
+            if keep_view and not self.following:
+                self.scroll_to(y=scroll_y + len(self._lines) - before, animate=False, immediate=True)
+            return True
+        finally:
+            self._loading_earlier = False
+
+
+def _highlight(strip: Strip, span: tuple[int, int], style: Any) -> Strip:
+    """``strip`` with the selected cells ``span`` (end -1: to the end of the line) in ``style``."""
+    length = strip.cell_length
+    start, end = span
+    end = length if end == -1 else min(end, length)
+    if end <= start:
+        return strip
+    before, middle, after = strip.divide([start, end, length])
+    return Strip.join([before, middle.apply_style(style), after])

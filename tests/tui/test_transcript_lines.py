@@ -1,0 +1,92 @@
+"""A finished message costs a frame nothing: the transcript is one line-based widget, entries render
+to strips once and are not rendered again while later turns stream (issue 17, figures).
+
+Real tool calls (bash) through a real session; the tests look at what the screen lays out and at
+whether an early message's rendering is the same object after more turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widget import Widget
+
+from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_text, faux_tool_call
+from baton.tui.app import BatonApp
+from baton.tui.widgets.messages import AssistantMessageView
+from baton.tui.widgets.tool_call import ToolCallView
+from tests.tui.app_helpers import open_session, screen_text, settle
+
+
+def _step_replies(context: Any, model: Any) -> FauxResponse:
+    user_turns = sum(1 for m in context.messages if m.role == "user")
+    last_user = max(i for i, m in enumerate(context.messages) if m.role == "user")
+    done = sum(1 for m in context.messages[last_user:] if m.role == "assistant")
+    if done >= 4:  # four tool-calling turns per prompt, then an answer
+        return FauxResponse.text(f"Finished round {user_turns}.")
+    return FauxResponse(content=[faux_text(f"Step {done + 1}: one quick command, then on."),
+                                 faux_tool_call("bash", {"command": f"echo step-{done + 1}"})])
+
+
+def _laid_out(app: BatonApp) -> list[Widget]:
+    # Scroll bars come and go with the content's height; they are not part of a turn's cost.
+    return [w for w in app.screen._compositor.full_map if type(w).__name__ != "ScrollBar"]
+
+
+def _replies(app: BatonApp) -> list[AssistantMessageView]:
+    return [v for v in app.transcript.mounted_views if isinstance(v, AssistantMessageView)]
+
+
+async def _run_round(pilot: Any, app: BatonApp, prompt: str) -> None:
+    app.editor.set_text(prompt)
+    await pilot.press("enter")
+    await settle(pilot, app, timeout=30)
+    await pilot.pause(0.05)
+
+
+async def test_turns_add_no_widgets_and_finished_messages_are_not_rendered_again(tmp_path: Path) -> None:
+    model = faux_model("steps", provider="faux-steps", api="faux-steps")
+    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
+        session = await open_session(tmp_path, model, tools=["bash"])
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 36)) as pilot:
+            await _run_round(pilot, app, "round one")
+            widgets_after_one = len(_laid_out(app))
+            first = _replies(app)[0]
+            rendering = first.strips(app.transcript._render_context())
+            for prompt in ("round two", "round three"):
+                await _run_round(pilot, app, prompt)
+            assert "Finished round 3." in screen_text(app)
+            assert len(_replies(app)) == 15
+            # Ten more tool-calling replies and two more prompts: not one widget more on screen.
+            assert len(_laid_out(app)) == widgets_after_one
+            assert not app.transcript.children or all(
+                type(child).__name__.startswith("ScrollBar") for child in app.transcript.children)
+            # The early reply was rendered once; later turns reuse its strips as they are.
+            assert first.strips(app.transcript._render_context()) is rendering
+            # What is behind a rendered message is still there (/copy, late tool updates).
+            assert app.transcript.last_answer() == "Finished round 3."
+            call_id = _replies(app)[-2].tool_views[0].tool_call_id
+            assert isinstance(app.transcript._tool_view(call_id), ToolCallView)
+        await session.close()
+
+
+async def test_a_new_width_or_flag_renders_the_messages_again(tmp_path: Path) -> None:
+    model = faux_model("steps", provider="faux-steps", api="faux-steps")
+    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
+        session = await open_session(tmp_path, model, tools=["bash"])
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 36)) as pilot:
+            await _run_round(pilot, app, "round one")
+            transcript = app.transcript
+            assert "Step 4: one quick command, then on." in transcript.text
+            await pilot.resize_terminal(30, 36)
+            await pilot.pause(0.2)
+            assert all(strip.cell_length <= 30 for strip in transcript._lines)
+            assert "Step 4: one quick command, then on." not in transcript.text, "wrapped at the new width"
+            assert "Finished round 1." in screen_text(app)
+            before = transcript.text
+            await pilot.press("ctrl+o")
+            await pilot.pause(0.1)
+            assert transcript.text != before or "(Ctrl+O" not in before
+        await session.close()
