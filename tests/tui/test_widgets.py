@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -313,6 +316,10 @@ async def test_follow_jumps_back_to_the_end() -> None:
         assert transcript.following
 
 
+@pytest.mark.skipif(
+    int(version("textual").split(".")[0]) < 8,
+    reason="older Textual starts a pilot drag selection differently; measured and shipped with Textual 8",
+)
 async def test_text_in_the_transcript_can_be_selected_with_the_mouse() -> None:
     app = TranscriptApp()
     async with app.run_test(size=(80, 20)) as pilot:
