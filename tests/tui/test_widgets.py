@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from textual import events
 from textual.app import App, ComposeResult
 
