@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,12 +57,7 @@ class AgentTool(ABC):
 
     def schema(self) -> Tool:
         """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""
-        schema = self.parameters.model_json_schema(by_alias=True)
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)
-        return Tool(name=self.name, description=self.description, parameters=schema)
+        return Tool(name=self.name, description=self.description, parameters=parameters_schema(self.parameters))
 
     async def execute(
         self,
@@ -78,6 +75,29 @@ class AgentTool(ABC):
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
     ) -> AgentToolResult:
         """Do the work. Raise :class:`ToolError` (or any exception) to fail."""
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+
+
+def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a parameters model as tools send it (camelCase names, no titles): a
+    fresh dict on every call, generated once per model class (pydantic's generation is slow and
+    every request sends every tool)."""
+    text = _SCHEMAS.get(model)
+    if text is None:
+        schema = model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        try:
+            text = json.dumps(schema)
+        except (TypeError, ValueError):  # a value JSON cannot hold: send it as built, uncached
+            return schema
+        _SCHEMAS[model] = text
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 def _ignore(_: AgentToolResult) -> None:

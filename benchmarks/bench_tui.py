@@ -175,7 +175,7 @@ async def _open(cwd: Path, model: Any, messages: list[Any] | None = None) -> Any
 
 
 async def stream_cpu(text: str, *, earlier: int = 0, ui: bool = True) -> tuple[float, float, int]:
-    """(process CPU seconds, wall seconds, mounted widgets) for streaming ``text`` once."""
+    """(process CPU seconds, wall seconds, entries rendered) for streaming ``text`` once."""
     from baton.tui.app import BatonApp
 
     model = faux_model("bench-1", provider="bench", api="faux-bench", context_window=1_000_000)
@@ -203,7 +203,7 @@ async def stream_cpu(text: str, *, earlier: int = 0, ui: bool = True) -> tuple[f
                 await app.transcript.flush_now()
                 await pilot.pause()
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-                mounted = len(app.transcript.mounted_widgets)
+                mounted = len(app.transcript.mounted_views)
                 shown = app.transcript.last_answer() or ""
                 assert shown.strip() == text.strip(), "the whole answer must be on screen"
             await session.close()
@@ -228,7 +228,7 @@ def bench_streaming(quick: bool) -> None:
         figures[label] = cpu
         goal = f"target <= {target} s" if target else f"target <= 1.5 x (a) = {1.5 * figures[cases[0][0]]:.2f} s"
         print(f"2{label}: CPU {cpu:.2f} s over {wall:.1f} s of streaming{base}; "
-              f"{mounted} widgets mounted ({goal})")
+              f"{mounted} entries rendered ({goal})")
     ratio = figures[cases[2][0]] / figures[cases[0][0]]
     print(f"   ratio (c)/(a): {ratio:.2f} (target <= 1.5)")
 
@@ -239,7 +239,7 @@ def bench_streaming(quick: bool) -> None:
 
 async def resume_first_paint(source: Path) -> tuple[float, float, int, int]:
     """(seconds to open the session, seconds to the first paint with the last message, entries,
-    mounted widgets)."""
+    entries rendered)."""
     from baton.sessions import CodingSession, SessionOptions
     from baton.tui.app import BatonApp
     from baton.tui.widgets.messages import user_text
@@ -261,7 +261,7 @@ async def resume_first_paint(source: Path) -> tuple[float, float, int, int]:
             while needle not in screen_text(app):
                 await asyncio.sleep(0.005)
             painted = time.perf_counter() - start
-            entries, mounted = len(app.transcript.entries), len(app.transcript.mounted_widgets)
+            entries, mounted = len(app.transcript.entries), len(app.transcript.mounted_views)
             await pilot.pause()
         await session.close()
     return opened, painted, entries, mounted
@@ -278,7 +278,7 @@ def bench_resume(runs: int = 3) -> None:
     _, _, entries, mounted = results[0]
     lines = sum(1 for _ in source.open(encoding="utf-8"))
     print(f"3. resume the {lines}-line pi session: opened in {opened:.3f} s, first paint with its last message "
-          f"at {painted:.3f} s (best of {runs}; {entries} entries, {mounted} mounted) (target <= 1 s)")
+          f"at {painted:.3f} s (best of {runs}; {entries} entries, {mounted} rendered) (target <= 1 s)")
 
 
 def main() -> None:

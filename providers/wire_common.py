@@ -120,6 +120,8 @@ def sanitize_surrogates(text: str) -> str:
 
     A Python string can hold them (e.g. from JSON ``"\\ud800"``), but they cannot be encoded as
     UTF-8, so one stray surrogate in a transcript would make every later request body invalid."""
+    if text.isascii():  # constant time; every request re-sends the whole transcript
+        return text
     return _LONE_SURROGATES.sub("\ufffd", text) if _LONE_SURROGATES.search(text) else text
 
 

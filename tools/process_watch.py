@@ -37,15 +37,18 @@ def stopped_in_group(pgid: int) -> list[StoppedProcess]:
 async def watch_stopped(
     pgid: int, *, poll: float = POLL_SECONDS, grace: float = STOPPED_GRACE_SECONDS
 ) -> StoppedProcess:
-    """Return the first process of group ``pgid`` seen stopped for ``grace`` seconds in a row
-    (never returns while nothing is stopped: cancel it when the command ends)."""
+    """Return the first process of group ``pgid`` seen stopped for ``grace`` seconds in a row,
+    looking every ``poll`` seconds from ``poll`` seconds on (never returns while nothing is
+    stopped: cancel it when the command ends)."""
     loop = asyncio.get_running_loop()
     first_seen: dict[int, float] = {}
     while True:
+        # Sleep first: most commands end within one poll, and they should never pay for a scan of
+        # the process table (a stop is still reported ``poll`` + ``grace`` seconds after it).
+        await asyncio.sleep(poll)
         now = loop.time()
         current = {p.pid: p for p in stopped_in_group(pgid)}
         first_seen = {pid: first_seen.get(pid, now) for pid in current}
         for pid, since in first_seen.items():
             if now - since >= grace:
                 return current[pid]
-        await asyncio.sleep(poll)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 _SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
+_BARE_SECRETS = frozenset({"API_KEY", "TOKEN"})
 
 _pass_env: frozenset[str] = frozenset()
 
@@ -30,7 +31,10 @@ def pass_env() -> frozenset[str]:
 def is_secret_variable(name: str, key_variables: Iterable[str] = ()) -> bool:
     """Whether ``name`` looks like a credential (``*_API_KEY``, ``*_TOKEN``, a key variable)."""
     upper = name.upper()
-    return upper.endswith(_SECRET_SUFFIXES) or upper in {"API_KEY", "TOKEN"} or name in set(key_variables)
+    if upper.endswith(_SECRET_SUFFIXES) or upper in _BARE_SECRETS:
+        return True
+    names = key_variables if isinstance(key_variables, set | frozenset) else set(key_variables)
+    return name in names
 
 
 def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] | None = None) -> dict[str, str]:
@@ -41,7 +45,7 @@ def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] 
     try:
         from baton.providers.catalog import key_variables
 
-        named = key_variables()
+        named = frozenset(key_variables())  # one set for every variable (it was rebuilt per name)
     except Exception:  # a broken catalog must not stop a command from running
-        named = set()
+        named = frozenset()
     return {k: v for k, v in source.items() if k in kept or not is_secret_variable(k, named)}

@@ -37,3 +37,15 @@ def test_schemas_are_plain(tmp_path: Path) -> None:
     edit = next(t for t in all_tools(str(tmp_path)) if t.name == "edit").schema().parameters
     assert set(edit["properties"]) == {"path", "oldText", "newText", "edits"}
     assert edit["properties"]["edits"]["items"]["required"] == ["oldText", "newText"]
+
+
+def test_schema_is_a_fresh_copy_equal_to_the_generated_one(tmp_path: Path) -> None:
+    for tool in all_tools(str(tmp_path)):
+        first = tool.schema().parameters
+        expected = tool.parameters.model_json_schema(by_alias=True)
+        expected.pop("title", None)
+        for prop in expected.get("properties", {}).values():
+            prop.pop("title", None)
+        assert first == expected
+        first["properties"].clear()  # a caller changing what it got must not change the next request
+        assert tool.schema().parameters == expected

@@ -136,7 +136,9 @@ class Transcript(ScrollView, can_focus=False):
         self._show_thinking = False
         self._expand_tools = False
         self._following = True
-        self._line_cache: dict[int, Strip] = {}
+        self._line_cache: dict[int, list[Any]] = {}
+        """Drawn rows by line index: [source strip, width, row with the track, row with the thumb]
+        (valid while the line's strip is the same object and the width the same)."""
         self._scroll_bar_style: Any = None
         self._loading_earlier = False
 
@@ -516,8 +518,6 @@ class Transcript(ScrollView, can_focus=False):
             if self._lines and view.margin_top:
                 self._lines.append(Strip.blank(0))
             self._lines.extend(strips)
-        for key in [k for k in self._line_cache if k >= line]:
-            del self._line_cache[key]
         follow = self.following
         size = Size(self.scrollable_content_region.width, len(self._lines) + 1)
         if size != self.virtual_size:
@@ -538,6 +538,7 @@ class Transcript(ScrollView, can_focus=False):
         # The lines are final (styled, filtered, cached), so Textual's per-line styling pass
         # (padding, borders, tint, filters) is skipped, and the scroll bar is a column drawn
         # here: Textual's scroll bar widget re-renders all its rows whenever the range grows.
+        # A frame that scrolls (the conversation grew) mostly finds its rows in the cache.
         width = self.size.width
         body = max(width - 1, 0)
         selection = self.text_selection
@@ -545,13 +546,27 @@ class Transcript(ScrollView, can_focus=False):
         thumb = self._thumb(self.size.height)
         lines = []
         for y in range(crop.y, crop.bottom):
-            line = self._line(scroll_y + y, body, selection)
-            bar = _THUMB if thumb is not None and thumb[0] <= y < thumb[1] else _TRACK
-            line = Strip([*line, Segment(bar, self._bar_style())], body + 1)
+            on_thumb = thumb is not None and thumb[0] <= y < thumb[1]
+            line = self._row(scroll_y + y, body, selection, on_thumb)
             if crop.x or crop.right < width:
                 line = line.crop_extend(crop.x, crop.right, None)
             lines.append(line)
         return lines
+
+    def _row(self, index: int, body: int, selection: Selection | None, on_thumb: bool) -> Strip:
+        if selection is not None:
+            bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
+            return Strip([*self._line(index, body, selection), bar], body + 1)
+        source = self._lines[index] if index < len(self._lines) else None
+        cached = self._line_cache.get(index)
+        if cached is None or cached[0] is not source or cached[1] != body:
+            cached = self._line_cache[index] = [source, body, None, None]
+        slot = 3 if on_thumb else 2
+        row: Strip | None = cached[slot]
+        if row is None:
+            bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
+            row = cached[slot] = Strip([*self._line(index, body, None), bar], body + 1)
+        return row
 
     def _thumb(self, height: int) -> tuple[int, int] | None:
         total = self.virtual_size.height
@@ -571,10 +586,6 @@ class Transcript(ScrollView, can_focus=False):
         return style
 
     def _line(self, index: int, width: int, selection: Selection | None) -> Strip:
-        if selection is None:
-            cached = self._line_cache.get(index)
-            if cached is not None and cached.cell_length == width:
-                return cached
         style = self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, style)
@@ -588,13 +599,13 @@ class Transcript(ScrollView, can_focus=False):
             background = self.background_colors[1]
             for line_filter in filters:
                 line = line.apply_filter(line_filter, background)
-        if selection is None:
-            self._line_cache[index] = line
         return line
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text (the lines as shown, without styles)."""
-        return selection.extract("\n".join(strip.text for strip in self._lines)), "\n"
+        # Each line is drawn after a margin cell, which the selection's x offsets count.
+        text = selection.extract("\n".join(" " + strip.text for strip in self._lines))
+        return "\n".join(line[1:] if line.startswith(" ") else line for line in text.split("\n")), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self._line_cache.clear()
