@@ -95,6 +95,17 @@ def _expire(waiter: asyncio.Future[None], error: Exception) -> None:
         waiter.set_exception(error)
 
 
+async def _park(protocol: Any, slot: str, timeout: float | None, error: Exception) -> None:
+    """Wait until the protocol resolves the future put in ``slot`` (``reader``: data arrived,
+    ``drainer``: the peer reads again), at most ``timeout`` seconds."""
+    waiter = asyncio.get_running_loop().create_future()
+    setattr(protocol, slot, waiter)
+    try:
+        await _wait(waiter, timeout, error)
+    finally:
+        setattr(protocol, slot, None)
+
+
 async def _wait(waiter: asyncio.Future[None], timeout: float | None, error: Exception) -> None:
     """Await ``waiter``, failing with ``error`` after ``timeout`` seconds (``None``: no limit)."""
     if timeout is None:
@@ -124,12 +135,7 @@ class AsyncioStream(AsyncNetworkStream):
                 return b""
             if self._transport.is_closing():
                 raise httpcore.ReadError("The connection is closed")
-            waiter = asyncio.get_running_loop().create_future()
-            protocol.reader = waiter
-            try:
-                await _wait(waiter, timeout, httpcore.ReadTimeout("timed out"))
-            finally:
-                protocol.reader = None
+            await _park(protocol, "reader", timeout, httpcore.ReadTimeout("timed out"))
             if not protocol.buffer:
                 if protocol.error is not None:
                     raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
@@ -155,12 +161,7 @@ class AsyncioStream(AsyncNetworkStream):
             raise httpcore.WriteError("The connection is closed")
         self._transport.write(buffer)
         while protocol.write_paused and not protocol.lost:
-            waiter = asyncio.get_running_loop().create_future()
-            protocol.drainer = waiter
-            try:
-                await _wait(waiter, timeout, httpcore.WriteTimeout("timed out"))
-            finally:
-                protocol.drainer = None
+            await _park(protocol, "drainer", timeout, httpcore.WriteTimeout("timed out"))
         if protocol.lost and protocol.error is not None:
             raise httpcore.WriteError(str(protocol.error) or type(protocol.error).__name__)
 

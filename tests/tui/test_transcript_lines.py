@@ -6,6 +6,8 @@ whether an early message's rendering is the same object after more turns."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,18 @@ def _replies(app: BatonApp) -> list[AssistantMessageView]:
     return [v for v in app.transcript.mounted_views if isinstance(v, AssistantMessageView)]
 
 
+@asynccontextmanager
+async def _steps_app(tmp_path: Path) -> AsyncIterator[tuple[Any, BatonApp]]:
+    """The app on a real session whose model calls bash four times per prompt, then answers."""
+    model = faux_model("steps", provider="faux-steps", api="faux-steps")
+    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
+        session = await open_session(tmp_path, model, tools=["bash"])
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 36)) as pilot:
+            yield pilot, app
+        await session.close()
+
+
 async def _run_round(pilot: Any, app: BatonApp, prompt: str) -> None:
     app.editor.set_text(prompt)
     await pilot.press("enter")
@@ -45,48 +59,38 @@ async def _run_round(pilot: Any, app: BatonApp, prompt: str) -> None:
 
 
 async def test_turns_add_no_widgets_and_finished_messages_are_not_rendered_again(tmp_path: Path) -> None:
-    model = faux_model("steps", provider="faux-steps", api="faux-steps")
-    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
-        session = await open_session(tmp_path, model, tools=["bash"])
-        app = BatonApp(session)
-        async with app.run_test(size=(110, 36)) as pilot:
-            await _run_round(pilot, app, "round one")
-            widgets_after_one = len(_laid_out(app))
-            first = _replies(app)[0]
-            rendering = first.strips(app.transcript._render_context())
-            for prompt in ("round two", "round three"):
-                await _run_round(pilot, app, prompt)
-            assert "Finished round 3." in screen_text(app)
-            assert len(_replies(app)) == 15
-            # Ten more tool-calling replies and two more prompts: not one widget more on screen.
-            assert len(_laid_out(app)) == widgets_after_one
-            assert not app.transcript.children or all(
-                type(child).__name__.startswith("ScrollBar") for child in app.transcript.children)
-            # The early reply was rendered once; later turns reuse its strips as they are.
-            assert first.strips(app.transcript._render_context()) is rendering
-            # What is behind a rendered message is still there (/copy, late tool updates).
-            assert app.transcript.last_answer() == "Finished round 3."
-            call_id = _replies(app)[-2].tool_views[0].tool_call_id
-            assert isinstance(app.transcript._tool_view(call_id), ToolCallView)
-        await session.close()
+    async with _steps_app(tmp_path) as (pilot, app):
+        await _run_round(pilot, app, "round one")
+        widgets_after_one = len(_laid_out(app))
+        first = _replies(app)[0]
+        rendering = first.strips(app.transcript._render_context())
+        for prompt in ("round two", "round three"):
+            await _run_round(pilot, app, prompt)
+        assert "Finished round 3." in screen_text(app)
+        assert len(_replies(app)) == 15
+        # Ten more tool-calling replies and two more prompts: not one widget more on screen.
+        assert len(_laid_out(app)) == widgets_after_one
+        assert not app.transcript.children or all(
+            type(child).__name__.startswith("ScrollBar") for child in app.transcript.children)
+        # The early reply was rendered once; later turns reuse its strips as they are.
+        assert first.strips(app.transcript._render_context()) is rendering
+        # What is behind a rendered message is still there (/copy, late tool updates).
+        assert app.transcript.last_answer() == "Finished round 3."
+        call_id = _replies(app)[-2].tool_views[0].tool_call_id
+        assert isinstance(app.transcript._tool_view(call_id), ToolCallView)
 
 
 async def test_a_new_width_or_flag_renders_the_messages_again(tmp_path: Path) -> None:
-    model = faux_model("steps", provider="faux-steps", api="faux-steps")
-    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
-        session = await open_session(tmp_path, model, tools=["bash"])
-        app = BatonApp(session)
-        async with app.run_test(size=(110, 36)) as pilot:
-            await _run_round(pilot, app, "round one")
-            transcript = app.transcript
-            assert "Step 4: one quick command, then on." in transcript.text
-            await pilot.resize_terminal(30, 36)
-            await pilot.pause(0.2)
-            assert all(strip.cell_length <= 30 for strip in transcript._lines)
-            assert "Step 4: one quick command, then on." not in transcript.text, "wrapped at the new width"
-            assert "Finished round 1." in screen_text(app)
-            before = transcript.text
-            await pilot.press("ctrl+o")
-            await pilot.pause(0.1)
-            assert transcript.text != before or "(Ctrl+O" not in before
-        await session.close()
+    async with _steps_app(tmp_path) as (pilot, app):
+        await _run_round(pilot, app, "round one")
+        transcript = app.transcript
+        assert "Step 4: one quick command, then on." in transcript.text
+        await pilot.resize_terminal(30, 36)
+        await pilot.pause(0.2)
+        assert all(strip.cell_length <= 30 for strip in transcript._lines)
+        assert "Step 4: one quick command, then on." not in transcript.text, "wrapped at the new width"
+        assert "Finished round 1." in screen_text(app)
+        before = transcript.text
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert transcript.text != before or "(Ctrl+O" not in before

@@ -322,13 +322,6 @@ class AssistantMessageView(View):
         """Changes when this message or any of its parts changed."""
         return (self.version, *(view.version for view in self._order))
 
-    def strips(self, ctx: RenderContext) -> list[Strip]:
-        key = (ctx.key, self.current_version)
-        if key != self._cache_key:
-            self._cache = self.render(ctx)
-            self._cache_key = key
-        return self._cache
-
     def render(self, ctx: RenderContext) -> list[Strip]:
         parts = [view.strips(ctx) for view in self._order]
         if self._status is not None:

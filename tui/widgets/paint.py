@@ -96,9 +96,14 @@ class View:
         """The next :meth:`strips` renders again."""
         self.version += 1
 
+    @property
+    def current_version(self) -> Hashable:
+        """Changes whenever what the view shows changes (views made of parts include theirs)."""
+        return self.version
+
     def strips(self, ctx: RenderContext) -> list[Strip]:
         """The rendering for ``ctx`` (cached while neither the view nor the look changed)."""
-        key = (ctx.key, self.version)
+        key = (ctx.key, self.current_version)
         if key != self._cache_key:
             self._cache = self.render(ctx)
             self._cache_key = key

@@ -87,12 +87,6 @@ class Entry:
     """The view's version when its lines were last laid out."""
 
 
-def _version(view: View) -> Any:
-    if isinstance(view, AssistantMessageView):
-        return view.current_version
-    return view.version
-
-
 class Transcript(ScrollView, can_focus=False):
     """The conversation. See the module docstring."""
 
@@ -491,7 +485,7 @@ class Transcript(ScrollView, can_focus=False):
             start = max(self._stale_from - self._first, 0)
         for offset in range(min(start, len(window))):
             entry = window[offset]
-            if entry.view is not None and entry.laid_out != _version(entry.view):
+            if entry.view is not None and entry.laid_out != entry.view.current_version:
                 start = offset
                 break
         if start >= len(window) and self._stale_from is None:
@@ -512,7 +506,7 @@ class Transcript(ScrollView, can_focus=False):
             if view is None:
                 continue
             strips = view.strips(ctx)
-            entry.laid_out = _version(view)
+            entry.laid_out = view.current_version
             if not strips:
                 continue
             if self._lines and view.margin_top:
