@@ -149,6 +149,7 @@ class MarkdownText:
         self._chunks: list[str] = []
         self._chunk_cache: dict[tuple[str, int, int], list[Strip]] = {}
         self.version = 0
+        self._rendered = False
         if streaming and text:
             self.append(text)
 
@@ -184,17 +185,23 @@ class MarkdownText:
             return False
         self._text += cleaned
         self.version += 1
+        self._rendered = False
         return True
 
-    def finish(self) -> None:
-        """The block is complete: everything buffered is shown, an open fence as Markdown."""
+    def finish(self) -> bool:
+        """The block is complete: everything buffered is shown, an open fence as Markdown.
+        False when the last streamed rendering already shows the finished text as it is."""
         if not self._streaming:
-            return
+            return False
         raw = "".join(self._raw)
         self._raw.clear()
-        self._text += self._cleaner.feed(raw) + self._cleaner.finish()
+        rest = self._cleaner.feed(raw) + self._cleaner.finish()
+        self._text += rest
         self._streaming = False
         self.version += 1
+        # Stable chunks and the tail render as the whole text does, except an open fence
+        # (shown plain while streaming) or text the last rendering has not seen.
+        return bool(rest) or _open_fence(self._text[self._stable :])[1] is not None or not self._rendered
 
     def render(self, painter: MarkdownPainter, width: int, theme_key: int) -> list[Strip]:
         """The text as strips (stable chunks come from the cache)."""
@@ -223,6 +230,7 @@ class MarkdownText:
             if out:
                 out.append(Strip.blank(0))
             out.extend(painter.plain_fence(fence, width))
+        self._rendered = True
         return out
 
     def _advance_stable(self) -> None:

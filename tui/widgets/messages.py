@@ -159,8 +159,7 @@ class _TextPart(View):
             self.changed()
 
     def finish(self) -> None:
-        if self.markdown.is_streaming:
-            self.markdown.finish()
+        if self.markdown.is_streaming and self.markdown.finish():
             self.changed()
 
     def render(self, ctx: RenderContext) -> list[Strip]:

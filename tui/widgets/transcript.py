@@ -148,7 +148,7 @@ class Transcript(ScrollView, can_focus=False):
     @property
     def following(self) -> bool:
         """True while the view sticks to the bottom (the user has not scrolled up)."""
-        return self._following or self.virtual_size.height <= self.scrollable_content_region.height
+        return self._following or self.virtual_size.height <= self.size.height
 
     @property
     def first_mounted(self) -> int:
@@ -462,7 +462,7 @@ class Transcript(ScrollView, can_focus=False):
             self._stale_from = index
 
     def _render_context(self) -> RenderContext | None:
-        width = self.scrollable_content_region.width - 3  # a margin cell each side, and the bar
+        width = self.size.width - 3  # a margin cell each side, and the bar
         if width <= 0:
             return None
         ctx = self._ctx
@@ -513,7 +513,7 @@ class Transcript(ScrollView, can_focus=False):
                 self._lines.append(Strip.blank(0))
             self._lines.extend(strips)
         follow = self.following
-        size = Size(self.scrollable_content_region.width, len(self._lines) + 1)
+        size = Size(self.size.width, len(self._lines) + 1)
         if size != self.virtual_size:
             # Without a layout pass of the screen (``virtual_size`` is a layout reactive): this
             # widget's own size does not change, only its scroll range does. Showing the scroll
@@ -670,7 +670,7 @@ class Transcript(ScrollView, can_focus=False):
 
     def _fill_window(self) -> None:
         # Render earlier pages while the window fills less than FILL_SCREENS screens.
-        height = max(self.scrollable_content_region.height, 1)
+        height = max(self.size.height, 1)
         ctx = self._render_context()
         while self._first > 0 and ctx is not None:
             lines = sum(len(e.view.strips(ctx)) + 1 for e in self.entries[self._first :] if e.view is not None)
