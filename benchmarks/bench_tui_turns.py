@@ -208,6 +208,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment for baton (e.g. TEXTUAL_FPS=30)")
+    parser.add_argument("--baton-arg", action="append", default=[], metavar="ARG",
+                        help="extra argument for baton (e.g. --baton-arg=--approval --baton-arg=full to run "
+                             "bash without the sandbox, as pi does)")
     parser.add_argument("--profile", help="write a py-spy profile of baton's run here (py-spy installed)")
     parser.add_argument("--profile-format", default="raw", choices=("raw", "flamegraph", "speedscope"))
     args = parser.parse_args()
@@ -223,7 +226,8 @@ def main() -> None:
         baton = Path(sys.executable).with_name("baton")
         env = {"HOME": str(base), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
                "BATON_HOME": str(home), **dict(item.split("=", 1) for item in args.env)}
-        programs["baton"] = (f"{shlex.quote(str(baton))} --model replay/replay-model", "replay-model", env)
+        extra = "".join(" " + shlex.quote(arg) for arg in args.baton_arg)
+        programs["baton"] = (f"{shlex.quote(str(baton))} --model replay/replay-model{extra}", "replay-model", env)
     if args.only != "baton" and PI_CLI.exists() and shutil.which("node"):
         agent = base / "pi-agent"
         agent.mkdir()

@@ -50,9 +50,16 @@ class _AnswerMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
 
     def __init__(self, text: str, code_theme: str) -> None:
-        super().__init__("", code_theme=code_theme, hyperlinks=True)
+        # Rich's __init__ builds a new markdown-it parser for every renderable (~2 ms); the
+        # answer parser is built once and these are the attributes Rich's renderer reads.
         self.markup = text
         self.parsed = _parser().parse(text)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
 
 
 @lru_cache(maxsize=1)

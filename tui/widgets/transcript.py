@@ -620,7 +620,10 @@ class Transcript(ScrollView, can_focus=False):
         self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
+        # Not ScrollView's: it moves the (zero-width, hidden) scroll bar widget, whose refresh
+        # spans the screen's height and makes Textual repaint every widget in that box.
+        if round(old_value) != round(new_value):
+            self.refresh()
         self._following = new_value >= self.max_scroll_y
         if new_value < 1 and old_value >= 1 and self._first > 0:
             self.call_later(self.load_earlier)
