@@ -108,6 +108,7 @@ class BatonApp(App[int]):
         self._queue: list[tuple[str, str]] = []
         self._busy = 0
         self._prompting = False
+        self._status_shown_at = 0.0
         self._compaction_reported = False
         self._last_interrupt = 0.0
         self._last_escape = 0.0
@@ -399,7 +400,12 @@ class BatonApp(App[int]):
             if getattr(message, "role", None) == "user" and self._queue:
                 self._delivered(user_text(message.content))
         elif kind == "message_end":
-            if getattr(event.message, "role", None) == "assistant":
+            # Token counts and cost while the agent works: at most once a second (every repaint
+            # of the status line costs a frame the whole screen's height); the end of the run
+            # shows the final figures.
+            now = time.monotonic()
+            if getattr(event.message, "role", None) == "assistant" and now - self._status_shown_at >= 1.0:
+                self._status_shown_at = now
                 self.transcript.in_next_flush(self.refresh_status)
         elif kind == "agent_start":
             self.editor.running = True
