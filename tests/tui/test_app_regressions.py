@@ -35,10 +35,11 @@ async def test_tab_queues_a_follow_up_while_the_agent_works(
         await wait_until(pilot, lambda: "First answer" in screen_text(app), what="streaming")
         assert "Tab queues a follow-up" in screen_text(app)
         app.editor.set_text("then do Y\nand Z")
+        assert app.is_busy
         await pilot.press("tab")
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: bool(app.activity.queue), what="the queued follow-up")
         assert app.activity.queue == [("follow-up", "then do Y\nand Z")]
-        assert "follow-up: then do Y (+1 line)" in screen_text(app)
+        await wait_until(pilot, lambda: "follow-up: then do Y (+1 line)" in screen_text(app), what="the queue line")
         assert app.editor.text == ""
         await settle(pilot, app, timeout=20)
         assert "Follow-up answer." in screen_text(app)

@@ -333,20 +333,21 @@ async def test_cursor_is_steady_until_a_key_and_blinks_only_for_a_while_after_it
     stops again BLINK_SECONDS after the last key (the cursor then stays lit)."""
     app = EditorApp()
     async with app.run_test() as pilot:
-        app.editor.BLINK_SECONDS = 1.0
+        # Long enough windows that a loaded machine still sees a blink (0.5 s a phase) in them.
+        app.editor.BLINK_SECONDS = 2.0
         await pilot.pause(0.2)
         lit = _painted(app)
         assert all(frame == lit for frame in await _frames(pilot, app, 1.3))
         await pilot.press("a")
-        typed = await _frames(pilot, app, 0.9)
+        typed = await _frames(pilot, app, 1.6)
         assert any(frame != typed[0] for frame in typed)  # blinking
-        await pilot.pause(0.6)
+        await pilot.pause(1.0)
         settled = await _frames(pilot, app, 1.3)
         assert all(frame == settled[0] for frame in settled)
         await pilot.press("b")
         await pilot.press("backspace")
         assert app.editor.text == "a"
-        await pilot.pause(1.6)
+        await pilot.pause(2.6)
         after_edit = _painted(app)
         assert after_edit == settled[0]  # the same line with the cursor lit, not in the off phase
 
