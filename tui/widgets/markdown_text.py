@@ -250,16 +250,14 @@ class MarkdownText:
             position += len(line)
             if not line.endswith("\n"):
                 break
-            body = line.strip()
             if in_fence is not None:
-                if body and body == in_fence[0] * len(body) and len(body) >= len(in_fence):
+                if _closes(in_fence, line):
                     in_fence = None
                 continue
-            match = _FENCE_OPEN.match(line.rstrip("\n"))
-            if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
-                in_fence = match.group(1)
+            in_fence = _opens_fence(line)
+            if in_fence is not None:
                 continue
-            if not body and not _continues_list(text, position):
+            if not line.strip() and not _continues_list(text, position):
                 cut = position
         if cut > self._stable:
             chunk = text[self._stable : cut]
@@ -278,6 +276,20 @@ def _continues_list(text: str, position: int) -> bool:
     return following.startswith((" ", "\t")) or bool(re.match(r"^\s*([-*+]|\d+[.)])\s", following))
 
 
+def _opens_fence(line: str) -> str | None:
+    """The marker (```` ``` ````, ``~~~``...) when ``line`` opens a code fence."""
+    match = _FENCE_OPEN.match(line.rstrip("\n"))
+    if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return None
+    return match.group(1)
+
+
+def _closes(marker: str, line: str) -> bool:
+    """Whether ``line`` closes the fence opened with ``marker``."""
+    body = line.strip()
+    return bool(body) and body == marker[0] * len(body) and len(body) >= len(marker)
+
+
 def _open_fence(text: str) -> tuple[int, list[str] | None]:
     """Where an unclosed fence starts in ``text`` and its body lines (None when all are closed)."""
     fence: str | None = None
@@ -285,12 +297,11 @@ def _open_fence(text: str) -> tuple[int, list[str] | None]:
     body: list[str] = []
     offset = 0
     for line in text.splitlines(keepends=True):
-        stripped = line.strip()
         if fence is None:
-            match = _FENCE_OPEN.match(line.rstrip("\n"))
-            if match and line.endswith("\n") and not (match.group(1)[0] == "`" and "`" in match.group(2)):
-                fence, start, body = match.group(1), offset, []
-        elif stripped and stripped == fence[0] * len(stripped) and len(stripped) >= len(fence):
+            marker = _opens_fence(line) if line.endswith("\n") else None
+            if marker is not None:
+                fence, start, body = marker, offset, []
+        elif _closes(fence, line):
             fence = None
         else:
             body.append(line)

@@ -31,7 +31,7 @@ from baton.providers.messages import AssistantMessage, TextContent, ThinkingCont
 from baton.tui.render import StreamCleaner, clean, format_duration, one_line, safe
 from baton.tui.widgets.markdown_text import MarkdownText
 from baton.tui.widgets.paint import RenderContext, View, stack
-from baton.tui.widgets.tool_call import ToolCallView
+from baton.tui.widgets.tool_call import ToolCallView, output_lines
 from baton.tui.widgets.tool_render import result_body, result_text
 
 NoticeLevel = Literal["info", "success", "warning", "error"]
@@ -426,13 +426,7 @@ class BashExecutionView(View):
             "bash", {}, self._output, details, is_error=failed and self._done, running=not self._done,
             duration=self._duration,
         )
-        if rendered.hidden and ctx.expand_tools:
-            return lines + ctx.content(rendered.full, indent=2)
-        preview = rendered.preview
-        if rendered.hidden:
-            hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
-            preview = Content.assemble(hint, "\n", preview)
-        return lines + ctx.content(preview, indent=2)
+        return lines + output_lines(ctx, rendered)
 
 
 def compaction_notice(tokens_before: int | None, summary: str | None = None) -> Content:

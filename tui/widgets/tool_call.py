@@ -25,6 +25,21 @@ _GLYPHS: dict[str, tuple[str, str]] = {
 }
 
 
+def output_lines(ctx: RenderContext, rendered: Rendered, *, style: str = "") -> list[Strip]:
+    """A tool's output under its header: all of it with Ctrl+O, else the collapsed preview and
+    what it leaves out ("… N earlier lines" above a tail, "… N more lines" below a head)."""
+    if rendered.hidden and ctx.expand_tools:
+        return ctx.content(rendered.full, indent=2, style=style)
+    if rendered.hidden and rendered.tail:
+        hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
+        return ctx.content(hint, indent=2) + ctx.content(rendered.preview, indent=2, style=style)
+    lines = ctx.content(rendered.preview, indent=2, style=style)
+    if rendered.hidden:
+        more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
+        lines += ctx.content(Content.styled(more, "$text-muted"), indent=2)
+    return lines
+
+
 class ToolCallView(View):
     """A tool call: ``✓ edit src/app.py`` then a diff, live bash output, a read summary...
 
@@ -155,18 +170,7 @@ class ToolCallView(View):
             lines += ctx.content(self._args_view, indent=2)
         rendered = self._rendered
         if rendered is not None and rendered.preview:
-            error = "$text-error" if self.state == "error" else ""
-            if rendered.hidden and ctx.expand_tools:
-                lines += ctx.content(rendered.full, indent=2, style=error)
-            elif rendered.hidden and rendered.tail:
-                hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
-                lines += ctx.content(hint, indent=2)
-                lines += ctx.content(rendered.preview, indent=2, style=error)
-            else:
-                lines += ctx.content(rendered.preview, indent=2, style=error)
-                if rendered.hidden:
-                    more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
-                    lines += ctx.content(Content.styled(more, "$text-muted"), indent=2)
+            lines += output_lines(ctx, rendered, style="$text-error" if self.state == "error" else "")
         if self._status is not None:
             lines += ctx.content(self._status, indent=2)
         return lines

@@ -116,8 +116,6 @@ class Transcript(ScrollView, can_focus=False):
         self._timer: Timer | None = None
         self._ticking = False
         self._in_flush: list[Callable[[], None]] = []
-        self.flushes = 0
-        """Flushes run so far (each is at most one frame; tests count them)."""
         self.on_flush: Callable[[], None] | None = None
         """Called inside every flush's frame (the app ticks its spinner there)."""
         self._lines: list[Strip] = []
@@ -141,7 +139,7 @@ class Transcript(ScrollView, can_focus=False):
         if self._header_factory is not None and not self.entries:
             header = self._header_factory
             self.add_entry(Entry("header", factory=lambda: HeaderView(header())))
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refreeze())
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.render_again())
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -424,7 +422,6 @@ class Transcript(ScrollView, can_focus=False):
     async def flush_now(self) -> None:
         """Take in everything buffered and repaint once (the periodic flush; also run when an
         entry is added or a message ends)."""
-        self.flushes += 1
         with self.app.batch_update():
             if self.on_flush is not None:
                 self.on_flush()
@@ -635,7 +632,7 @@ class Transcript(ScrollView, can_focus=False):
 
     # -- look --------------------------------------------------------------------------------------
 
-    def refreeze(self) -> None:
+    def render_again(self) -> None:
         """Render every entry again (the theme or something else that changes the look changed)."""
         self._theme += 1
         self._scroll_bar_style = None
