@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model
+from baton.providers.messages import Context
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
@@ -20,34 +22,42 @@ from tests.tui.app_helpers import one_view, open_session, screen_text, settle, s
 PROSE = " ".join(f"word{i}" for i in range(120))
 
 
-async def test_tab_queues_a_follow_up_while_the_agent_works(
-    project: Path, model_a: Model, faux_a: FauxProvider
-) -> None:
+async def test_tab_queues_a_follow_up_while_the_agent_works(project: Path, model_a: Model) -> None:
     # Terminals without the kitty keyboard protocol deliver Alt+Enter as Enter (a steer): Tab
-    # is the follow-up key that works everywhere.
-    faux_a.add(FauxResponse.text("First answer " + PROSE, delay=0.01), FauxResponse.text("Follow-up answer."))
-    session = await open_session(project, model_a)
-    path = session.session_file
-    assert path is not None
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"first", "enter")
-        await wait_until(pilot, lambda: "First answer" in screen_text(app), what="streaming")
-        assert "Tab queues a follow-up" in screen_text(app)
-        app.editor.set_text("then do Y\nand Z")
-        assert app.is_busy
-        await pilot.press("tab")
-        await wait_until(pilot, lambda: bool(app.activity.queue), what="the queued follow-up")
-        assert app.activity.queue == [("follow-up", "then do Y\nand Z")]
-        await wait_until(pilot, lambda: "follow-up: then do Y (+1 line)" in screen_text(app), what="the queue line")
-        assert app.editor.text == ""
-        await settle(pilot, app, timeout=20)
-        assert "Follow-up answer." in screen_text(app)
-        assert [v.text for v in views(app, UserMessageView)] == ["first", "then do Y\nand Z"]
-        await pilot.press(*"idle", "tab")
-        await pilot.pause(0.05)
-        assert app.editor.text == "idle" and faux_a.calls == 2, "idle: Tab does not send"
-    await session.close()
+    # is the follow-up key that works everywhere. The first reply waits for the follow-up to be
+    # queued, so the run is still going when Tab is pressed however slow the machine is.
+    queued = asyncio.Event()
+
+    async def reply(context: Context, model: Model) -> FauxResponse:
+        if len(context.messages) == 1:
+            await queued.wait()
+            return FauxResponse.text("First answer " + PROSE)
+        return FauxResponse.text("Follow-up answer.")
+
+    with FauxProvider("faux-a", reply, chunk_size=8) as faux:
+        session = await open_session(project, model_a)
+        path = session.session_file
+        assert path is not None
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 40)) as pilot:
+            await pilot.press(*"first", "enter")
+            await wait_until(pilot, lambda: "Tab queues a follow-up" in screen_text(app), what="the working line")
+            app.editor.set_text("then do Y\nand Z")
+            assert app.is_busy
+            await pilot.press("tab")
+            await wait_until(pilot, lambda: bool(app.activity.queue), what="the queued follow-up")
+            assert app.activity.queue == [("follow-up", "then do Y\nand Z")]
+            await wait_until(pilot, lambda: "follow-up: then do Y (+1 line)" in screen_text(app),
+                             what="the queue line")
+            assert app.editor.text == ""
+            queued.set()
+            await settle(pilot, app, timeout=20)
+            assert "First answer" in screen_text(app) and "Follow-up answer." in screen_text(app)
+            assert [v.text for v in views(app, UserMessageView)] == ["first", "then do Y\nand Z"]
+            await pilot.press(*"idle", "tab")
+            await pilot.pause(0.05)
+            assert app.editor.text == "idle" and faux.calls == 2, "idle: Tab does not send"
+        await session.close()
     assert [m["role"] for m in stored_messages(path)] == ["user", "assistant", "user", "assistant"]
 
 
