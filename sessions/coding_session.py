@@ -940,6 +940,8 @@ class CodingSession:
         self._closed = True
         await self._stop()
         await self.extensions.close()
+        if self.permissions is not None:
+            await self.permissions.close()
         self._flush_pending_bash()
         self._unsubscribe_agent()
         self.store.close()

@@ -22,10 +22,9 @@ import logging
 import math
 import os
 import signal as signals
-import subprocess
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeAlias
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -37,7 +36,7 @@ from baton.tools.params import ToolParams
 from baton.tools.process_slots import PROCESS_SLOTS
 from baton.tools.process_watch import StoppedProcess, watch_stopped
 from baton.tools.processes import register_group
-from baton.tools.shell import kill_group, shell_command, signal_group
+from baton.tools.shell import CommandLauncher, kill_group, shell_command, signal_group, start_command
 from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -50,9 +49,6 @@ DRAIN_IDLE_SECONDS = 0.2
 """After the shell exits, stop reading once background processes holding the pipe stay quiet
 this long (or after :data:`DRAIN_MAX_SECONDS`); they keep running."""
 DRAIN_MAX_SECONDS = 2.0
-
-CommandWrapper: TypeAlias = Callable[[list[str], str], list[str]]
-"""``(argv, tool_call_id) -> argv``: how to start the shell for one call (e.g. inside a sandbox)."""
 
 
 class BashParams(ToolParams):
@@ -137,8 +133,8 @@ class BashTool(AgentTool):
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
     environment the command sees (default: this process's without API keys and tokens, see
-    :mod:`tools.tool_env`); ``command_wrapper`` may rewrite the shell's argv per call (the
-    permission policy runs it inside the sandbox this way)."""
+    :mod:`tools.tool_env`); ``command_launcher`` may start the shell differently per call (the
+    permission policy starts it inside the sandbox this way)."""
 
     name: ClassVar[str] = "bash"
     prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
@@ -157,12 +153,12 @@ class BashTool(AgentTool):
         cwd: str,
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         env: Mapping[str, str] | None = None,
-        command_wrapper: CommandWrapper | None = None,
+        command_launcher: CommandLauncher | None = None,
     ) -> None:
         self.cwd = cwd
         self.default_timeout = default_timeout
         self.env = dict(env) if env is not None else None
-        self.command_wrapper = command_wrapper
+        self.command_launcher = command_launcher
 
     def _timeout(self, requested: float | None) -> float | None:
         if requested is None:
@@ -195,19 +191,13 @@ class BashTool(AgentTool):
         updates = _Updates(on_update, buffer, args.command)
         read_fd, write_fd = os.pipe()
         argv = shell_command(args.command)
-        if self.command_wrapper is not None:
-            argv = self.command_wrapper(argv, tool_call_id)
+        env = self.env if self.env is not None else tool_environment()
         started = time.monotonic()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=subprocess.STDOUT,
-                cwd=self.cwd,
-                env=self.env if self.env is not None else tool_environment(),
-                start_new_session=True,
-            )
+            if self.command_launcher is not None:
+                proc = await self.command_launcher(argv, tool_call_id, self.cwd, env, write_fd)
+            else:
+                proc = await start_command(argv, self.cwd, env, write_fd)
         except OSError as exc:
             os.close(read_fd)
             os.close(write_fd)
@@ -328,6 +318,8 @@ def _result(
         status = f"Command was killed by signal {signal_name}"
     elif exit_code:
         status = f"Command exited with code {exit_code}"
+    elif returncode is None:
+        status = "Command ended with an unknown exit status (the sandbox that ran it stopped)"
     if status is not None:
         text = f"{text}\n\n{status}" if text else status
     elif not text:

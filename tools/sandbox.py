@@ -12,6 +12,7 @@ process group (bwrap is the group leader), so timeout and abort work as without 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -68,6 +69,11 @@ class Sandbox:
 
     def argv(self, command_argv: list[str], cwd: str | None = None) -> list[str]:
         """``bwrap ... -- command_argv``, starting in ``cwd`` (default: the workspace)."""
+        return [*self.bwrap_args(), "--chdir", cwd or self.workspace, "--", *command_argv]
+
+    def bwrap_args(self) -> list[str]:
+        """bwrap and its options (what the file system looks like now decides the read-only
+        binds: only paths that exist can be bound), without a working directory or command."""
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for root in self.writable_roots():
             args += ["--bind", root, root]
@@ -82,8 +88,23 @@ class Sandbox:
                 args += ["--ro-bind", extra, extra]
         if not self.network:
             args.append("--unshare-net")
-        args += ["--die-with-parent", "--chdir", cwd or self.workspace]
-        return [*args, "--", *command_argv]
+        args.append("--die-with-parent")
+        return args
+
+
+def bound_paths_identity(bwrap_args: list[str]) -> tuple[tuple[str, int, int], ...]:
+    """Device and inode of every path ``bwrap_args`` binds: a long-lived sandbox still shows
+    what was there when it started, so a path replaced since (``.git`` recreated) needs a new one."""
+    identity: list[tuple[str, int, int]] = []
+    for flag, source in itertools.pairwise(bwrap_args):
+        if flag in ("--bind", "--ro-bind"):
+            try:
+                info = os.lstat(source)
+            except OSError:
+                identity.append((source, -1, -1))
+            else:
+                identity.append((source, info.st_dev, info.st_ino))
+    return tuple(identity)
 
 
 def find_bwrap() -> str | None:

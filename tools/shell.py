@@ -13,6 +13,9 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeAlias
 
 from baton.tools.proc_table import process_table
 
@@ -26,6 +29,45 @@ def shell_command(command: str) -> list[str]:
     if shell is None:
         shell = shutil.which("sh") or "/bin/sh"
     return [shell, "-c", command]
+
+
+class StartedCommand(Protocol):
+    """What the bash tool needs of a started command (``asyncio.subprocess.Process`` has it, and
+    so does a command a sandbox host started)."""
+
+    @property
+    def pid(self) -> int:
+        """The command's pid, which is also its process group."""
+        ...
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once known (negative: killed by that signal)."""
+        ...
+
+    async def wait(self) -> int | None:
+        """Wait for the command to end; its exit status (None: it cannot be known)."""
+        ...
+
+
+CommandLauncher: TypeAlias = Callable[[list[str], str, str, dict[str, str], int], Awaitable[StartedCommand]]
+"""``(argv, tool_call_id, cwd, env, output_fd) -> started command``: how bash starts one call's
+shell, with stdout and stderr on ``output_fd`` and in a process group of its own (the permission
+policy starts sandboxed calls inside the sandbox this way)."""
+
+
+async def start_command(argv: list[str], cwd: str, env: dict[str, str], output_fd: int) -> StartedCommand:
+    """Start ``argv`` directly: stdin from ``/dev/null``, stdout and stderr on ``output_fd``,
+    leading a new process group."""
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=output_fd,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def group_alive(pgid: int) -> bool:

@@ -2,8 +2,8 @@
 
 :class:`Permissions` registers as the session's ``permissions`` before-gate (allow, ask or deny
 each call) and after-gate (a sandboxed command that failed as if the sandbox blocked it: say so,
-and offer to run it again without the sandbox). It also wraps bash's argv in bubblewrap for the
-calls the policy sandboxed. Decisions become ``tool_approval`` events and session entries.
+and offer to run it again without the sandbox). It also starts bash's commands inside the
+bubblewrap sandbox for the calls the policy sandboxed. Decisions become ``tool_approval`` events and session entries.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
 from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
+from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
+from baton.tools.shell import StartedCommand, start_command
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,9 @@ SANDBOX_NOTE = (
     "[baton: this looks like the sandbox blocked the command: outside the workspace and the temp "
     "dirs the file system is read-only, and there is no network.]"
 )
+
+MAX_HOST_FAILURES = 3
+"""After this many failures of the long-lived sandbox, every command starts its own bwrap."""
 
 
 def denied_text(reason: str | None) -> str:
@@ -72,6 +77,8 @@ class Permissions:
         """Per sandboxed call: protected paths that did not exist before it (the sandbox can only
         keep existing ones read-only, so one that appears is reported)."""
         self._ask_lock = asyncio.Lock()
+        self._hosts: SandboxHosts | None = SandboxHosts() if sandbox is not None else None
+        self._host_failures = 0
         self.warnings: list[str] = []
 
     @property
@@ -96,11 +103,28 @@ class Permissions:
 
     # ------------------------------------------------------------------ bash hook
 
-    def wrap_command(self, argv: list[str], tool_call_id: str) -> list[str]:
-        """bash's ``command_wrapper``: the sandboxed calls run under bwrap."""
-        if self.sandbox is not None and self._sandboxed.get(tool_call_id):
-            return self.sandbox.argv(argv, self.sandbox.workspace)
-        return argv
+    async def launch_command(
+        self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int
+    ) -> StartedCommand:
+        """bash's ``command_launcher``: the sandboxed calls start in the session's long-lived
+        sandbox (a fresh bwrap per call when that cannot start), the others directly."""
+        if self.sandbox is None or not self._sandboxed.get(tool_call_id):
+            return await start_command(argv, cwd, env, output_fd)
+        if self._hosts is not None:
+            try:
+                return await self._hosts.spawn(self.sandbox.bwrap_args(), argv, cwd, env, output_fd)
+            except SandboxHostError as exc:
+                self._host_failures += 1
+                logger.warning("sandbox host failed (%s): this command starts its own bwrap", exc)
+                if self._host_failures >= MAX_HOST_FAILURES:
+                    hosts, self._hosts = self._hosts, None
+                    await hosts.close()
+        return await start_command(self.sandbox.argv(argv, cwd), cwd, env, output_fd)
+
+    async def close(self) -> None:
+        """End the long-lived sandbox (commands still running in it end with it)."""
+        if self._hosts is not None:
+            await self._hosts.close()
 
     # ------------------------------------------------------------------ before
 

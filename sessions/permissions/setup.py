@@ -86,5 +86,5 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
     session.tool_gates.add_after("permissions", permissions.after)
     for tool in session.agent.tools:
         if isinstance(tool, BashTool):
-            tool.command_wrapper = permissions.wrap_command
+            tool.command_launcher = permissions.launch_command
     return permissions
