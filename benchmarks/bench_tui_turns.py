@@ -5,7 +5,7 @@ One prompt starts ``--turns`` model turns (default 100); each turn streams a sho
 calls ``bash`` (``echo step-N``); the last reply answers without a tool. Measured from outside the
 process, through ``/proc/<pid>``:
 
-- whole-process CPU (utime + stime, waited-for children included) for the run;
+- whole-process CPU (utime + stime, waited-for children and live descendants included) for the run;
 - CPU per turn: the replay server reads the program's CPU time whenever a request arrives, so
   turn N costs the difference between request N and N+1 (the first and last ten are printed:
   they show whether a turn costs more the longer the transcript is);
@@ -49,11 +49,36 @@ DONE = "ALL STEPS FINISHED"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime + cutime + cstime of ``pid``, in seconds."""
+def _stat_fields(pid: int) -> list[str]:
     raw = Path(f"/proc/{pid}/stat").read_text()
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return sum(int(v) for v in fields[11:15]) / TICK
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s children, from ``/proc/<pid>/task/*/children`` (a few small reads)."""
+    out: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out.extend(int(c) for c in (task / "children").read_text().split())
+    except OSError:
+        pass
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid``'s whole tree: utime + stime + cutime + cstime of ``pid`` and of every
+    live descendant (a command's CPU reaches ``pid`` only when its parent is reaped, and baton's
+    sandboxed commands are children of its long-lived sandbox, which lives until baton exits)."""
+    total = sum(int(v) for v in _stat_fields(pid)[11:15])
+    frontier = _children(pid)
+    while frontier:
+        member = frontier.pop()
+        try:
+            total += sum(int(v) for v in _stat_fields(member)[11:15])
+        except (OSError, ValueError):
+            continue
+        frontier.extend(_children(member))
+    return total / TICK
 
 
 def status_kb(pid: int, key: str) -> int:

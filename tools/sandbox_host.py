@@ -10,8 +10,10 @@ commands have.
 
 A hosted command is the leader of its own process group, as a directly started one is, so
 timeouts, aborts and :func:`baton.tools.processes.register_group` work unchanged; its exit status
-comes from the server. If the server dies under a running command (a command may kill it), the
-command's exit status is read once it ends (baton is its subreaper) or reported as unknown.
+comes from the server. When baton exits or dies, the server sees its socket close and kills what
+it started. If the server dies under a running command (a command may kill it), the command keeps
+running in its registered group; its exit status is read once it ends (baton is its subreaper) or
+reported as unknown.
 """
 
 from __future__ import annotations
@@ -85,7 +87,10 @@ class SandboxHost:
     async def start(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
         """Start bwrap and its server; raises :class:`SandboxHostError` when it does not come up."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        argv = [*self.sandbox_args, "--", sys.executable, "-I", "-S", str(SERVER_SCRIPT), str(theirs.fileno())]
+        # Without --die-with-parent: when baton dies the server sees its socket close and kills the
+        # commands it started before it exits (a SIGKILL from bwrap would leave them running).
+        options = [arg for arg in self.sandbox_args if arg != "--die-with-parent"]
+        argv = [*options, "--", sys.executable, "-I", "-S", str(SERVER_SCRIPT), str(theirs.fileno())]
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -237,7 +242,18 @@ class SandboxHosts:
         self, sandbox_args: list[str], argv: list[str], cwd: str, env: dict[str, str], output_fd: int
     ) -> HostedProcess:
         """Start ``argv`` in a sandbox made with ``sandbox_args`` (bwrap's arguments before ``--``);
-        raises :class:`SandboxHostError` when no host can start it."""
+        raises :class:`SandboxHostError` when no host can start it. A host found dead on the way
+        (a command killed its server) is replaced once."""
+        try:
+            return await self._spawn(sandbox_args, argv, cwd, env, output_fd)
+        except SandboxHostError:
+            if self._current is not None and self._current.alive:
+                raise
+            return await self._spawn(sandbox_args, argv, cwd, env, output_fd)
+
+    async def _spawn(
+        self, sandbox_args: list[str], argv: list[str], cwd: str, env: dict[str, str], output_fd: int
+    ) -> HostedProcess:
         async with self._lock:
             host = self._current
             if (host is None or not host.alive or host.sandbox_args != sandbox_args

@@ -9,15 +9,16 @@ Requests arrive on the socket ``FD``: a 12-byte header (body length, request id)
 output pipe's write end as ``SCM_RIGHTS``, then a JSON body ``{"argv", "cwd", "env"}``. Replies go
 to stdout, one JSON object a line: ``{"ready": true}`` once, then per request ``{"id", "pid"}``
 (or ``{"id", "error"}``) and later ``{"id", "exit"}`` with the exit status as asyncio reports it
-(negative for a signal). Each command gets its own session and process group (its pid), stdin
-from ``/dev/null``, stdout and stderr on the pipe, and dies if this process dies. The server exits
-when the socket closes.
+(negative for a signal). Each command is started with ``posix_spawn`` (no copy of this process)
+in its own session and process group (its pid), stdin from ``/dev/null``, stdout and stderr on
+the pipe. When the socket closes (baton closed the host, or died: the kernel closes its end),
+the server kills what it started and exits; bwrap runs it without ``--die-with-parent`` so that it
+gets to do so.
 """
 
 from __future__ import annotations
 
 import array
-import ctypes
 import json
 import os
 import selectors
@@ -27,14 +28,6 @@ import struct
 import sys
 
 HEADER = struct.Struct("!IQ")
-PR_SET_PDEATHSIG = 1
-
-
-def _libc_prctl() -> object | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
 
 
 def _receive_exact(sock: socket.socket, size: int) -> bytes:
@@ -63,33 +56,32 @@ def _receive_request(sock: socket.socket) -> tuple[int, dict[str, object], list[
     return request_id, body, list(fds)
 
 
-def _start(body: dict[str, object], output_fd: int, prctl: object | None) -> int:
+def _start(body: dict[str, object], output_fd: int) -> int:
     argv = [str(part) for part in body["argv"]]  # type: ignore[attr-defined]
-    cwd = str(body["cwd"])
     env = {str(k): str(v) for k, v in body["env"].items()}  # type: ignore[attr-defined]
-    pid = os.fork()
-    if pid:
-        return pid
-    try:  # the child: never returns
-        os.setsid()
-        if prctl is not None:
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # type: ignore[operator]
-        for number in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT):
-            signal.signal(number, signal.SIG_DFL)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(output_fd, 1)
-        os.dup2(output_fd, 2)
-        if output_fd > 2:
-            os.close(output_fd)
-        os.chdir(cwd)
-        os.execvpe(argv[0], argv, env)
-    except BaseException as exc:
+    os.chdir(str(body["cwd"]))  # posix_spawn has no working-directory action; the child inherits ours
+    return os.posix_spawnp(
+        argv[0],
+        argv,
+        env,
+        setsid=True,
+        setsigdef=(signal.SIGPIPE, signal.SIGINT),
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, output_fd, 1),
+            (os.POSIX_SPAWN_DUP2, output_fd, 2),
+            (os.POSIX_SPAWN_CLOSE, output_fd),
+        ],
+    )
+
+
+def _end_all(children: dict[int, int]) -> None:
+    """Baton has gone (or closed the host): its commands go with it, as under ``--die-with-parent``."""
+    for pid in children:
         try:
-            os.write(2, f"sandbox: cannot start {argv[0]}: {exc}\n".encode(errors="replace"))
-        finally:
-            os._exit(127)
-    return -1  # unreachable
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _reply(message: dict[str, object]) -> None:
@@ -107,7 +99,6 @@ def main(control_fd: int) -> None:
     os.set_blocking(wake_read, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
-    prctl = _libc_prctl()
     children: dict[int, int] = {}
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
@@ -119,12 +110,13 @@ def main(control_fd: int) -> None:
                 try:
                     request_id, body, fds = _receive_request(sock)
                 except (EOFError, ConnectionError):
+                    _end_all(children)
                     return
                 if not fds:
                     _reply({"id": request_id, "error": "no output pipe was passed"})
                     continue
                 try:
-                    pid = _start(body, fds[0], prctl)
+                    pid = _start(body, fds[0])
                 except (OSError, KeyError, TypeError, AttributeError) as exc:
                     _reply({"id": request_id, "error": str(exc)})
                 else:

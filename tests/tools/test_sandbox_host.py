@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -102,9 +103,11 @@ async def test_a_protected_path_that_appears_gets_a_new_host_that_protects_it(ho
 async def test_command_killing_the_server_is_reported_and_the_next_one_runs(hosts: SandboxHosts, ws: Path) -> None:
     sandbox = Sandbox(str(ws))
     tool = BashTool(str(ws), command_launcher=hosted_launcher(hosts, sandbox, []))
-    result = await tool.execute("c1", {"command": "kill -9 $PPID; sleep 5"}, asyncio.Event())
-    assert result.content[0].text == "Command ended with an unknown exit status (the sandbox that ran it stopped)"
-    assert result.is_error, "it dies with its server; only a subreaper (baton, not pytest) can read its status"
+    result = await tool.execute("c1", {"command": "kill -9 $PPID; sleep 0.2; echo outlived it"}, asyncio.Event())
+    assert result.content[0].text == (
+        "outlived it\n\nCommand ended with an unknown exit status (the sandbox that ran it stopped)"
+    ), "only a subreaper (baton, not pytest) can read the status of a command whose server died"
+    assert result.is_error
     status, out = await run(hosts, sandbox, "echo still here")
     assert (status, out) == (0, "still here\n")
 
@@ -119,8 +122,8 @@ async def main():
     assert become_subreaper()
     hosts = SandboxHosts()
     read_fd, write_fd = os.pipe()
-    process = await hosts.spawn(Sandbox(sys.argv[1]).bwrap_args(), ["/bin/bash", "-c", "kill -9 $PPID; sleep 5"],
-                                sys.argv[1], dict(os.environ), write_fd)
+    command = ["/bin/bash", "-c", "kill -9 $PPID; sleep 0.2; exit 4"]
+    process = await hosts.spawn(Sandbox(sys.argv[1]).bwrap_args(), command, sys.argv[1], dict(os.environ), write_fd)
     os.close(write_fd)
     print(await asyncio.wait_for(process.wait(), 10))
     await hosts.close()
@@ -133,7 +136,7 @@ def test_baton_as_subreaper_reads_the_status_of_a_command_whose_server_died(ws: 
     done = subprocess.run([sys.executable, "-c", SUBREAPER_SCRIPT, str(ws)], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "-9"
+    assert done.stdout.strip() == "4"
 
 
 async def test_arguments_environment_and_bytes_arrive_unchanged(hosts: SandboxHosts, ws: Path) -> None:
@@ -174,3 +177,32 @@ async def test_closing_ends_the_host(ws: Path) -> None:
             break
         await asyncio.sleep(0.02)
     assert not Path(f"/proc/{server}").exists()
+
+
+KILLED_BATON_SCRIPT = """
+import asyncio, os, signal, sys
+from baton.tools.sandbox import Sandbox
+from baton.tools.sandbox_host import SandboxHosts
+
+async def main():
+    hosts = SandboxHosts()
+    read_fd, write_fd = os.pipe()
+    process = await hosts.spawn(Sandbox(sys.argv[1]).bwrap_args(), ["/bin/bash", "-c", "sleep 60"],
+                                sys.argv[1], dict(os.environ), write_fd)
+    print(process.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+def test_a_hosted_command_dies_with_a_killed_baton(ws: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_BATON_SCRIPT, str(ws)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == -9, done.stderr
+    command = int(done.stdout)
+    for _ in range(250):
+        if not group_alive(command):
+            break
+        time.sleep(0.02)
+    assert not group_alive(command), "the server saw baton's end of the socket close and killed it"
