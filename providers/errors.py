@@ -18,6 +18,13 @@ Hierarchy (the defining module in brackets when it is not this one)::
     ├── SessionError                  [sessions.errors] base of the sessions layer's errors
     ├── AgentBusyError                [agent.agent] the agent is running (also RuntimeError)
     ├── UnknownMessageRoleError       [agent.messages] a stored message of no known role (also ValueError)
+    ├── SandboxHostError              [tools.sandbox_host] the long-lived sandbox could not start a command
+    ├── McpCallError                  [tools.mcp.connection] an MCP tool call could not be made or finish
+    ├── ContextTooLargeError          [sessions.context_fit] the context cannot fit the model's window
+    ├── SkillError                    [sessions.skills] an unknown or unreadable skill
+    ├── AttachmentError               [tui.attachments] a file that cannot be attached
+    ├── RpcError                      [tui.rpc_mode] an RPC command failed (the response's error)
+    ├── AcpError                      [tui.acp.errors] a JSON-RPC error for the editor
     └── CliError                      [tui.cli_errors] a one-line CLI failure with its exit code
 
 The CLI prints any :class:`BatonError` that reaches it as one line, ``baton: <message>``

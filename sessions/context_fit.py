@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from baton.agent.messages import AgentMessage
+from baton.providers.errors import BatonError
 from baton.providers.messages import AssistantMessage
 from baton.providers.models import Model
 from baton.sessions.tokens import estimate_message_tokens
@@ -20,7 +21,7 @@ CONTEXT_TOO_LARGE = "Not sent: the context (~{tokens} tokens) exceeds the contex
 (:mod:`providers.overflow`), so the session compacts and continues as after a real overflow."""
 
 
-class ContextTooLargeError(Exception):
+class ContextTooLargeError(BatonError):
     """A request was not sent because the context is known not to fit the model's window."""
 
 

@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from baton.providers.errors import BatonError
 from baton.providers.paths import baton_home
 from baton.sessions.frontmatter import FrontMatterError, parse_front_matter, read_front_matter_file
 
@@ -143,5 +144,5 @@ def expand_skill(skill: Skill, args: str) -> str:
     return f"{block}\n\n{args}" if args.strip() else block
 
 
-class SkillError(Exception):
+class SkillError(BatonError):
     """A skill named in ``/skill:<name>`` is unknown or unreadable."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.errors import BatonError
 from baton.tools.processes import register_group
 from baton.tools.sandbox import bound_paths_identity
 
@@ -38,7 +39,7 @@ START_TIMEOUT_SECONDS = 10.0
 _ORPHAN_POLL_SECONDS = 0.05
 
 
-class SandboxHostError(Exception):
+class SandboxHostError(BatonError):
     """The host could not start, or stopped before it started a command."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from baton.providers.errors import BatonError
 from baton.tools.images import detect_image_mime
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ _AT_REFERENCE = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|(\S+))')
 _FILE_BLOCK = re.compile(r'<file name="([^"]*)">(?:\n(.*?)\n)?</file>', re.S)
 
 
-class AttachmentError(Exception):
+class AttachmentError(BatonError):
     """A file that cannot be attached (the message names it and says why)."""
 
 

@@ -14,6 +14,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.providers.errors import BatonError
 from baton.tui.json_mode import LineWriter, dumps, event_line
 from baton.tui.stdio_protocol import LineTooLong, claim_stdout, log_to_file, open_stdin, read_line
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
 
-class RpcError(Exception):
+class RpcError(BatonError):
     """A command failed: the message becomes the response's ``error``."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from baton.providers.errors import BatonError
 from baton.tools.mcp.config import McpServerConfig
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
@@ -30,7 +31,7 @@ CONNECT_TIMEOUT_S = 60.0
 _SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
 
 
-class McpCallError(Exception):
+class McpCallError(BatonError):
     """A call could not be made or did not finish (the message says why, for the model)."""
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from baton.providers.errors import BatonError
+
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 
 
-class AcpError(Exception):
+class AcpError(BatonError):
     """A JSON-RPC error with a message the editor can show."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
