@@ -17,6 +17,7 @@ acp = pytest.importorskip("acp")
 from acp import spawn_agent_process, text_block  # noqa: E402
 from acp.schema import ClientCapabilities, FileSystemCapabilities  # noqa: E402
 
+from tests.process_helpers import processes_with  # noqa: E402
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply  # noqa: E402
 from tests.replay_server import ReplayServer, Reply  # noqa: E402
 from tests.tui.cli_harness import baton_command, baton_env, session_messages, write_models_json  # noqa: E402
@@ -349,7 +350,7 @@ def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
             await conn.cancel(session_id=new.session_id)
             result = await asyncio.wait_for(task, 20)
             elapsed = asyncio.get_running_loop().time() - started
-            assert _processes_mentioning(str(marker)) == []  # killed by the cancel, baton still running
+            assert processes_with(str(marker)) == []  # killed by the cancel, baton still running
             return result, elapsed
 
     with ReplayServer(replies) as server:
@@ -360,18 +361,6 @@ def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
     [path] = sorted((home / "sessions").rglob("*.jsonl"))
     tool_result = [m for m in session_messages(path) if m["role"] == "toolResult"][-1]
     assert tool_result["isError"] is True and "aborted" in json.dumps(tool_result["content"]).lower()
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 class ApprovingEditor(EditorClient):
