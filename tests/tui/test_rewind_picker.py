@@ -12,7 +12,7 @@ from baton.sessions.checkpoints.git import find_git
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import UserMessageView
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, views, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, views, wait_until
 
 pytestmark = pytest.mark.skipif(find_git() is None, reason="git is not installed")
 
@@ -34,8 +34,7 @@ async def test_rewind_picker_lists_prompts_and_restores_code_and_conversation(
     async with app.run_test(size=(120, 36)) as pilot:
         await _run_two_prompts(app, pilot)
         assert (project / "two.txt").exists()
-        app.editor.set_text("/rewind")
-        await pilot.press("enter")
+        await submit(pilot, app, "/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
         text = screen_text(app)
         assert text.index("make two") < text.index("make one")  # newest first

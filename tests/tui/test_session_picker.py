@@ -15,7 +15,7 @@ from baton.sessions.listing import list_sessions
 from baton.tui.app import BatonApp
 from baton.tui.widgets.pickers import ConfirmScreen
 from baton.tui.widgets.session_picker import SessionPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 from tests.tui.cli_harness import baton_env, session_files
 
 
@@ -39,8 +39,7 @@ async def test_resume_lists_this_directory_tab_shows_all_projects_and_ctrl_d_del
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        app.editor.set_text("/resume")
-        await pilot.press("enter")
+        await submit(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
         text = screen_text(app)
         assert "alpha question here" in text and "beta question elsewhere" not in text
@@ -69,8 +68,7 @@ async def test_a_session_open_elsewhere_is_not_deleted(project: Path, model_a: M
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        app.editor.set_text("/resume")
-        await pilot.press("enter")
+        await submit(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
         await pilot.press("ctrl+d")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
