@@ -83,7 +83,7 @@ class Sandbox:
                 if os.path.lexists(inner):
                     args += ["--ro-bind", inner, inner]
         roots = self.writable_roots()
-        for extra in self.read_only:
+        for extra in dict.fromkeys(self.read_only):
             if os.path.exists(extra) and any(extra == r or extra.startswith(r.rstrip("/") + "/") for r in roots):
                 args += ["--ro-bind", extra, extra]
         if not self.network:

@@ -21,10 +21,9 @@ from __future__ import annotations
 import array
 import asyncio
 import contextlib
-import json
+import marshal
 import os
 import socket
-import struct
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ from baton.tools.processes import register_group
 from baton.tools.sandbox import bound_paths_identity
 
 SERVER_SCRIPT = Path(__file__).with_name("sandbox_server.py")
-HEADER = struct.Struct("!IQ")
 START_TIMEOUT_SECONDS = 10.0
 _ORPHAN_POLL_SECONDS = 0.05
 
@@ -116,7 +114,7 @@ class SandboxHost:
             line = await asyncio.wait_for(stdout.readline(), timeout)
         except TimeoutError:
             line = b""
-        if not line.startswith(b'{"ready"'):
+        if line != b"ready\n":
             why = await self._stderr_tail()
             await self.close()
             raise SandboxHostError(f"the sandbox host did not start{f' ({why})' if why else ''}")
@@ -131,10 +129,10 @@ class SandboxHost:
         self._next_id += 1
         request_id = self._next_id
         request = self._requests[request_id] = _Request(loop.create_future(), loop.create_future())
-        body = json.dumps({"argv": argv, "cwd": cwd, "env": env}).encode("utf-8", "surrogatepass")
+        body = marshal.dumps((list(argv), cwd, dict(env)))
         try:
             async with self._send_lock:
-                await self._send_header(HEADER.pack(len(body), request_id), output_fd)
+                await self._send_header(len(body).to_bytes(4, "big") + request_id.to_bytes(8, "big"), output_fd)
                 await loop.sock_sendall(self._socket, body)
         except OSError as exc:
             self._requests.pop(request_id, None)
@@ -185,24 +183,21 @@ class SandboxHost:
         loop = asyncio.get_running_loop()
         try:
             while line := await stdout.readline():
-                try:
-                    reply: dict[str, Any] = json.loads(line)
-                    request_id = int(reply["id"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-                request = self._requests.get(request_id)
+                kind, _, rest = line.decode("utf-8", "replace").rstrip("\n").partition(" ")
+                number, _, value = rest.partition(" ")
+                request = self._requests.get(int(number)) if number.isdigit() else None
                 if request is None:
                     continue
-                if "pid" in reply:
-                    request.pid = int(reply["pid"])
+                if kind == "pid":
+                    request.pid = int(value)
                     _resolve(request.started, request.pid)
-                elif "exit" in reply:
-                    del self._requests[request_id]
-                    _resolve(request.exit_status, int(reply["exit"]))
-                elif "error" in reply:
-                    del self._requests[request_id]
+                elif kind == "exit":
+                    del self._requests[int(number)]
+                    _resolve(request.exit_status, int(value))
+                elif kind == "error":
+                    del self._requests[int(number)]
                     if not request.started.done():
-                        request.started.set_exception(OSError(str(reply["error"])))
+                        request.started.set_exception(OSError(value))
         finally:
             self._closed = True
             requests, self._requests = self._requests, {}

@@ -37,6 +37,10 @@ SANDBOX_NOTE = (
     "dirs the file system is read-only, and there is no network.]"
 )
 
+FIRST_HOSTED_RUN = 2
+"""The first sandboxed command of a session started in its long-lived sandbox; the ones before
+start their own bwrap. The long-lived sandbox costs about three fresh ones to start, so a session
+running a single command (a one-shot ``baton -p``) is cheaper without it."""
 MAX_HOST_FAILURES = 3
 """After this many failures of the long-lived sandbox, every command starts its own bwrap."""
 
@@ -79,6 +83,7 @@ class Permissions:
         self._ask_lock = asyncio.Lock()
         self._hosts: SandboxHosts | None = SandboxHosts() if sandbox is not None else None
         self._host_failures = 0
+        self._sandboxed_runs = 0
         self.warnings: list[str] = []
 
     @property
@@ -107,10 +112,12 @@ class Permissions:
         self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int
     ) -> StartedCommand:
         """bash's ``command_launcher``: the sandboxed calls start in the session's long-lived
-        sandbox (a fresh bwrap per call when that cannot start), the others directly."""
+        sandbox from the second on (the first, or every one when that cannot start, in a fresh
+        bwrap), the others directly."""
         if self.sandbox is None or not self._sandboxed.get(tool_call_id):
             return await start_command(argv, cwd, env, output_fd)
-        if self._hosts is not None:
+        self._sandboxed_runs += 1
+        if self._hosts is not None and self._sandboxed_runs >= FIRST_HOSTED_RUN:
             try:
                 return await self._hosts.spawn(self.sandbox.bwrap_args(), argv, cwd, env, output_fd)
             except SandboxHostError as exc:

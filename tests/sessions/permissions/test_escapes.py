@@ -14,10 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from baton.sessions.permissions import gate
 from baton.tools.sandbox import probe
 from tests.sessions.permissions.helpers import counting_server, run_call
 
 needs_sandbox = pytest.mark.skipif(not probe().available, reason=f"no sandbox here: {probe().reason}")
+
+
+@pytest.fixture(autouse=True, params=["fresh bwrap", "long-lived sandbox"])
+def sandbox_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every escape is tried in both kinds of sandbox: a fresh bwrap (a session's first command)
+    and the long-lived one (every later command)."""
+    monkeypatch.setattr(gate, "FIRST_HOSTED_RUN", 2 if request.param == "fresh bwrap" else 1)
+    return str(request.param)
 
 
 @pytest.fixture
@@ -153,3 +162,13 @@ async def test_a_protected_path_created_in_the_sandbox_is_reported(tmp_path: Pat
     ws.mkdir()
     outcome = await run_call(ws, "bash", {"command": "mkdir .ba''ton && echo '{}' > .ba''ton/settings.json"})
     assert "created .baton, which baton protects" in outcome.result_text
+
+
+@needs_sandbox
+async def test_the_command_runs_in_the_kind_of_sandbox_under_test(ws: Path, sandbox_kind: str) -> None:
+    outcome = await run_call(ws, "bash", {"command": "tr '\\0' ' ' < /proc/$PPID/cmdline"})
+    parent = outcome.result_text
+    if sandbox_kind == "long-lived sandbox":
+        assert "sandbox_server.py" in parent
+    else:
+        assert parent.split()[0].endswith("bwrap") and "--die-with-parent" in parent
