@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,6 +36,20 @@ def _other_tasks() -> set[asyncio.Task[Any]]:
     return {t for t in asyncio.all_tasks() if t is not current and not t.done()}
 
 
+def abort_at(agent: Agent, nth: int, picks: Callable[[Any], bool]) -> None:
+    """Abort ``agent`` from a listener at the ``nth`` event that ``picks`` chooses."""
+    seen = 0
+
+    def listener(event: Any) -> None:
+        nonlocal seen
+        if picks(event):
+            seen += 1
+            if seen == nth:
+                agent.abort()
+
+    agent.subscribe(listener)
+
+
 async def _settle() -> None:
     for _ in range(3):
         await asyncio.sleep(0)
@@ -45,16 +60,7 @@ async def test_abort_during_streaming_keeps_partial_text() -> None:
     with faux(API, [FauxResponse(content=[text], delay=0.002)]) as provider:
         agent = Agent(model=model_of(provider))
         rec = Recorder(agent)
-        deltas = 0
-
-        def abort_after_some(event: Any) -> None:
-            nonlocal deltas
-            if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
-                deltas += 1
-                if deltas == 5:
-                    agent.abort()
-
-        agent.subscribe(abort_after_some)
+        abort_at(agent, 5, lambda e: e.type == "message_update" and e.assistant_message_event.type == "text_delta")
         await agent.prompt("talk")
     reply = agent.messages[-1]
     assert reply.stop_reason == "aborted"
@@ -77,18 +83,8 @@ async def test_abort_during_tool_call_streaming_never_executes_half_calls() -> N
     with faux(API, [reply, "never"]) as provider:
         agent = Agent(model=model_of(provider), tools=[echo])
         rec = Recorder(agent)
-
-        deltas = 0
-
-        def abort_mid_call(event: Any) -> None:
-            nonlocal deltas
-            ev = getattr(event, "assistant_message_event", None)
-            if ev is not None and ev.type == "toolcall_delta" and ev.content_index == 2:
-                deltas += 1
-                if deltas == 5:
-                    agent.abort()
-
-        agent.subscribe(abort_mid_call)
+        abort_at(agent, 5, lambda e: (ev := getattr(e, "assistant_message_event", None)) is not None
+                 and ev.type == "toolcall_delta" and ev.content_index == 2)
         await agent.prompt("go")
     stored = agent.messages[-1]
     assert stored.stop_reason == "aborted"

@@ -4,29 +4,14 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import pytest
 
 from baton.providers import models_json
+from tests.process_helpers import kill_sleepers, needs_proc, sleepers
 
 
-def _sleepers(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@needs_proc
 def test_a_key_command_that_times_out_leaves_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
     marker = f"34.{os.getpid() % 10000}"
     monkeypatch.setattr(models_json, "COMMAND_TIMEOUT", 0.5)
@@ -37,10 +22,9 @@ def test_a_key_command_that_times_out_leaves_no_process(monkeypatch: pytest.Monk
                                                  "providers.corp.apiKey")
         elapsed = time.monotonic() - started
         time.sleep(0.2)
-        left = _sleepers(marker)
+        left = sleepers(marker)
     finally:
-        for pid in _sleepers(marker):
-            os.kill(pid, 9)
+        kill_sleepers(marker)
     assert value is None and elapsed < 5
     assert left == []
     assert len(models_json.command_errors) == 1

@@ -16,6 +16,7 @@ import pytest
 from baton.sessions.checkpoints import git as git_module
 from baton.sessions.checkpoints.errors import CheckpointError
 from baton.sessions.checkpoints.store import CheckpointStore
+from tests.process_helpers import wait_until
 
 GIT = git_module.find_git()
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -213,9 +214,7 @@ def test_killed_during_a_snapshot_the_next_start_recovers(ws: Path, home: Path) 
     """)
     proc = subprocess.Popen([sys.executable, "-c", script, str(ws)])
     try:
-        deadline = time.monotonic() + 30
-        while not (home / "checkpoints").exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until((home / "checkpoints").exists, 30, interval=0.01)
         time.sleep(0.6)
     finally:
         proc.send_signal(signal.SIGKILL)

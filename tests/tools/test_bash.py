@@ -17,6 +17,7 @@ import pytest
 from baton.agent.tool import AgentToolResult, ToolError
 from baton.tools.bash import BashTool
 from baton.tools.shell import shell_command
+from tests.process_helpers import live_processes
 from tests.tools.conftest import Call, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,19 +35,7 @@ def alive(pid: int) -> bool:
 
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes in process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
+    return [p.pid for p in live_processes() if p.pgid == pgid]
 
 
 async def wait_for_text(updates: list[AgentToolResult], pattern: str, timeout: float = 5.0) -> re.Match[str]:

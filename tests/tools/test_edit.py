@@ -53,10 +53,9 @@ async def test_diff_skips_far_context(cwd: Path, call: Call) -> None:
 
 
 async def test_not_found_shows_the_closest_region(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("def handler(request):\n    return response\n")
     with pytest.raises(ToolError) as caught:
-        await call(EditTool(str(cwd)), path="f.txt", oldText="def handler(request):\n    return None",
-                   newText="x")
+        await edit(cwd, call, "def handler(request):\n    return response\n",
+                   oldText="def handler(request):\n    return None", newText="x")
     message = str(caught.value)
     assert message.startswith("Could not find the exact text in f.txt. The old text must match exactly")
     assert "Closest match is around line 1:" in message
@@ -64,16 +63,14 @@ async def test_not_found_shows_the_closest_region(cwd: Path, call: Call) -> None
 
 
 async def test_duplicate_match_is_an_error_naming_the_count(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("foo\nbar\nfoo\nbaz\nfoo\n")
     with pytest.raises(ToolError, match=r"Found 3 occurrences of the text in f\.txt\. The text must be unique"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText="foo", newText="qux")
+        await edit(cwd, call, "foo\nbar\nfoo\nbaz\nfoo\n", oldText="foo", newText="qux")
     assert (cwd / "f.txt").read_text() == "foo\nbar\nfoo\nbaz\nfoo\n"
 
 
 async def test_identical_result_is_an_error(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("same\n")
     with pytest.raises(ToolError, match=r"No changes made to f\.txt"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText="same", newText="same")
+        await edit(cwd, call, "same\n", oldText="same", newText="same")
 
 
 async def test_missing_file(cwd: Path, call: Call) -> None:
@@ -82,9 +79,8 @@ async def test_missing_file(cwd: Path, call: Call) -> None:
 
 
 async def test_empty_old_text_is_refused(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("x\n")
     with pytest.raises(ToolError, match="oldText must not be empty"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText="", newText="b")
+        await edit(cwd, call, "x\n", oldText="", newText="b")
 
 
 # --- forgiving match (pi's fuzzy cases) ------------------------------------------------------
@@ -137,15 +133,13 @@ async def test_fuzzy_keeps_untouched_lines_byte_for_byte(cwd: Path, call: Call) 
 
 
 async def test_fuzzy_not_found_still_fails(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("alpha\nbeta\n")
     with pytest.raises(ToolError, match="Could not find the exact text"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText="gamma", newText="x")
+        await edit(cwd, call, "alpha\nbeta\n", oldText="gamma", newText="x")
 
 
 async def test_duplicates_counted_after_fuzzy_normalisation(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("say \u201chi\u201d\nsay \u201chi\u201d  \n")
     with pytest.raises(ToolError, match="Found 2 occurrences"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText='say "hi"', newText="x")
+        await edit(cwd, call, "say \u201chi\u201d\nsay \u201chi\u201d  \n", oldText='say "hi"', newText="x")
 
 
 # --- line endings and BOM ----------------------------------------------------------------------
@@ -167,9 +161,8 @@ async def test_bom_is_preserved(cwd: Path, call: Call) -> None:
 
 
 async def test_crlf_and_lf_variants_count_as_duplicates(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_bytes(b"hello\r\nworld\r\n---\r\nhello\nworld\n")
     with pytest.raises(ToolError, match="Found 2 occurrences"):
-        await call(EditTool(str(cwd)), path="f.txt", oldText="hello\nworld\n", newText="x")
+        await edit(cwd, call, b"hello\r\nworld\r\n---\r\nhello\nworld\n", oldText="hello\nworld\n", newText="x")
 
 
 async def test_invalid_utf8_bytes_elsewhere_survive(cwd: Path, call: Call) -> None:
@@ -191,32 +184,26 @@ async def test_edits_list_applied_together(cwd: Path, call: Call) -> None:
 
 
 async def test_edits_are_matched_against_the_original(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("x = 1\ny = 2\n")
-    await call(EditTool(str(cwd)), path="f.txt",
-               edits=[{"oldText": "x = 1", "newText": "y = 2"}, {"oldText": "y = 2", "newText": "z = 3"}])
-    assert (cwd / "f.txt").read_text() == "y = 2\nz = 3\n"
+    out = await edit(cwd, call, "x = 1\ny = 2\n",
+                     edits=[{"oldText": "x = 1", "newText": "y = 2"}, {"oldText": "y = 2", "newText": "z = 3"}])
+    assert out == "y = 2\nz = 3\n"
 
 
 async def test_one_failing_edit_applies_none(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("a\nb\n")
     with pytest.raises(ToolError, match=r"Could not find edits\[1\] in f\.txt"):
-        await call(EditTool(str(cwd)), path="f.txt",
-                   edits=[{"oldText": "a", "newText": "A"}, {"oldText": "zzz", "newText": "Z"}])
+        await edit(cwd, call, "a\nb\n", edits=[{"oldText": "a", "newText": "A"}, {"oldText": "zzz", "newText": "Z"}])
     assert (cwd / "f.txt").read_text() == "a\nb\n"
 
 
 async def test_overlapping_edits_are_refused(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("abcdef\n")
     with pytest.raises(ToolError, match=r"edits\[0\] and edits\[1\] overlap in f\.txt"):
-        await call(EditTool(str(cwd)), path="f.txt",
+        await edit(cwd, call, "abcdef\n",
                    edits=[{"oldText": "abcd", "newText": "x"}, {"oldText": "cdef", "newText": "y"}])
 
 
 async def test_edits_as_a_json_string_and_combined_with_old_text(cwd: Path, call: Call) -> None:
-    (cwd / "f.txt").write_text("a\nb\nc\n")
-    await call(EditTool(str(cwd)), path="f.txt", edits='[{"oldText": "a", "newText": "A"}]',
-               oldText="c", newText="C")
-    assert (cwd / "f.txt").read_text() == "A\nb\nC\n"
+    out = await edit(cwd, call, "a\nb\nc\n", edits='[{"oldText": "a", "newText": "A"}]', oldText="c", newText="C")
+    assert out == "A\nb\nC\n"
 
 
 async def test_arguments_need_an_edit(cwd: Path, call: Call) -> None:

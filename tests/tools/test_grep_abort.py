@@ -11,24 +11,13 @@ import pytest
 
 from baton.agent.tool import ToolError
 from baton.tools.grep import GrepTool
+from tests.process_helpers import live_processes
 from tests.tools.conftest import Call, text_of
 
 
 def _children() -> set[int]:
-    """Pids of this process's live (not zombie) children, from /proc."""
-    me = str(os.getpid())
-    out: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            out.add(int(entry))
-    return out
+    """Pids of this process's live (not zombie) children."""
+    return {p.pid for p in live_processes() if p.ppid == os.getpid()}
 
 
 async def test_abort_ends_a_catastrophic_regex_quickly(cwd: Path, call: Call) -> None:

@@ -13,28 +13,7 @@ import pytest
 from baton.tools import temp_files
 from baton.tools.processes import descendants, kill_all, register_group, registered_groups
 from baton.tools.tool_env import tool_environment
-
-needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-
-
-def _sleepers(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
-def _cleanup(marker: str) -> None:
-    for pid in _sleepers(marker):
-        os.kill(pid, 9)
+from tests.process_helpers import kill_sleepers, needs_proc, sleepers
 
 
 @needs_proc
@@ -45,13 +24,13 @@ def test_kill_all_ends_a_registered_group_after_its_shell_exited() -> None:
         register_group(shell.pid)
         shell.wait()
         time.sleep(0.1)
-        assert len(_sleepers(marker)) == 2  # the background jobs outlived their shell
+        assert len(sleepers(marker)) == 2  # the background jobs outlived their shell
         assert shell.pid in registered_groups()
         kill_all(grace=0.5)
         time.sleep(0.1)
-        assert _sleepers(marker) == []
+        assert sleepers(marker) == []
     finally:
-        _cleanup(marker)
+        kill_sleepers(marker)
 
 
 _ESCAPE = """
@@ -73,9 +52,9 @@ def test_a_subreaper_keeps_setsid_and_double_fork_escapees_and_ends_them() -> No
         done = subprocess.run([sys.executable, "-c", _ESCAPE.format(marker=marker)], capture_output=True,
                               text=True, timeout=30)
         time.sleep(0.1)
-        left = _sleepers(marker)
+        left = sleepers(marker)
     finally:
-        _cleanup(marker)
+        kill_sleepers(marker)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.strip()) >= 2  # both escapees were re-parented to the subreaper
     assert left == []

@@ -33,6 +33,12 @@ async def wait_until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: 
         await pilot.pause(0.02)
 
 
+async def submit(pilot: Pilot[Any], app: Any, text: str) -> None:
+    """Put ``text`` in the editor (no typing) and press Enter."""
+    app.editor.set_text(text)
+    await pilot.press("enter")
+
+
 async def settle(pilot: Pilot[Any], app: Any, timeout: float = 10.0) -> None:
     """Wait for the agent to go idle and the transcript to render what it buffered."""
     await wait_until(pilot, lambda: not app.is_busy, timeout, "the run to end")

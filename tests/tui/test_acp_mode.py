@@ -7,6 +7,8 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ acp = pytest.importorskip("acp")
 from acp import spawn_agent_process, text_block  # noqa: E402
 from acp.schema import ClientCapabilities, FileSystemCapabilities  # noqa: E402
 
+from tests.process_helpers import processes_with  # noqa: E402
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply  # noqa: E402
 from tests.replay_server import ReplayServer, Reply  # noqa: E402
 from tests.tui.cli_harness import baton_command, baton_env, session_messages, write_models_json  # noqa: E402
@@ -73,6 +76,14 @@ def acp_command(*args: str) -> list[str]:
     return baton_command("--mode", "acp", *args)
 
 
+@asynccontextmanager
+async def acp_agent(client: Any, home: Path, workdir: Path, *args: str) -> AsyncIterator[Any]:
+    """A connection to ``baton --mode acp *args`` run in ``workdir`` on ``home``, for ``client``."""
+    cmd = acp_command(*args)
+    async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (conn, _):
+        yield conn
+
+
 async def wait_until(predicate: Any, timeout: float = 20) -> None:
     for _ in range(int(timeout / 0.02)):
         if predicate():
@@ -84,9 +95,8 @@ async def wait_until(predicate: Any, timeout: float = 20) -> None:
 async def run_story(home: Path, workdir: Path, server: ReplayServer) -> tuple[str, EditorClient]:
     notes = str(workdir / "notes.txt")
     client = EditorClient({notes: "hello from the unsaved buffer\n"})
-    cmd = acp_command("--model", "replay-am/replay-model")
     capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
-    async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (conn, _):
+    async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model") as conn:
         init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         assert init.protocol_version == 1 and init.agent_capabilities.load_session is True
         assert init.agent_capabilities.prompt_capabilities.image is True
@@ -182,9 +192,7 @@ def test_acp_story_and_load_in_a_new_process(home: Path, workdir: Path) -> None:
         # 5. a new process loads the session: the history is replayed as updates
         async def load() -> tuple[EditorClient, Any]:
             client = EditorClient()
-            cmd = acp_command()
-            async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
-                conn, _):
+            async with acp_agent(client, home, workdir) as conn:
                 await conn.initialize(protocol_version=1)
                 loaded = await conn.load_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
             return client, loaded
@@ -310,9 +318,7 @@ def test_acp_bash_runs_in_the_editors_terminal(home: Path, workdir: Path) -> Non
 
     async def story(server: ReplayServer) -> TerminalEditor:
         client = TerminalEditor()
-        cmd = acp_command("--model", "replay-am/replay-model", "--no-session")
-        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
-                conn, _):
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model", "--no-session") as conn:
             await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities(terminal=True))
             new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
             result = await conn.prompt(session_id=new.session_id, prompt=[text_block("run it")])
@@ -337,9 +343,7 @@ def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
 
     async def story() -> tuple[Any, float]:
         client = EditorClient()
-        cmd = acp_command("--model", "replay-am/replay-model")
-        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
-                conn, _):
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model") as conn:
             await conn.initialize(protocol_version=1)
             new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
             task = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("wait")]))
@@ -349,7 +353,7 @@ def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
             await conn.cancel(session_id=new.session_id)
             result = await asyncio.wait_for(task, 20)
             elapsed = asyncio.get_running_loop().time() - started
-            assert _processes_mentioning(str(marker)) == []  # killed by the cancel, baton still running
+            assert processes_with(str(marker)) == []  # killed by the cancel, baton still running
             return result, elapsed
 
     with ReplayServer(replies) as server:
@@ -360,18 +364,6 @@ def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
     [path] = sorted((home / "sessions").rglob("*.jsonl"))
     tool_result = [m for m in session_messages(path) if m["role"] == "toolResult"][-1]
     assert tool_result["isError"] is True and "aborted" in json.dumps(tool_result["content"]).lower()
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 class ApprovingEditor(EditorClient):
@@ -400,9 +392,7 @@ def test_acp_permission_requests_answered_allow_and_reject(home: Path, workdir: 
 
     async def story() -> ApprovingEditor:
         client = ApprovingEditor(["allow_once", "reject_once"])
-        cmd = acp_command("--model", "replay-am/replay-model", "--approval", "ask")
-        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
-                conn, _):
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model", "--approval", "ask") as conn:
             await conn.initialize(protocol_version=1)
             new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
             result = await conn.prompt(session_id=new.session_id, prompt=[text_block("write both")])
@@ -440,9 +430,7 @@ def test_acp_client_mcp_servers_and_prompt_templates(home: Path, workdir: Path, 
     async def story() -> EditorClient:
         client = EditorClient()
         # MCP tools ask in the default approval mode; this test is about MCP and templates.
-        cmd = acp_command("--model", "replay-am/replay-model", "--approval", "full")
-        async with spawn_agent_process(client, cmd[0], *cmd[1:], env=baton_env(home), cwd=str(workdir)) as (
-                conn, _):
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model", "--approval", "full") as conn:
             await conn.initialize(protocol_version=1)
             server = acp.schema.McpServerStdio(
                 name="editor", command=sys.executable, args=[str(server_app), "stdio"],

@@ -11,7 +11,7 @@ from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import UserMessageView
 from baton.tui.widgets.pickers import ListPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, views, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, submit, views, wait_until
 
 
 async def test_compact_replaces_history_with_a_summary(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
@@ -23,11 +23,9 @@ async def test_compact_replaces_history_with_a_summary(project: Path, model_a: M
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
         for i in range(4):
-            app.editor.set_text(f"question {i}")
-            await pilot.press("enter")
+            await submit(pilot, app, f"question {i}")
             await settle(pilot, app)
-        app.editor.set_text("/compact keep the numbers")
-        await pilot.press("enter")
+        await submit(pilot, app, "/compact keep the numbers")
         await wait_until(pilot, lambda: "summarised" in screen_text(app), what="the compaction notice")
         await settle(pilot, app)
         text = screen_text(app)
@@ -42,8 +40,7 @@ async def test_compact_with_nothing_to_compact_says_why(project: Path, model_a: 
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("/compact")
-        await pilot.press("enter")
+        await submit(pilot, app, "/compact")
         await wait_until(pilot, lambda: "Compaction failed" in screen_text(app), what="the error")
         assert app.is_running
     await session.close()
@@ -55,11 +52,9 @@ async def test_tree_navigation_puts_message_back(project: Path, model_a: Model, 
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
         for text in ("alpha", "beta"):
-            app.editor.set_text(text)
-            await pilot.press("enter")
+            await submit(pilot, app, text)
             await settle(pilot, app)
-        app.editor.set_text("/tree")
-        await pilot.press("enter")
+        await submit(pilot, app, "/tree")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the tree picker")
         picker = app.screen
         assert isinstance(picker, ListPicker)
@@ -81,8 +76,7 @@ async def test_resume_picker_switches_session(project: Path, model_a: Model, fau
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("/resume")
-        await pilot.press("enter")
+        await submit(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the session picker")
         assert "remember this" in screen_text(app)
         await pilot.press("enter")
@@ -109,15 +103,12 @@ async def test_thinking_command_sets_and_reports(project: Path, model_a: Model, 
     session = await open_session(project, model_a, extra_models=[model_a, model_b])
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("/thinking high")
-        await pilot.press("enter")
+        await submit(pilot, app, "/thinking high")
         await wait_until(pilot, lambda: session.thinking_level == "high", what="the level")
-        app.editor.set_text("/thinking loud")
-        await pilot.press("enter")
+        await submit(pilot, app, "/thinking loud")
         await wait_until(pilot, lambda: "Unknown thinking level" in screen_text(app), what="the error")
         await app.switch_model(model_b, None)
-        app.editor.set_text("/thinking medium")
-        await pilot.press("enter")
+        await submit(pilot, app, "/thinking medium")
         await wait_until(pilot, lambda: "cannot do medium" in screen_text(app), what="the clamp notice")
     await session.close()
 

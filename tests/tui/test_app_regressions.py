@@ -17,7 +17,16 @@ from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import BashExecutionView, UserMessageView
-from tests.tui.app_helpers import one_view, open_session, screen_text, settle, stored_messages, views, wait_until
+from tests.tui.app_helpers import (
+    one_view,
+    open_session,
+    screen_text,
+    settle,
+    stored_messages,
+    submit,
+    views,
+    wait_until,
+)
 
 PROSE = " ".join(f"word{i}" for i in range(120))
 
@@ -88,8 +97,7 @@ async def test_aborted_shell_command_says_aborted(project: Path, model_a: Model)
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(100, 30)) as pilot:
-        app.editor.set_text(f"!echo $$ > {pid_file}; echo started; sleep 30")
-        await pilot.press("enter")
+        await submit(pilot, app, f"!echo $$ > {pid_file}; echo started; sleep 30")
         await wait_until(pilot, lambda: "started" in screen_text(app), what="the command's output")
         await pilot.press("escape")
         await settle(pilot, app)
@@ -146,11 +154,9 @@ async def test_compaction_is_announced_once_with_its_gist(project: Path, model_a
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
         for i in range(3):
-            app.editor.set_text(f"question {i}")
-            await pilot.press("enter")
+            await submit(pilot, app, f"question {i}")
             await settle(pilot, app)
-        app.editor.set_text("/compact")
-        await pilot.press("enter")
+        await submit(pilot, app, "/compact")
         await wait_until(pilot, lambda: "summarised" in screen_text(app), what="the compaction notice")
         await settle(pilot, app)
         text = screen_text(app)

@@ -19,6 +19,7 @@ from tests.tui.app_helpers import (
     settle,
     stored_entries,
     stored_messages,
+    submit,
     views,
     wait_until,
 )
@@ -145,8 +146,7 @@ async def test_model_switch_across_apis_shows_handoff_then_answers(
         await settle(pilot, app)
         assert "Answer from A." in screen_text(app)
 
-        app.editor.set_text("/model model-b")
-        await pilot.press("enter")
+        await submit(pilot, app, "/model model-b")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the handoff preview")
         assert "1 thinking block sent as text" in screen_text(app)
         await pilot.press("enter")
@@ -199,8 +199,7 @@ async def test_steering_message_is_queued_visible_then_delivered(
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press(*"first", "enter")
         await wait_until(pilot, lambda: "Working on the first" in screen_text(app), what="streaming")
-        app.editor.set_text("please also do X")
-        await pilot.press("enter")
+        await submit(pilot, app, "please also do X")
         await pilot.pause(0.05)
         assert app.activity.queue == [("steer", "please also do X")]
         assert "steer: please also do X" in screen_text(app)
@@ -223,8 +222,7 @@ async def test_alt_up_pulls_queued_messages_back(project: Path, model_a: Model, 
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press(*"first", "enter")
         await wait_until(pilot, lambda: "Long running" in screen_text(app), what="streaming")
-        app.editor.set_text("queued one")
-        await pilot.press("enter")
+        await submit(pilot, app, "queued one")
         await pilot.press("alt+enter")  # empty editor: nothing to queue
         app.editor.set_text("queued two")
         await pilot.press("alt+enter")
@@ -245,12 +243,10 @@ async def test_shell_command_output_added_to_context(project: Path, model_a: Mod
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(100, 40)) as pilot:
-        app.editor.set_text("!echo from-the-shell")
-        await pilot.press("enter")
+        await submit(pilot, app, "!echo from-the-shell")
         await settle(pilot, app)
         assert "from-the-shell" in screen_text(app)
-        app.editor.set_text("!!echo private")
-        await pilot.press("enter")
+        await submit(pilot, app, "!!echo private")
         await settle(pilot, app)
         assert "not sent to the model" in screen_text(app)
         await pilot.press(*"what did you see", "enter")
@@ -292,8 +288,7 @@ async def test_unknown_command_says_so(project: Path, model_a: Model, faux_a: Fa
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(100, 30)) as pilot:
-        app.editor.set_text("/frobnicate now")
-        await pilot.press("enter")
+        await submit(pilot, app, "/frobnicate now")
         await pilot.pause(0.1)
         assert "Unknown command: /frobnicate" in screen_text(app)
         assert faux_a.calls == 0
@@ -307,14 +302,12 @@ async def test_session_and_hotkeys_commands(project: Path, model_a: Model, faux_
     async with app.run_test(size=(110, 60)) as pilot:
         await pilot.press(*"hi", "enter")
         await settle(pilot, app)
-        app.editor.set_text("/session")
-        await pilot.press("enter")
+        await submit(pilot, app, "/session")
         await pilot.pause(0.1)
         text = screen_text(app)
         assert session.session_id in text
         assert "1 user · 1 assistant" in text
-        app.editor.set_text("/hotkeys")
-        await pilot.press("enter")
+        await submit(pilot, app, "/hotkeys")
         await pilot.pause(0.1)
         assert "Shift+Tab" in screen_text(app)
     await session.close()
@@ -327,16 +320,13 @@ async def test_name_copy_export(project: Path, model_a: Model, faux_a: FauxProvi
     async with app.run_test(size=(110, 40)) as pilot:
         await pilot.press(*"question", "enter")
         await settle(pilot, app)
-        app.editor.set_text("/name my work")
-        await pilot.press("enter")
+        await submit(pilot, app, "/name my work")
         await pilot.pause(0.1)
         assert session.session_name == "my work"
-        app.editor.set_text("/copy")
-        await pilot.press("enter")
+        await submit(pilot, app, "/copy")
         await pilot.pause(0.1)
         assert app.clipboard == "The answer is 42."
-        app.editor.set_text("/export out.md")
-        await pilot.press("enter")
+        await submit(pilot, app, "/export out.md")
         await wait_until(pilot, lambda: (project / "out.md").exists(), what="the export")
     assert "The answer is 42." in (project / "out.md").read_text(encoding="utf-8")
     await session.close()
@@ -350,8 +340,7 @@ async def test_new_session_clears_transcript(project: Path, model_a: Model, faux
         await pilot.press(*"old", "enter")
         await settle(pilot, app)
         first_file = session.session_file
-        app.editor.set_text("/new")
-        await pilot.press("enter")
+        await submit(pilot, app, "/new")
         await wait_until(pilot, lambda: session.session_file != first_file, what="a new session")
         await pilot.pause(0.1)
         assert "Old answer." not in screen_text(app)
@@ -368,8 +357,7 @@ async def test_fork_puts_message_back_in_editor(project: Path, model_a: Model, f
         await settle(pilot, app)
         await pilot.press(*"second", "enter")
         await settle(pilot, app)
-        app.editor.set_text("/fork")
-        await pilot.press("enter")
+        await submit(pilot, app, "/fork")
         await wait_until(pilot, lambda: "Fork from a message" in screen_text(app), what="the fork picker")
         await pilot.press("enter")  # the most recent user message is listed first
         await wait_until(pilot, lambda: app.editor.text == "second", what="the message in the editor")

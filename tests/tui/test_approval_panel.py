@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_tool_call
 from baton.providers.models import Model
+from baton.sessions import CodingSession
 from baton.tui.app import BatonApp
 from baton.tui.widgets.approval import ApprovalPanel
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, stored_messages, wait_until
@@ -14,6 +20,16 @@ from tests.tui.app_helpers import open_session, screen_text, settle, stored_entr
 
 def panel_open(app: BatonApp) -> bool:
     return app.query_one(ApprovalPanel).has_class("-open")
+
+
+@asynccontextmanager
+async def asked(session: CodingSession) -> AsyncIterator[tuple[BatonApp, Pilot[Any]]]:
+    """The app on ``session`` after the prompt "go", once the approval panel asks."""
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+        yield app, pilot
 
 
 async def ask_session(project: Path, model: Model):  # type: ignore[no-untyped-def]
@@ -28,10 +44,7 @@ async def test_y_allows_once_and_n_denies(project: Path, model_a: Model, faux_a:
                FauxResponse.tool_call("bash", {"command": "echo nope > n.txt"}),
                FauxResponse.text("Done."))
     session = await ask_session(project, model_a)
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         text = screen_text(app)
         assert "Allow bash(echo approved-run > y.txt)?" in text
         assert "always allow: bash(echo approved-run > y.txt)" in text
@@ -60,10 +73,7 @@ async def test_a_saves_the_rule_and_the_next_identical_call_runs_unasked(
                FauxResponse.tool_call("bash", {"command": "echo again >> log.txt"}),
                FauxResponse.text("Done."))
     session = await ask_session(project, model_a)
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         await pilot.press("a")
         await settle(pilot, app)
         assert not panel_open(app)
@@ -76,10 +86,7 @@ async def test_a_saves_the_rule_and_the_next_identical_call_runs_unasked(
 async def test_edited_rule_is_saved(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
     faux_a.add(FauxResponse.tool_call("bash", {"command": "npm run test:unit"}), FauxResponse.text("Done."))
     session = await ask_session(project, model_a)
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         await pilot.press("e")
         editor = app.query_one("#approval-rule-input")
         await wait_until(pilot, lambda: editor.has_focus, what="the rule editor")
@@ -95,10 +102,7 @@ async def test_escape_denies_and_stops_the_turn(project: Path, model_a: Model, f
                                      faux_tool_call("write", {"path": "b.txt", "content": "b"})]),
                FauxResponse.text("should not be asked for"))
     session = await ask_session(project, model_a)
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         text = screen_text(app)
         assert "Allow write(a.txt)?" in text
         assert "+1 one" in text and "+2 two" in text  # the new file's content, as a diff
@@ -122,10 +126,7 @@ async def test_edit_outside_workspace_in_auto_shows_the_diff(project: Path, mode
     faux_a.add(FauxResponse.tool_call("edit", {"path": "../other.txt", "oldText": "beta", "newText": "GAMMA"}),
                FauxResponse.text("Done."))
     session = await open_session(project, model_a, tools=["edit"])
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         text = screen_text(app)
         assert "changes a file" in text and "outside the workspace" in text
         assert "GAMMA" in text and "beta" in text
@@ -151,10 +152,7 @@ async def test_approval_command_and_footer(project: Path, model_a: Model) -> Non
 async def test_r_denies_with_a_reason_the_model_reads(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
     faux_a.add(FauxResponse.tool_call("bash", {"command": "make deploy"}), FauxResponse.text("Understood."))
     session = await ask_session(project, model_a)
-    app = BatonApp(session)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: panel_open(app), what="the approval panel")
+    async with asked(session) as (app, pilot):
         await pilot.press("r")
         editor = app.query_one("#approval-rule-input")
         await wait_until(pilot, lambda: editor.has_focus, what="the reason input")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.process_helpers import wait_until
 from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import RecordedRequest, ReplayServer, Reply
 from tests.tui.cli_harness import (
@@ -231,9 +232,7 @@ def test_sigint_during_print_mode_aborts_and_saves_partial(home: Path, workdir: 
             baton_command("-p", "--model", model_ref(api), "talk"), cwd=workdir, env=baton_env(home),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        deadline = time.monotonic() + 20
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: server.requests, 20)
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=20)

@@ -22,9 +22,7 @@ def fake_ollama(request: RecordedRequest) -> Reply:
     return Reply.json_error(404, {"error": f"no route {request.path}"})
 
 
-def test_ollama_models_are_listed_and_selectable(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
+def test_ollama_models_are_listed_and_selectable(tmp_path: Path, home: Path) -> None:
     with ReplayServer(fake_ollama) as server:
         host = server.url.removeprefix("http://")
         listing = run_baton(home, tmp_path, "--list-models", "ollama", OLLAMA_HOST=host)

@@ -10,40 +10,16 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.process_helpers import needs_proc, processes_with, wait_until
 from tests.tui.cli_harness import baton_command, baton_env, run_baton, session_files, session_messages
 
 
-def _processes_with(marker: str) -> list[str]:
-    """Command lines of live processes containing ``marker`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(cmdline)
-    return found
-
-
-def _wait_for(predicate, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+@needs_proc
 def test_sigint_during_a_tool_run_exits_1_and_kills_the_command(home: Path, workdir: Path) -> None:
     # The run was judged by the session's last assistant message — the one that asked for the
     # tool (stopReason toolUse) — so Ctrl+C during a tool printed "Running `...`." and exited 0.
@@ -54,7 +30,7 @@ def test_sigint_during_a_tool_run_exits_1_and_kills_the_command(home: Path, work
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        assert _wait_for(lambda: len(_processes_with(f"sleep {marker}")) >= 2)
+        assert wait_until(lambda: len(processes_with(f"sleep {marker}")) >= 2)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:
@@ -62,7 +38,7 @@ def test_sigint_during_a_tool_run_exits_1_and_kills_the_command(home: Path, work
     assert proc.returncode == 1, (out, err)
     assert out == ""
     assert "aborted" in err
-    assert _wait_for(lambda: not [p for p in _processes_with(f"sleep {marker}") if "bash" not in p], 5)
+    assert wait_until(lambda: not [p for p in processes_with(f"sleep {marker}") if "bash" not in p.cmdline], 5)
     messages = session_messages(session_files(home)[0])
     assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
     assert messages[-1]["isError"] is True

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.process_helpers import kill_sleepers, needs_proc, sleepers, wait_until
 from tests.provider_scripts import models_json_provider, text_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import (
@@ -26,42 +27,6 @@ from tests.tui.cli_harness import (
 
 DEMO = ("--model", "demo/baton-demo")
 API = "openai-completions"
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live ``sleep`` processes whose command line holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
-
-
-def wait_for(predicate, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def kill_leftovers(marker: str) -> None:
-    for pid in processes_with(marker):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,15 +46,15 @@ def test_terminating_signal_during_a_tool_ends_every_process(
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        assert wait_for(lambda: len(processes_with(marker)) == 4), "the command did not start"
+        assert wait_until(lambda: len(sleepers(marker)) == 4), "the command did not start"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=20)
         assert proc.returncode == 128 + sig.value, err
-        assert wait_for(lambda: not processes_with(marker), 5), processes_with(marker)
+        assert wait_until(lambda: not sleepers(marker), 5), sleepers(marker)
     finally:
         if proc.poll() is None:
             proc.kill()
-        kill_leftovers(marker)
+        kill_sleepers(marker)
     assert "Traceback" not in err
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[-1]["type"] == "agent_end"
@@ -106,9 +71,9 @@ def test_background_jobs_and_setsid_escapees_end_with_baton(home: Path, workdir:
         result = run_baton(home, workdir, "-p", *DEMO, f"run {command}")
         assert result.returncode == 0, result.stderr
         assert "started" in result.stdout
-        assert wait_for(lambda: not processes_with(marker), 5), processes_with(marker)
+        assert wait_until(lambda: not sleepers(marker), 5), sleepers(marker)
     finally:
-        kill_leftovers(marker)
+        kill_sleepers(marker)
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,7 +272,7 @@ def test_ctrl_c_after_the_final_answer_still_exits_1(home: Path, workdir: Path) 
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         try:
-            assert wait_for(lambda: len(server.requests) >= 2), "no compaction request"
+            assert wait_until(lambda: len(server.requests) >= 2), "no compaction request"
             stored = session_messages(session_files(home)[0])
             assert stored[-1]["role"] == "assistant" and stored[-1]["stopReason"] == "stop"
             proc.send_signal(signal.SIGINT)

@@ -9,7 +9,7 @@ from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thi
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.render import StreamCleaner, clean, safe
-from tests.tui.app_helpers import open_session, screen_text, settle
+from tests.tui.app_helpers import open_session, screen_text, settle, submit
 
 HOSTILE = (
     "Look: [bold red]x[/] and [@click=app.quit]click me[/] "
@@ -55,8 +55,7 @@ async def test_hostile_model_and_tool_text_renders_literally(
     session = await open_session(project, model_a, tools=["bash"])
     app = BatonApp(session)
     async with app.run_test(size=(140, 50)) as pilot:
-        app.editor.set_text("user says [b]hi[/b] \x1b[31m")
-        await pilot.press("enter")
+        await submit(pilot, app, "user says [b]hi[/b] \x1b[31m")
         await settle(pilot, app)
         await pilot.press("ctrl+t", "ctrl+o")
         await pilot.pause(0.1)
@@ -108,8 +107,7 @@ async def test_every_tool_renderer_shows_markup_literally(
     session = await open_session(project, model_a, tools=["read", "edit", "write", "bash", "grep", "find", "ls"])
     app = BatonApp(session)
     async with app.run_test(size=(160, 400)) as pilot:
-        app.editor.set_text("go")
-        await pilot.press("enter")
+        await submit(pilot, app, "go")
         await settle(pilot, app)
         await pilot.press("ctrl+o")
         await pilot.pause(0.2)

@@ -9,7 +9,7 @@ from baton.providers.messages import Usage
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
 from baton.tui.widgets.pickers import ConfirmScreen
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 
 SMALL = faux_model("gpt-small", provider="prov-b", api="faux-b", context_window=128_000)
 
@@ -23,8 +23,7 @@ async def test_model_preview_says_the_context_will_be_compacted_first(
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press(*"read the repo", "enter")
         await settle(pilot, app)
-        app.editor.set_text("/model gpt-small")
-        await pilot.press("enter")
+        await submit(pilot, app, "/model gpt-small")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the handoff preview")
         text = " ".join(screen_text(app).replace("│", " ").split())
         assert "context 180k > 128k window: will be compacted first (summarised by prov-a/model-a)" in text

@@ -16,7 +16,7 @@ from baton.tui.widgets.messages import AssistantMessageView, NoticeView
 from baton.tui.widgets.pickers import ListPicker
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 
 
 async def test_provider_retry_notice_sits_above_the_answer_that_followed(project: Path) -> None:
@@ -28,8 +28,7 @@ async def test_provider_retry_notice_sits_above_the_answer_that_followed(project
             cwd=project, model=model, tools=[], session="none", context_files=False, api_key="k"))
         app = BatonApp(session)
         async with app.run_test(size=(110, 30)) as pilot:
-            app.editor.set_text("hello")
-            await pilot.press("enter")
+            await submit(pilot, app, "hello")
             await settle(pilot, app)
             order = [w for w in app.transcript.mounted_views if isinstance(w, NoticeView | AssistantMessageView)]
             kinds = ["retry" if isinstance(w, NoticeView) and "Retrying" in w.plain_text else type(w).__name__
@@ -48,16 +47,13 @@ async def test_tree_onto_a_model_change_keeps_the_previous_reply(
     session = await open_session(project, model_a, extra_models=[model_a, model_b])
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("one")
-        await pilot.press("enter")
+        await submit(pilot, app, "one")
         await settle(pilot, app)
         await app.switch_model(model_b, None)
-        app.editor.set_text("two")
-        await pilot.press("enter")
+        await submit(pilot, app, "two")
         await settle(pilot, app)
         target = [n for n in session.tree() if n.kind == "model_change"][-1]
-        app.editor.set_text("/tree")
-        await pilot.press("enter")
+        await submit(pilot, app, "/tree")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the tree picker")
         picker = app.screen
         assert isinstance(picker, ListPicker)
@@ -122,8 +118,7 @@ async def test_handoff_preview_counts_only_what_the_switch_loses(
     assert session.handoff_preview(model_b).is_empty
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("/model model-b")
-        await pilot.press("enter")
+        await submit(pilot, app, "/model model-b")
         await wait_until(pilot, lambda: session.model.ref == model_b.ref, what="the switch without a question")
         assert "handoff:" not in screen_text(app)
     await session.close()
@@ -136,8 +131,7 @@ async def test_read_box_does_not_claim_more_lines_than_it_shows(project: Path, m
     session = await open_session(project, model_a, tools=["read"])
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
-        app.editor.set_text("read notes")
-        await pilot.press("enter")
+        await submit(pilot, app, "read notes")
         await settle(pilot, app)
         text = screen_text(app)
         assert "lines 1-200 of 200" in text
@@ -152,8 +146,7 @@ async def test_model_command_names_the_missing_key(project: Path, model_a: Model
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(150, 40)) as pilot:
-        app.editor.set_text("/model openai/gpt-4o")
-        await pilot.press("enter")
+        await submit(pilot, app, "/model openai/gpt-4o")
         await wait_until(pilot, lambda: "needs an API key" in screen_text(app), what="the missing-key notice")
         assert "OPENAI_API_KEY" in screen_text(app)
         assert session.model.ref == model_a.ref
@@ -167,8 +160,7 @@ async def test_model_picker_lists_keyless_models_dimmed_in_columns(project: Path
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(150, 40)) as pilot:
-        app.editor.set_text("/model")
-        await pilot.press("enter")
+        await submit(pilot, app, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the model picker")
         picker = app.screen
         assert isinstance(picker, ListPicker)
@@ -200,8 +192,7 @@ async def test_context_command_shows_what_fills_the_window(project: Path, model_
     assert breakdown.total == sum(parts.values()) and breakdown.window == model_a.context_window
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
-        app.editor.set_text("/context")
-        await pilot.press("enter")
+        await submit(pilot, app, "/context")
         await wait_until(pilot, lambda: "Tool definitions" in screen_text(app), what="the breakdown")
         text = screen_text(app)
         for label in ("System prompt", "Tool results", "User messages", "Free"):
@@ -230,8 +221,7 @@ async def test_answer_links_show_their_address_and_quotes_do_not_look_like_promp
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
-        app.editor.set_text("links?")
-        await pilot.press("enter")
+        await submit(pilot, app, "links?")
         await settle(pilot, app)
         text = screen_text(app)
         assert "the docs (https://example.com/guide)" in text
@@ -256,14 +246,11 @@ async def test_theme_setting_applies_and_theme_command_saves(project: Path, mode
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.pause(0.05)
         assert app.theme == "textual-light"
-        app.editor.set_text("/theme dark")
-        await pilot.press("enter")
+        await submit(pilot, app, "/theme dark")
         await wait_until(pilot, lambda: app.theme == "textual-dark", what="the dark theme")
-        app.editor.set_text("/theme nord")
-        await pilot.press("enter")
+        await submit(pilot, app, "/theme nord")
         await wait_until(pilot, lambda: app.theme == "nord", what="a Textual theme")
-        app.editor.set_text("/theme no-such-theme")
-        await pilot.press("enter")
+        await submit(pilot, app, "/theme no-such-theme")
         await wait_until(pilot, lambda: "Unknown theme" in screen_text(app), what="the refusal")
     await session.close()
     assert json.loads((baton_home / "settings.json").read_text())["theme"] == "nord"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.process_helpers import kill_sleepers, needs_proc, sleepers, wait_until
 from tests.provider_scripts import models_json_provider, text_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import baton_env, read_entries, session_files, write_models_json
@@ -86,11 +87,7 @@ def slow_anthropic_stream(words: int = 300, delay: float = 0.05) -> Reply:
     return Reply(chunks=events, delay=delay)
 
 
-def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path, home: Path, workdir: Path) -> None:
     replies = [slow_anthropic_stream(), Reply.sse(text_reply("openai-completions", "Second model answer."))]
     with ReplayServer(replies) as server:
         write_models_json(home, {
@@ -99,7 +96,7 @@ def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
         })
         env = baton_env(home, TERM="xterm-256color")
         exit_file = tmp_path / "exit-code"
-        tmux = Tmux(baton_command_line(work, env, "--model replay-am/replay-model",
+        tmux = Tmux(baton_command_line(workdir, env, "--model replay-am/replay-model",
                                        f"; echo $? > {shlex.quote(str(exit_file))}"))
         try:
             tmux.wait_for(lambda p: "replay-am/replay-model" in p, "the editor and footer")
@@ -124,10 +121,8 @@ def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
             tmux.send("Enter")
             final_pane = tmux.wait_for(lambda p: "Second model answer." in p, "the second model's answer")
             tmux.send("C-d")
-            deadline = time.monotonic() + 15
-            while not exit_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert exit_file.exists(), f"baton did not quit on Ctrl+D; the pane shows:\n{tmux.pane()}"
+            exited = wait_until(exit_file.exists, 15, interval=0.1)
+            assert exited, f"baton did not quit on Ctrl+D; the pane shows:\n{tmux.pane()}"
         finally:
             tmux.kill()
         requests = list(server.requests)
@@ -155,20 +150,16 @@ def test_prompt_abort_switch_model_and_quit_in_tmux(tmp_path: Path) -> None:
     assert "word0" not in second
 
 
-def test_legacy_terminal_keys_newline_follow_up_and_editor_in_tmux(tmp_path: Path) -> None:
+def test_legacy_terminal_keys_newline_follow_up_and_editor_in_tmux(tmp_path: Path, home: Path, workdir: Path) -> None:
     """tmux does not speak the kitty keyboard protocol: Shift+Enter and Alt+Enter arrive as a
     plain Enter. A backslash before Enter still makes a newline, Tab queues a follow-up while the
     agent works, and an $EDITOR that cannot start leaves a working app."""
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
     replies = [slow_anthropic_stream(words=120, delay=0.03),
                Reply.sse(text_reply("anthropic-messages", "Follow-up answered."))]
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay-am": models_json_provider("anthropic-messages", server.url)})
         env = baton_env(home, TERM="xterm-256color", EDITOR=str(tmp_path / "no-such-editor"))
-        tmux = Tmux(baton_command_line(work, env, "--model replay-am/replay-model"))
+        tmux = Tmux(baton_command_line(workdir, env, "--model replay-am/replay-model"))
         try:
             tmux.wait_for(lambda p: "replay-am/replay-model" in p, "the editor and footer")
             tmux.type("first line\\")
@@ -201,14 +192,10 @@ def _rstrip_lines(pane: str) -> str:
     return "\n".join(line.rstrip() for line in pane.splitlines())
 
 
-def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "hello.txt").write_text("hi\n")
+def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting(home: Path, workdir: Path) -> None:
+    (workdir / "hello.txt").write_text("hi\n")
     env = baton_env(home, TERM="xterm-256color")
-    tmux = Tmux(baton_command_line(work, env, "--model demo/baton-demo", "; sleep 30"))
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", "; sleep 30"))
     try:
         tmux.wait_for(lambda p: "demo/baton-demo" in p, "the editor and footer")
         tmux.type("list files")
@@ -230,51 +217,25 @@ def test_the_last_exchange_and_how_to_continue_stay_in_scrollback_after_quitting
     assert f"baton --session {session_id[:8]}" in after
 
 
-def _sleepers(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline.startswith("sleep ") and marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-def test_closing_the_terminal_mid_command_ends_every_process_and_keeps_the_transcript(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+@needs_proc
+def test_closing_the_terminal_mid_command_ends_every_process_and_keeps_the_transcript(
+        home: Path, workdir: Path) -> None:
     marker = f"35.{uuid.uuid4().int % 100000}"
     env = baton_env(home, TERM="xterm-256color")
-    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
-    command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
-               f"--model demo/baton-demo")
-    tmux = Tmux(command)
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo"))
     try:
         tmux.wait_for(lambda p: "demo" in p.lower(), "the editor")
         tmux.type(f"run sleep {marker}1 & nohup sleep {marker}2 >/dev/null 2>&1 & "
                   f"setsid sleep {marker}3 >/dev/null 2>&1 & sleep {marker}4")
         tmux.send("Enter")
-        deadline = time.monotonic() + 20
-        while len(_sleepers(marker)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(_sleepers(marker)) == 4, tmux.pane()
+        wait_until(lambda: len(sleepers(marker)) >= 4, 20, interval=0.1)
+        assert len(sleepers(marker)) == 4, tmux.pane()
         tmux.kill()  # the terminal goes away: SIGHUP
-        deadline = time.monotonic() + 10
-        while _sleepers(marker) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        left = _sleepers(marker)
+        wait_until(lambda: not sleepers(marker), 10, interval=0.1)
+        left = sleepers(marker)
     finally:
         tmux.kill()
-        for pid in _sleepers(marker):
-            subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+        kill_sleepers(marker)
     assert left == []
     deadline = time.monotonic() + 10
     messages: list[dict[str, object]] = []
@@ -305,23 +266,15 @@ def _batons_using(home: Path) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-def test_closing_the_terminal_of_an_idle_app_ends_baton(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+@needs_proc
+def test_closing_the_terminal_of_an_idle_app_ends_baton(home: Path, workdir: Path) -> None:
     env = baton_env(home, TERM="xterm-256color")
-    env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
-    tmux = Tmux(f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
-                f"--model demo/baton-demo")
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo"))
     try:
         tmux.wait_for(lambda p: "demo" in p.lower(), "the editor")
         assert _batons_using(home), "baton is not running"
         tmux.kill()  # SIGHUP to an app waiting for input
-        deadline = time.monotonic() + 15
-        while _batons_using(home) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: not _batons_using(home), 15, interval=0.1)
         left = _batons_using(home)
     finally:
         tmux.kill()

@@ -4,54 +4,46 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.process_helpers import wait_until
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import baton_env, read_entries, session_files, write_models_json
-from tests.tui.test_real_terminal import Tmux, installed_baton
+from tests.tui.test_real_terminal import Tmux, baton_command_line
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 API = "openai-completions"
 
 
-def test_approving_one_command_in_tmux(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+def test_approving_one_command_in_tmux(tmp_path: Path, home: Path, workdir: Path) -> None:
     replies = [Reply.sse(tool_call_reply(API, "call_1", "bash", {"command": "echo tmux-approved > approved.txt"})),
                Reply.sse(text_reply(API, "File made."))]
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
         env = baton_env(home, TERM="xterm-256color")
-        env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
         exit_file = tmp_path / "exit-code"
-        command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
-                   f"--approval ask --model replay/replay-model; echo $? > {shlex.quote(str(exit_file))}")
-        tmux = Tmux(command)
+        tmux = Tmux(baton_command_line(workdir, env, "--approval ask --model replay/replay-model",
+                                       f"; echo $? > {shlex.quote(str(exit_file))}"))
         try:
             footer = tmux.wait_for(lambda p: "replay/replay-model" in p, "the editor and footer")
             assert "ask · " in footer
             tmux.type("make the file")
             tmux.send("Enter")
             asked = tmux.wait_for(lambda p: "Allow bash(echo tmux-approved > approved.txt)?" in p, "the question")
-            assert not (work / "approved.txt").exists()
+            assert not (workdir / "approved.txt").exists()
             tmux.send("y")
             done = tmux.wait_for(lambda p: "File made." in p, "the final answer")
             tmux.send("C-d")
-            deadline = time.monotonic() + 15
-            while not exit_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_until(exit_file.exists, 15, interval=0.1)
         finally:
             tmux.kill()
     assert "y allow once · a allow always" in asked
     assert "tmux-approved" in done
-    assert (work / "approved.txt").read_text() == "tmux-approved\n"
+    assert (workdir / "approved.txt").read_text() == "tmux-approved\n"
     assert exit_file.read_text().strip() == "0"
     entries = read_entries(session_files(home)[0])
     decisions = [e["data"] for e in entries if e.get("customType") == "permission_decision"]

@@ -27,15 +27,11 @@ def _editor_line(pane: str) -> str:
 
 
 @needs_tmux
-def test_keys_typed_while_starting_reach_the_editor_in_order(tmp_path: Path) -> None:
+def test_keys_typed_while_starting_reach_the_editor_in_order(home: Path, workdir: Path) -> None:
     """Typed at once, before Textual has loaded: UTF-8, a cursor key, Backspace, more text.
     Nothing is lost or doubled, and Enter sends the prompt once the session is open."""
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
     env = baton_env(home, TERM="xterm-256color")
-    tmux = Tmux(baton_command_line(work, env, "--model demo/baton-demo", "; sleep 30"))
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", "; sleep 30"))
     try:
         tmux.type("héllo")
         tmux.send("Left")
@@ -53,15 +49,12 @@ def test_keys_typed_while_starting_reach_the_editor_in_order(tmp_path: Path) -> 
 
 
 @needs_tmux
-def test_the_frame_shows_and_echoes_before_the_app_and_quitting_restores_the_terminal(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+def test_the_frame_shows_and_echoes_before_the_app_and_quitting_restores_the_terminal(
+        tmp_path: Path, home: Path, workdir: Path) -> None:
     env = baton_env(home, TERM="xterm-256color")
     marker = tmp_path / "after"
     then = f"; stty -a > {marker}; sleep 30"
-    tmux = Tmux(baton_command_line(work, env, "--model demo/baton-demo", then))
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", then))
     try:
         tmux.wait_for(lambda p: "baton" in p and "Message baton" in p, "the first frame")
         tmux.type("typed early")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
@@ -12,30 +16,34 @@ from baton.sessions.checkpoints.git import find_git
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import UserMessageView
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, views, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, views, wait_until
 
 pytestmark = pytest.mark.skipif(find_git() is None, reason="git is not installed")
 
 
-async def _run_two_prompts(app: BatonApp, pilot: object) -> None:
-    for text in ("make one", "make two"):
-        app.editor.set_text(text)
-        await pilot.press("enter")  # type: ignore[attr-defined]
-        await settle(pilot, app)  # type: ignore[arg-type]
+@asynccontextmanager
+async def after_two_prompts(project: Path, model: Model, faux: FauxProvider,
+                            **settings: Any) -> AsyncIterator[tuple[BatonApp, Pilot[Any]]]:
+    """The app once the prompts "make one" and "make two" wrote one.txt and two.txt (the
+    session is closed after the app)."""
+    faux.add(FauxResponse.tool_call("write", {"path": "one.txt", "content": "1"}), "Made one.",
+             FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "Made two.")
+    session = await open_session(project, model, tools=["write"], settings=settings or None)
+    app = BatonApp(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for text in ("make one", "make two"):
+            await submit(pilot, app, text)
+            await settle(pilot, app)
+        yield app, pilot
+    await session.close()
 
 
 async def test_rewind_picker_lists_prompts_and_restores_code_and_conversation(
     project: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
-    faux_a.add(FauxResponse.tool_call("write", {"path": "one.txt", "content": "1"}), "Made one.",
-               FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "Made two.")
-    session = await open_session(project, model_a, tools=["write"])
-    app = BatonApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await _run_two_prompts(app, pilot)
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
         assert (project / "two.txt").exists()
-        app.editor.set_text("/rewind")
-        await pilot.press("enter")
+        await submit(pilot, app, "/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
         text = screen_text(app)
         assert text.index("make two") < text.index("make one")  # newest first
@@ -48,18 +56,12 @@ async def test_rewind_picker_lists_prompts_and_restores_code_and_conversation(
         await wait_until(pilot, lambda: "restored 0 files, removed 2" in screen_text(app), what="the summary")
         assert not (project / "one.txt").exists() and not (project / "two.txt").exists()
         assert views(app, UserMessageView) == []
-    await session.close()
 
 
 async def test_escape_twice_opens_rewind_and_hand_edits_need_confirmation(
     project: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
-    faux_a.add(FauxResponse.tool_call("write", {"path": "one.txt", "content": "1"}), "Made one.",
-               FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "Made two.")
-    session = await open_session(project, model_a, tools=["write"])
-    app = BatonApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await _run_two_prompts(app, pilot)
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
         (project / "one.txt").write_text("edited by hand")
         await pilot.press("escape")
         await pilot.pause(0.3)
@@ -74,19 +76,12 @@ async def test_escape_twice_opens_rewind_and_hand_edits_need_confirmation(
         await wait_until(pilot, lambda: "nothing changed" in screen_text(app), what="the cancel notice")
         assert (project / "one.txt").read_text() == "edited by hand" and (project / "two.txt").exists()
         assert len(views(app, UserMessageView)) == 2  # code only: the conversation stays
-    await session.close()
 
 
 async def test_a_file_too_large_for_the_checkpoint_is_reported_once(
     project: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
     (project / "big.bin").write_bytes(b"x" * 4096)
-    faux_a.add(FauxResponse.tool_call("write", {"path": "one.txt", "content": "1"}), "Made one.",
-               FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "Made two.")
-    session = await open_session(project, model_a, tools=["write"], settings={"checkpoints": {"maxFileBytes": 1024}})
-    app = BatonApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await _run_two_prompts(app, pilot)
+    async with after_two_prompts(project, model_a, faux_a, checkpoints={"maxFileBytes": 1024}) as (app, _):
         text = screen_text(app)
         assert text.count("Left out of the checkpoint") == 1 and "big.bin" in text
-    await session.close()

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from baton.sessions.checkpoints.git import find_git
+from tests.process_helpers import wait_until
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import baton_env, write_models_json
-from tests.tui.test_real_terminal import Tmux, installed_baton
+from tests.tui.test_real_terminal import Tmux, baton_command_line
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
@@ -22,11 +23,8 @@ pytestmark = [
 API = "anthropic-messages"
 
 
-def test_escape_twice_rewinds_code_and_conversation_in_tmux(tmp_path: Path) -> None:
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "keep.txt").write_text("original\n")
+def test_escape_twice_rewinds_code_and_conversation_in_tmux(tmp_path: Path, home: Path, workdir: Path) -> None:
+    (workdir / "keep.txt").write_text("original\n")
     replies = [
         Reply.sse(tool_call_reply(API, "toolu_1", "bash", {"command": "echo made > made.txt; echo agent > keep.txt"})),
         Reply.sse(text_reply(API, "Files changed.")),
@@ -34,17 +32,15 @@ def test_escape_twice_rewinds_code_and_conversation_in_tmux(tmp_path: Path) -> N
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
         env = baton_env(home, TERM="xterm-256color")
-        env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
         exit_file = tmp_path / "exit-code"
-        command = (f"cd {shlex.quote(str(work))} && env -i {env_args} {shlex.quote(installed_baton())} "
-                   f"--model replay/replay-model; echo $? > {shlex.quote(str(exit_file))}")
-        tmux = Tmux(command, width=120, height=36)
+        tmux = Tmux(baton_command_line(workdir, env, "--model replay/replay-model",
+                                       f"; echo $? > {shlex.quote(str(exit_file))}"), width=120, height=36)
         try:
             tmux.wait_for(lambda p: "replay/replay-model" in p, "the editor and footer")
             tmux.type("change the files")
             tmux.send("Enter")
             tmux.wait_for(lambda p: "Files changed." in p, "the answer")
-            assert (work / "made.txt").exists() and (work / "keep.txt").read_text() == "agent\n"
+            assert (workdir / "made.txt").exists() and (workdir / "keep.txt").read_text() == "agent\n"
             deadline = time.monotonic() + 20
             while "Rewind to" not in tmux.pane() and time.monotonic() < deadline:
                 tmux.send("Escape")
@@ -58,14 +54,12 @@ def test_escape_twice_rewinds_code_and_conversation_in_tmux(tmp_path: Path) -> N
             tmux.send("Enter")
             done = tmux.wait_for(lambda p: "restored 1 file, removed 1" in p, "the rewind summary")
             assert "the prompt is back in the editor" in done
-            assert (work / "keep.txt").read_text() == "original\n" and not (work / "made.txt").exists()
+            assert (workdir / "keep.txt").read_text() == "original\n" and not (workdir / "made.txt").exists()
             tmux.send("C-c")
             time.sleep(0.3)
             tmux.send("C-d")
-            deadline = time.monotonic() + 15
-            while not exit_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert exit_file.exists(), f"baton did not quit; the pane shows:\n{tmux.pane()}"
+            exited = wait_until(exit_file.exists, 15, interval=0.1)
+            assert exited, f"baton did not quit; the pane shows:\n{tmux.pane()}"
         finally:
             tmux.kill()
     assert exit_file.read_text().strip() == "0"

@@ -15,7 +15,7 @@ from baton.sessions.listing import list_sessions
 from baton.tui.app import BatonApp
 from baton.tui.widgets.pickers import ConfirmScreen
 from baton.tui.widgets.session_picker import SessionPicker
-from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 from tests.tui.cli_harness import baton_env, session_files
 
 
@@ -39,8 +39,7 @@ async def test_resume_lists_this_directory_tab_shows_all_projects_and_ctrl_d_del
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        app.editor.set_text("/resume")
-        await pilot.press("enter")
+        await submit(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
         text = screen_text(app)
         assert "alpha question here" in text and "beta question elsewhere" not in text
@@ -69,8 +68,7 @@ async def test_a_session_open_elsewhere_is_not_deleted(project: Path, model_a: M
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        app.editor.set_text("/resume")
-        await pilot.press("enter")
+        await submit(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
         await pilot.press("ctrl+d")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
@@ -84,9 +82,7 @@ async def test_a_session_open_elsewhere_is_not_deleted(project: Path, model_a: M
     await busy.close()
 
 
-def test_resume_flag_without_a_terminal_fails_clearly(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
+def test_resume_flag_without_a_terminal_fails_clearly(tmp_path: Path, home: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "baton", "-r"], cwd=tmp_path, env=baton_env(home),
                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
@@ -94,19 +90,15 @@ def test_resume_flag_without_a_terminal_fails_clearly(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_resume_flag_opens_the_picked_session_in_a_terminal(tmp_path: Path) -> None:
+def test_resume_flag_opens_the_picked_session_in_a_terminal(home: Path, workdir: Path) -> None:
     from tests.tui.test_real_terminal import Tmux, baton_command_line, installed_baton
 
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
     env = baton_env(home, TERM="xterm-256color")
     for prompt in ("first session prompt", "second session prompt"):
-        subprocess.run([installed_baton(), "--model", "demo/baton-demo", "-p", prompt], cwd=work, env=env,
+        subprocess.run([installed_baton(), "--model", "demo/baton-demo", "-p", prompt], cwd=workdir, env=env,
                        capture_output=True, timeout=60, check=True)
     assert len(session_files(home)) == 2
-    tmux = Tmux(baton_command_line(work, env, "-r"))
+    tmux = Tmux(baton_command_line(workdir, env, "-r"))
     try:
         tmux.wait_for(lambda p: "second session prompt" in p and "first session prompt" in p, "the picker")
         tmux.type("first")

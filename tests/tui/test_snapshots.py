@@ -14,7 +14,7 @@ from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thi
 from baton.providers.models import Model
 from baton.sessions import CodingSession
 from baton.tui.app import BatonApp
-from tests.tui.app_helpers import open_session, settle, wait_until
+from tests.tui.app_helpers import open_session, settle, submit, wait_until
 
 USAGE = {"input": 1200, "output": 340, "cacheRead": 800}
 ANSWER = """## Plan
@@ -58,8 +58,7 @@ def _send(text: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         app = pilot.app
         assert isinstance(app, BatonApp)
         app.editor.cursor_blink = False  # a screenshot must not depend on how long the run took
-        app.editor.set_text(text)
-        await pilot.press("enter")
+        await submit(pilot, app, text)
         await wait_until(pilot, lambda: any(e.kind == "assistant" for e in app.transcript.entries),
                          what="the answer")
         await settle(pilot, app)
@@ -102,8 +101,7 @@ def test_error_and_abort_view(
         await _send("please answer")(pilot)
         app = pilot.app
         assert isinstance(app, BatonApp)
-        app.editor.set_text("/nonsense")
-        await pilot.press("enter")
+        await submit(pilot, app, "/nonsense")
         await pilot.pause(0.1)
 
     app = steady(BatonApp(session_factory(model_a, settings={"retry": {"enabled": False}})))

@@ -17,7 +17,7 @@ from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_te
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import AssistantMessageView
 from baton.tui.widgets.tool_call import ToolCallView
-from tests.tui.app_helpers import open_session, screen_text, settle
+from tests.tui.app_helpers import open_session, screen_text, settle, submit
 
 
 def _step_replies(context: Any, model: Any) -> FauxResponse:
@@ -52,8 +52,7 @@ async def _steps_app(tmp_path: Path) -> AsyncIterator[tuple[Any, BatonApp]]:
 
 
 async def _run_round(pilot: Any, app: BatonApp, prompt: str) -> None:
-    app.editor.set_text(prompt)
-    await pilot.press("enter")
+    await submit(pilot, app, prompt)
     await settle(pilot, app, timeout=30)
     await pilot.pause(0.05)
 

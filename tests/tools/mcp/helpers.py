@@ -61,13 +61,3 @@ def _env() -> dict[str, str]:
     import os
 
     return dict(os.environ)
-
-
-def wait_for(path: Path, timeout: float = 30.0) -> bool:
-    """Poll until ``path`` exists."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
-        time.sleep(0.05)
-    return path.exists()

@@ -14,9 +14,10 @@ from baton.providers.messages import ImageContent, TextContent, ToolResultMessag
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
+from tests.process_helpers import wait_until
 from tests.provider_scripts import text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
-from tests.tools.mcp.helpers import http_server, stdio_entry, wait_for
+from tests.tools.mcp.helpers import http_server, stdio_entry
 
 API = "anthropic-messages"
 SLOW_START = {"startupTimeoutMs": 90_000}
@@ -161,10 +162,10 @@ async def test_aborted_slow_call_sends_cancellation(home: Path, tmp_path: Path, 
         session = await _open(server, tmp_path)
         try:
             run = asyncio.ensure_future(session.prompt("be slow"))
-            assert await asyncio.to_thread(wait_for, markers / "slow-started", 90)
+            assert await asyncio.to_thread(wait_until, (markers / "slow-started").exists, 90)
             session.abort()
             await asyncio.wait_for(run, 30)
-            assert await asyncio.to_thread(wait_for, markers / "cancelled", 15)  # the server saw it
+            assert await asyncio.to_thread(wait_until, (markers / "cancelled").exists, 15)  # the server saw it
         finally:
             await session.close()
     [result] = _results(session)
@@ -196,7 +197,7 @@ async def test_slow_call_times_out_and_server_is_told(home: Path, tmp_path: Path
         session = await _open(server, tmp_path, mcp={**SLOW_START, "toolTimeoutMs": 1500})
         try:
             await session.prompt("be slow")
-            assert await asyncio.to_thread(wait_for, markers / "cancelled", 15)
+            assert await asyncio.to_thread(wait_until, (markers / "cancelled").exists, 15)
         finally:
             await session.close()
     [result] = _results(session)
