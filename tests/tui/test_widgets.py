@@ -352,6 +352,25 @@ async def test_cursor_is_steady_until_a_key_and_blinks_only_for_a_while_after_it
         assert after_edit == settled[0]  # the same line with the cursor lit, not in the off phase
 
 
+async def test_sending_stops_the_blink_until_the_next_key() -> None:
+    """While the agent works after a send, the cursor stays lit: a blink would repaint the editor
+    twice a second beside the streaming transcript."""
+    app = EditorApp()
+    async with app.run_test() as pilot:
+        app.editor.BLINK_SECONDS = 30.0
+        await pilot.press("a")
+        typed = await _frames(pilot, app, 1.6)
+        assert any(frame != typed[0] for frame in typed)  # blinking
+        await pilot.press("enter")
+        assert app.events == [("submit", "a", False)]
+        await pilot.pause(0.2)
+        sent = await _frames(pilot, app, 1.6)
+        assert all(frame == sent[0] for frame in sent)
+        await pilot.press("b")
+        again = await _frames(pilot, app, 1.6)
+        assert any(frame != again[0] for frame in again)  # a key brings the blink back
+
+
 @pytest.mark.skipif(
     int(version("textual").split(".")[0]) < 8,
     reason="older Textual starts a pilot drag selection differently; measured and shipped with Textual 8",

@@ -277,6 +277,11 @@ class PromptEditor(TextArea):
         if not text.strip():
             return
         self.post_message(self.Submitted(text, follow_up))
+        # The agent now works: the cursor stays lit until the next key (a blink would repaint the
+        # editor beside the streaming transcript twice a second).
+        if self._blink_stop is not None:
+            self._blink_stop.stop()
+        self._stop_blinking()
 
     # -- completion ------------------------------------------------------------------------------
 
