@@ -360,31 +360,11 @@ class RpcCommands:
         return {"mode": jsonable(result) if result is not None else command["mode"]}
 
     async def cmd_get_checkpoints(self, command: dict[str, Any]) -> Any:
-        from baton.tui.session_features import checkpoints_json, require
+        from baton.sessions.checkpoints.rpc import get_checkpoints
 
-        checkpoints = require(self.session, "checkpoints", "checkpoints")()
-        return {"checkpoints": checkpoints_json(checkpoints)}
+        return get_checkpoints(self.session)
 
     async def cmd_rewind(self, command: dict[str, Any]) -> Any:
-        from baton.tui.session_features import checkpoints_json, require
+        from baton.sessions.checkpoints.rpc import rewind
 
-        rewind = require(self.session, "rewind", "checkpoints")
-        restore = command.get("restore", "both")
-        if restore not in ("both", "conversation", "code"):
-            raise _error('"restore" must be "both", "conversation" or "code"')
-        extra = {"confirm_hand_edits": True} if command.get("confirmHandEdits") is True else {}
-        result = await rewind(_field(command, "entryId"), restore, **extra)
-        data: dict[str, Any] = {
-            "restored": list(getattr(result, "restored", []) or []),
-            "removed": list(getattr(result, "removed", []) or []),
-            "checkpoints": checkpoints_json(require(self.session, "checkpoints", "checkpoints")()),
-        }
-        for attr, key in (("text", "text"), ("needs_confirmation", "needsConfirmation"),
-                          ("hand_edited", "handEdited"), ("checkpoint_id", "checkpointId")):
-            value = getattr(result, attr, None)
-            if value:
-                data[key] = value
-        summary = getattr(result, "summary", None)
-        if callable(summary):
-            data["summary"] = summary()
-        return data
+        return await rewind(self.session, command)

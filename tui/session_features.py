@@ -43,11 +43,6 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def checkpoints_json(checkpoints: Any) -> list[Any]:
-    """The session's checkpoints as JSON objects."""
-    return [jsonable(c) for c in checkpoints or []]
-
-
 def prompt_commands(session: Any) -> list[dict[str, Any]]:
     """Prompt templates as pi's ``get_commands`` entries (``[]`` without the feature)."""
     getter = getattr(session, "prompt_commands", None)

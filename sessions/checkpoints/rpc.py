@@ -26,7 +26,8 @@ async def rewind(session: CodingSession, command: dict[str, Any]) -> dict[str, A
     """Rewind as the command says; ``data`` holds ``restored`` and ``removed``
     (workspace-relative), ``kept``, ``handEdited``, ``needsConfirmation`` (nothing was done:
     files changed by hand would be overwritten; send again with ``confirmHandEdits: true``),
-    ``text`` (the prompt, for conversation rewinds) and the new ``checkpoints`` list."""
+    ``text`` (the prompt, for conversation rewinds), ``checkpointId``, a one-line ``summary`` and
+    the new ``checkpoints`` list."""
     entry_id = command.get("entryId")
     if not isinstance(entry_id, str) or not entry_id:
         raise ValueError("rewind needs an entryId (a user message entry id from get_checkpoints)")
@@ -35,4 +36,4 @@ async def rewind(session: CodingSession, command: dict[str, Any]) -> dict[str, A
         raise ValueError(f"restore must be one of {', '.join(RESTORE_MODES)}")
     confirm = command.get("confirmHandEdits", False) is True
     result = await session.rewind(entry_id, restore, confirm_hand_edits=confirm)
-    return {**result.to_json(), **get_checkpoints(session)}
+    return {**result.to_json(), "summary": result.summary(), **get_checkpoints(session)}

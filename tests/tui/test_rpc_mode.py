@@ -297,9 +297,12 @@ def test_rpc_checkpoints_and_rewind(home: Path, workdir: Path) -> None:
             assert response["success"], response
             checkpoints = response["data"]["checkpoints"]
             assert checkpoints[0]["prompt"] == "make a file"
+            refused = rpc.call({"type": "rewind", "entryId": checkpoints[0]["entryId"], "restore": "everything"})
+            assert not refused["success"] and "restore must be one of both" in refused["error"]
             rewound = rpc.call({"type": "rewind", "entryId": checkpoints[0]["entryId"], "restore": "both"})
             assert rewound["success"], rewound
             assert rewound["data"]["removed"] == ["made.txt"] and "checkpoints" in rewound["data"]
+            assert "removed 1" in rewound["data"]["summary"] and rewound["data"]["needsConfirmation"] is False
             assert not (workdir / "made.txt").exists()
             assert rpc.call({"type": "get_state"})["data"]["messageCount"] == 0
             assert rpc.close_stdin() == 0
