@@ -51,6 +51,7 @@ MCP_START_DELAY_S = 1.0
 
 if TYPE_CHECKING:
     from baton.providers.models import Model
+    from baton.sessions.events import AutoCompactionEndEvent
     from baton.tui.widgets.messages import NoticeLevel
     from baton.tui.widgets.transcript import Transcript
 
@@ -391,61 +392,72 @@ class BatonApp(App[int]):
     # -- session events ----------------------------------------------------------------------------
 
     def _on_session_event(self, event: Any) -> None:
+        from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent
+        from baton.providers.messages import AssistantMessage, UserMessage
+        from baton.sessions.events import (
+            AutoCompactionEndEvent,
+            AutoCompactionStartEvent,
+            AutoRetryEndEvent,
+            AutoRetryStartEvent,
+            ExtensionNoticeEvent,
+            McpStatusEvent,
+            ModelChangeEvent,
+            SessionChangedEvent,
+            ThinkingLevelChangeEvent,
+        )
         from baton.tui.widgets.messages import retry_notice, user_text
 
-        kind = getattr(event, "type", "")
         self.transcript.handle_event(event)
-        if kind == "message_start":
-            message = event.message
-            if getattr(message, "role", None) == "user" and self._queue:
-                self._delivered(user_text(message.content))
-        elif kind == "message_end":
-            # Token counts and cost while the agent works: at most once a second (every repaint
-            # of the status line costs a frame the whole screen's height); the end of the run
-            # shows the final figures.
-            now = time.monotonic()
-            if getattr(event.message, "role", None) == "assistant" and now - self._status_shown_at >= 1.0:
-                self._status_shown_at = now
-                self.transcript.in_next_flush(self.refresh_status)
-        elif kind == "agent_start":
-            self.editor.running = True
-            self.activity.start()
-        elif kind == "agent_end":
-            if not self._prompting:
-                self.editor.running = False
-            if not self._busy:
-                self.activity.stop()
-            self._sync_queue()
-            self.refresh_status()
-            for problem in checkpoint_problems(self.session, self._checkpoint_reported):
-                self.notice(problem, "warning")
-        elif kind in ("model_change", "thinking_level_change", "mcp_status"):
-            self.refresh_status()
-        elif kind == "extension_notice":
-            self.notice(f"{event.source}: {one_line(event.text, 300)}", event.level)
-        elif kind == "auto_compaction_start":
-            reason = getattr(event, "reason", "threshold")
-            why = {"overflow": "the context overflowed", "manual": "requested"}.get(reason, "the context is filling up")
-            self.notice(f"⟳ Compacting the conversation ({why})…")
-            self.activity.start("Compacting")
-        elif kind == "auto_compaction_end":
-            self._compaction_ended(event)
-        elif kind == "auto_retry_start":
-            text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
-            self.transcript.add_notice_before_reply(text, "warning")
-        elif kind == "auto_retry_end":
-            if not event.success:
-                self.notice(f"Retries exhausted: {one_line(event.final_error or 'unknown error', 300)}", "error")
-        elif kind == "session_changed":
-            self.reload_transcript()
-            if getattr(event, "reason", "") == "resume":
-                self._warn_if_no_key()
+        match event:
+            case MessageStartEvent(message=UserMessage() as message):
+                if self._queue:
+                    self._delivered(user_text(message.content))
+            case MessageEndEvent(message=AssistantMessage()):
+                # Token counts and cost while the agent works: at most once a second (every
+                # repaint of the status line costs a frame the whole screen's height); the end of
+                # the run shows the final figures.
+                now = time.monotonic()
+                if now - self._status_shown_at >= 1.0:
+                    self._status_shown_at = now
+                    self.transcript.in_next_flush(self.refresh_status)
+            case AgentStartEvent():
+                self.editor.running = True
+                self.activity.start()
+            case AgentEndEvent():
+                if not self._prompting:
+                    self.editor.running = False
+                if not self._busy:
+                    self.activity.stop()
+                self._sync_queue()
+                self.refresh_status()
+                for problem in checkpoint_problems(self.session, self._checkpoint_reported):
+                    self.notice(problem, "warning")
+            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent():
+                self.refresh_status()
+            case ExtensionNoticeEvent(source=source, text=text, level=level):
+                self.notice(f"{source}: {one_line(text, 300)}", level)
+            case AutoCompactionStartEvent(reason=reason):
+                why = {"overflow": "the context overflowed", "manual": "requested"}.get(
+                    reason, "the context is filling up")
+                self.notice(f"⟳ Compacting the conversation ({why})…")
+                self.activity.start("Compacting")
+            case AutoCompactionEndEvent():
+                self._compaction_ended(event)
+            case AutoRetryStartEvent():
+                text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
+                self.transcript.add_notice_before_reply(text, "warning")
+            case AutoRetryEndEvent(success=False, final_error=final_error):
+                self.notice(f"Retries exhausted: {one_line(final_error or 'unknown error', 300)}", "error")
+            case SessionChangedEvent(reason=reason):
+                self.reload_transcript()
+                if reason == "resume":
+                    self._warn_if_no_key()
 
-    def _compaction_ended(self, event: Any) -> None:
+    def _compaction_ended(self, event: AutoCompactionEndEvent) -> None:
         self._compaction_reported = True
-        if getattr(event, "aborted", False):
+        if event.aborted:
             self.notice("Compaction aborted; the conversation is unchanged.", "warning")
-        elif getattr(event, "error_message", None):
+        elif event.error_message:
             self.notice(f"Compaction failed: {one_line(event.error_message, 300)}", "error")
         elif event.result is not None:
             # The rebuilt transcript starts with the compaction entry (what was summarised and

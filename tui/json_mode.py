@@ -14,9 +14,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from baton.agent.events import MessageUpdateEvent
+from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageUpdateEvent
 from baton.providers.messages import now_ms
 from baton.providers.surrogates import join_surrogates
+from baton.sessions.events import AutoRetryStartEvent
 from baton.tui.cli_args import EXIT_RUN_FAILED
 from baton.tui.print_mode import (
     RunTracker,
@@ -121,11 +122,10 @@ class _AgentEndLast:
         self._held: str | None = None
 
     def __call__(self, event: Any) -> None:
-        kind = getattr(event, "type", None)
-        if kind in ("agent_start", "auto_retry_start"):
+        if isinstance(event, AgentStartEvent | AutoRetryStartEvent):
             self._release()
         line = event_line(event)
-        if kind == "agent_end":
+        if isinstance(event, AgentEndEvent):
             self._release()
             self._held = line
         else:

@@ -264,8 +264,10 @@ def _print_warnings(session: CodingSession) -> None:
 
 def _print_extension_notice(event: object) -> None:
     """Hook and MCP problems during a print/JSON run: one stderr line each."""
-    if getattr(event, "type", "") == "extension_notice":
-        print(f"baton: {getattr(event, 'source', '')}: {getattr(event, 'text', '')}", file=sys.stderr)
+    from baton.sessions.events import ExtensionNoticeEvent
+
+    if isinstance(event, ExtensionNoticeEvent):
+        print(f"baton: {event.source}: {event.text}", file=sys.stderr)
 
 
 async def _list_mcp(args: CliArgs) -> int:

@@ -150,9 +150,9 @@ class _Progress:
 
 def report_denials(event: Any) -> None:
     """Write one stderr line for each call denied because nobody could approve it."""
-    if getattr(event, "type", None) == "tool_approval":
-        from baton.sessions.permissions import denial_line
+    from baton.sessions.permissions import ToolApprovalEvent, denial_line
 
+    if isinstance(event, ToolApprovalEvent):
         line = denial_line(event)
         if line is not None:
             from baton.tools import strip_control_sequences

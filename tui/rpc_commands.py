@@ -91,15 +91,22 @@ class RpcCommands:
 
     def observe(self, event: Any) -> None:
         """Track compaction and retry state from the session's events."""
-        kind = getattr(event, "type", "")
-        if kind == "auto_compaction_start":
-            self.compacting = True
-        elif kind == "auto_compaction_end":
-            self.compacting = False
-        elif kind == "auto_retry_start" and getattr(event, "source", "session") == "session":
-            self.retrying = True
-        elif kind == "auto_retry_end":
-            self.retrying = False
+        from baton.sessions.events import (
+            AutoCompactionEndEvent,
+            AutoCompactionStartEvent,
+            AutoRetryEndEvent,
+            AutoRetryStartEvent,
+        )
+
+        match event:
+            case AutoCompactionStartEvent():
+                self.compacting = True
+            case AutoCompactionEndEvent():
+                self.compacting = False
+            case AutoRetryStartEvent(source="session"):
+                self.retrying = True
+            case AutoRetryEndEvent():
+                self.retrying = False
 
     @property
     def running(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from baton.agent.events import AgentEndEvent, MessageEndEvent
 from baton.agent.execution import BeforeToolCallResult, ToolCallContext
 from baton.providers.messages import UserMessage
 from baton.sessions.checkpoints.errors import CheckpointError
@@ -30,6 +31,7 @@ from baton.sessions.checkpoints.records import (
 )
 from baton.sessions.checkpoints.store import CheckpointStore, Snapshot
 from baton.sessions.errors import SessionBusyError, SessionError
+from baton.sessions.events import SessionChangedEvent
 
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
@@ -134,13 +136,13 @@ class SessionCheckpoints:
 
     def on_event(self, event: Any) -> Any:
         """Session listener: tracks the current prompt and closes a run with an ``after`` entry."""
-        kind = getattr(event, "type", None)
-        if kind == "message_end" and isinstance(getattr(event, "message", None), UserMessage):
-            self._prompt = self.session.store.leaf_id
-        elif kind == "session_changed":
-            self.reload()
-        elif kind == "agent_end" and self._run_open:
-            return self._take("after", self._prompt)
+        match event:
+            case MessageEndEvent(message=UserMessage()):
+                self._prompt = self.session.store.leaf_id
+            case SessionChangedEvent():
+                self.reload()
+            case AgentEndEvent() if self._run_open:
+                return self._take("after", self._prompt)
         return None
 
     async def gate(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:

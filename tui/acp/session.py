@@ -6,6 +6,9 @@ import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
+from baton.agent.events import MessageEndEvent
+from baton.providers.messages import AssistantMessage
+from baton.sessions.events import ModelChangeEvent, ThinkingLevelChangeEvent
 from baton.tui.acp.config import MODEL_OPTION, THINKING_OPTION, config_options, find_available, model_state
 from baton.tui.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from baton.tui.acp.updates import UpdateMapper, replay_updates
@@ -49,12 +52,12 @@ class AcpSession:
         self.client.update(self.id, update)
 
     def _on_event(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
-        if kind in ("model_change", "thinking_level_change"):
-            self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
-            return
-        if kind == "message_end" and getattr(event.message, "role", "") == "assistant":
-            self._count_usage(event.message.usage)
+        match event:
+            case ModelChangeEvent() | ThinkingLevelChangeEvent():
+                self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
+                return
+            case MessageEndEvent(message=AssistantMessage() as message):
+                self._count_usage(message.usage)
         self.mapper(event)
 
     def _attach_file_access(self) -> None:
