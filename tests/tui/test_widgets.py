@@ -159,6 +159,39 @@ def test_open_fence_is_plain_until_it_closes() -> None:
     assert stream.text.endswith("After the fence.")
 
 
+def test_an_open_fence_streamed_in_pieces_shows_every_line_and_renders_each_once() -> None:
+    painter = _painter()
+    lines = ["def f():\n", "\n", "    return " + "'long' + " * 12 + "'end'\n", "\tx = 1\n", "tail without newline"]
+    body = "".join(lines)
+    stream = MarkdownText(streaming=True)
+    stream.append("```python\n")
+    rendered = ""
+    for start in range(0, len(body), 5):
+        stream.append(body[start : start + 5])
+        stream.flush()
+        rendered = _text(stream.render(painter, 40, 0))
+    at_once = MarkdownText(streaming=True)
+    at_once.append("```python\n" + body)
+    at_once.flush()
+    assert rendered == _text(at_once.render(painter, 40, 0))
+    shown = rendered.splitlines()
+    assert shown[0].strip() == "def f():" and shown[1].strip() == "", "a blank line in the fence stays"
+    assert sum("long" in line for line in shown) > 1, "a long line wraps inside the fence"
+    assert shown[-1].strip() == "tail without newline"
+    calls: list[str] = []
+    original = painter.plain_fence
+
+    def counting(fence_lines: Any, width: int) -> Any:
+        calls.extend(fence_lines)
+        return original(fence_lines, width)
+
+    painter.plain_fence = counting  # type: ignore[method-assign]
+    stream.append(" and more\nnext line\n")
+    stream.flush()
+    stream.render(painter, 40, 0)
+    assert calls == ["tail without newline and more\n", "next line\n"], "only the new lines are rendered"
+
+
 def test_unclosed_fence_is_rendered_as_markdown_at_the_end() -> None:
     painter = _painter()
     stream = MarkdownText(streaming=True)

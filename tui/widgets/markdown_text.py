@@ -118,11 +118,15 @@ class MarkdownPainter:
         return self._lines(renderable, width)
 
     def plain_fence(self, lines: Iterable[str], width: int) -> list[Strip]:
-        """The lines of a code fence still being written: plain, on the code background."""
-        body = Text("\n".join(line.rstrip("\n") for line in lines), style=self._fence_style, no_wrap=False)
-        strips = self._lines(body, max(width - 2, 1))
+        """The lines of a code fence still being written: plain, on the code background (each
+        line wrapped on its own, so a line's strips do not depend on its neighbours)."""
         fill = Segment(" ", self._fence_style)
-        return [Strip([fill, *strip, fill]).extend_cell_length(width, self._fence_style) for strip in strips]
+        out: list[Strip] = []
+        for line in lines:
+            body = Text(line.rstrip("\n") or " ", style=self._fence_style, no_wrap=False)
+            out.extend(Strip([fill, *strip, fill]).extend_cell_length(width, self._fence_style)
+                       for strip in self._lines(body, max(width - 2, 1)))
+        return out
 
     def _lines(self, renderable: Any, width: int) -> list[Strip]:
         console = self._console
@@ -155,6 +159,7 @@ class MarkdownText:
         """Length of the head of ``_text`` cut into rendered chunks (ends after a blank line)."""
         self._chunks: list[str] = []
         self._chunk_cache: dict[tuple[str, int, int], list[Strip]] = {}
+        self._fence_cache: dict[tuple[str, int, int], list[Strip]] = {}
         self.version = 0
         self._rendered = False
         if streaming and text:
@@ -205,6 +210,8 @@ class MarkdownText:
         rest = self._cleaner.feed(raw) + self._cleaner.finish()
         self._text += rest
         self._streaming = False
+        self._chunk_cache.clear()
+        self._fence_cache.clear()
         self.version += 1
         # Stable chunks and the tail render as the whole text does, except an open fence
         # (shown plain while streaming) or text the last rendering has not seen.
@@ -236,8 +243,22 @@ class MarkdownText:
         if fence is not None:
             if out:
                 out.append(Strip.blank(0))
-            out.extend(painter.plain_fence(fence, width))
+            out.extend(self._fence_lines(painter, fence, width, theme_key))
         self._rendered = True
+        return out
+
+    def _fence_lines(self, painter: MarkdownPainter, lines: list[str], width: int, theme_key: int) -> list[Strip]:
+        # An open fence grows by a few lines a flush: each finished line is rendered once.
+        out: list[Strip] = []
+        for line in lines:
+            if not line.endswith("\n"):  # the line still being written
+                out.extend(painter.plain_fence([line], width))
+                continue
+            key = (line, width, theme_key)
+            strips = self._fence_cache.get(key)
+            if strips is None:
+                strips = self._fence_cache[key] = painter.plain_fence([line], width)
+            out.extend(strips)
         return out
 
     def _advance_stable(self) -> None:
