@@ -45,11 +45,9 @@ async def test_tab_queues_a_follow_up_while_the_agent_works(project: Path, model
 
     with FauxProvider("faux-a", reply, chunk_size=8) as faux:
         session = await open_session(project, model_a)
-        path = session.session_file
-        assert path is not None
         app = BatonApp(session)
         async with app.run_test(size=(110, 40)) as pilot:
-            await pilot.press(*"first", "enter")
+            await submit(pilot, app, "first")
             await wait_until(pilot, lambda: "Tab queues a follow-up" in screen_text(app), what="the working line")
             app.editor.set_text("then do Y\nand Z")
             assert app.is_busy
@@ -67,7 +65,8 @@ async def test_tab_queues_a_follow_up_while_the_agent_works(project: Path, model
             await pilot.pause(0.05)
             assert app.editor.text == "idle" and faux.calls == 2, "idle: Tab does not send"
         await session.close()
-    assert [m["role"] for m in stored_messages(path)] == ["user", "assistant", "user", "assistant"]
+    assert session.session_file is not None
+    assert [m["role"] for m in stored_messages(session.session_file)] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_sending_while_scrolled_up_jumps_to_the_answer(
