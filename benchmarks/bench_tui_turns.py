@@ -224,6 +224,15 @@ def _ms(values: list[float]) -> str:
     return " ".join(f"{v * 1000:.0f}" for v in values)
 
 
+def print_per_turn(per_turn: list[float]) -> None:
+    """The CPU of the first, middle and last ten turns, each with its mean (does a turn cost
+    more the longer the run is?)."""
+    mid = per_turn[len(per_turn) // 2 - 5 : len(per_turn) // 2 + 5]
+    for name, part in (("first", per_turn[:10]), ("middle", mid), ("last", per_turn[-10:])):
+        mean = sum(part) / max(len(part), 1) * 1000
+        print(f"{'':8} per-turn CPU ms, {name + ' 10:':10} {_ms(part)}  (mean {mean:.0f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=100)
@@ -271,14 +280,10 @@ def main() -> None:
     print(f"{args.turns} tool-calling turns in tmux (CPU = utime+stime incl. children; "
           f"machine load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, so wall time is not reported)")
     for label, r in results.items():
-        head, tail = r.per_turn[:10], r.per_turn[-10:]
         print(f"{label:8} run CPU {r.cpu:6.2f} s   peak RSS {r.peak_rss_mb:6.1f} MB   "
               f"idle {r.idle_start:.2f} % of a core at start, {r.idle_end:.2f} % after the run; "
               f"{r.results_seen}/{args.turns} bash results sent back")
-        print(f"{'':8} per-turn CPU ms, first 10: {_ms(head)}  (mean {sum(head) / max(len(head), 1) * 1000:.0f})")
-        mid = r.per_turn[len(r.per_turn) // 2 - 5 : len(r.per_turn) // 2 + 5]
-        print(f"{'':8} per-turn CPU ms, middle 10: {_ms(mid)}  (mean {sum(mid) / max(len(mid), 1) * 1000:.0f})")
-        print(f"{'':8} per-turn CPU ms, last 10:  {_ms(tail)}  (mean {sum(tail) / max(len(tail), 1) * 1000:.0f})")
+        print_per_turn(r.per_turn)
     if "baton" in results and "pi 0.73" in results:
         b, p = results["baton"], results["pi 0.73"]
         print(f"ratio baton/pi: CPU {b.cpu / p.cpu:.2f} (target <= 0.7), "

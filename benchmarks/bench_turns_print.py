@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_tui_turns import API, DONE, PI_CLI, Script, _ms
+from benchmarks.bench_tui_turns import API, DONE, PI_CLI, Script, print_per_turn
 from tests.provider_scripts import models_json_provider
 from tests.replay_server import ReplayServer
 
@@ -107,9 +107,7 @@ def report(label: str, runs: list[Run], turns: int) -> None:
           f"{'' if best.finished else '   DID NOT FINISH'}")
     print(f"{'':8} per-turn CPU mean {_mean_ms(pt):.1f} ms (median {statistics.median(pt) * 1000 if pt else 0:.1f}); "
           f"start-up to first request {startup * 1000:.0f} ms; after last request {tail * 1000:.0f} ms")
-    mid = pt[len(pt) // 2 - 5 : len(pt) // 2 + 5]
-    for name, part in (("first", pt[:10]), ("middle", mid), ("last", pt[-10:])):
-        print(f"{'':8} per-turn CPU ms, {name + ' 10:':10} {_ms(part)}  (mean {_mean_ms(part):.0f})")
+    print_per_turn(pt)
 
 
 def main() -> None:

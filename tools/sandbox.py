@@ -3,8 +3,9 @@
 A sandboxed command sees the whole file system read-only except the workspace (and its real path
 when it is reached through a symlink), the system temp dir and ``$TMPDIR``; inside the workspace,
 ``.baton/``, ``.git/hooks`` and ``.git/config`` stay read-only. It gets a private ``/dev`` and
-``/proc``, no network unless allowed, and dies with baton. The command still runs in its own
-process group (bwrap is the group leader), so timeout and abort work as without the sandbox.
+``/proc``, no network unless allowed, and dies with baton. The command still leads its own
+process group (bwrap does, for a fresh sandbox; the command itself, in the session's long-lived
+one from :mod:`baton.tools.sandbox_host`), so timeout and abort work as without the sandbox.
 
 :func:`probe` checks once whether bwrap can start here (it needs user namespaces, or root);
 :func:`looks_like_denial` recognises output that suggests the sandbox got in the way.
@@ -75,14 +76,14 @@ class Sandbox:
         """bwrap and its options (what the file system looks like now decides the read-only
         binds: only paths that exist can be bound), without a working directory or command."""
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for root in self.writable_roots():
+        roots = self.writable_roots()
+        for root in roots:
             args += ["--bind", root, root]
         for base in dict.fromkeys((self.workspace, os.path.realpath(self.workspace))):
             for name in READ_ONLY_INSIDE:
                 inner = os.path.join(base, name)
                 if os.path.lexists(inner):
                     args += ["--ro-bind", inner, inner]
-        roots = self.writable_roots()
         for extra in dict.fromkeys(self.read_only):
             if os.path.exists(extra) and any(extra == r or extra.startswith(r.rstrip("/") + "/") for r in roots):
                 args += ["--ro-bind", extra, extra]

@@ -5,8 +5,8 @@ for the short ``ls``/``grep``/``cat`` calls an agent makes all day. A :class:`Sa
 bwrap once, running :mod:`baton.tools.sandbox_server` inside it, and asks that server to start
 each command: the command sees exactly the sandbox a fresh bwrap with the same arguments would
 give it. :class:`SandboxHosts` keeps one host per set-up: when the arguments change (a protected
-path appeared, the network was allowed, a bound directory was replaced), a new host starts and the old one ends once its
-commands have.
+path appeared, the network was allowed, a bound directory was replaced), a new host starts and
+the old one ends once its commands have.
 
 A hosted command is the leader of its own process group, as a directly started one is, so
 timeouts, aborts and :func:`baton.tools.processes.register_group` work unchanged; its exit status
@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import marshal
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from typing import Any
 from baton.providers.errors import BatonError
 from baton.tools.processes import register_group
 from baton.tools.sandbox import bound_paths_identity
+from baton.tools.shell import signal_group
 
 SERVER_SCRIPT = Path(__file__).with_name("sandbox_server.py")
 START_TIMEOUT_SECONDS = 10.0
@@ -151,8 +153,7 @@ class SandboxHost:
             try:
                 await asyncio.wait_for(process.wait(), 2.0)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, 9)
+                signal_group(process.pid, signal.SIGKILL)
                 await process.wait()
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError):

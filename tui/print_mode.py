@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.agent.events import MessageEndEvent, ToolExecutionEndEvent, ToolExecutionStartEvent
 from baton.sessions.events import AutoCompactionStartEvent, AutoRetryStartEvent
+from baton.sessions.permissions.events import ToolApprovalEvent, denial_line
 from baton.tui.cli_args import EXIT_OK, EXIT_RUN_FAILED
 
 if TYPE_CHECKING:
@@ -150,8 +151,6 @@ class _Progress:
 
 def report_denials(event: Any) -> None:
     """Write one stderr line for each call denied because nobody could approve it."""
-    from baton.sessions.permissions import ToolApprovalEvent, denial_line
-
     if isinstance(event, ToolApprovalEvent):
         line = denial_line(event)
         if line is not None:

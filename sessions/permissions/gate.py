@@ -3,7 +3,8 @@
 :class:`Permissions` registers as the session's ``permissions`` before-gate (allow, ask or deny
 each call) and after-gate (a sandboxed command that failed as if the sandbox blocked it: say so,
 and offer to run it again without the sandbox). It also starts bash's commands inside the
-bubblewrap sandbox for the calls the policy sandboxed. Decisions become ``tool_approval`` events and session entries.
+bubblewrap sandbox for the calls the policy sandboxed. Decisions become ``tool_approval`` events
+and session entries.
 """
 
 from __future__ import annotations
