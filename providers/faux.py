@@ -50,6 +50,20 @@ _YIELD_EVERY = 32  # with no delay, give the event loop a turn every this many c
 
 _call_ids = itertools.count(1)
 
+FauxHold: TypeAlias = Callable[[int], Awaitable[None]]
+"""Awaited with each chunk's number (0 is the pause before the first block) before it streams."""
+
+
+def hold_at(chunk: int, release: asyncio.Event) -> FauxHold:
+    """A :attr:`FauxResponse.hold` that stops the stream before chunk ``chunk`` until ``release``
+    is set."""
+
+    async def hold(index: int) -> None:
+        if index == chunk:
+            await release.wait()
+
+    return hold
+
 
 def faux_model(
     id: str = "faux-1",
@@ -103,7 +117,9 @@ class FauxResponse:
     (content streamed first, then ``stopReason: error``). ``usage`` (a :class:`Usage` or a dict
     of token counts) defaults to an estimate from the context and output sizes (4 characters a
     token); the cost always comes from the model's prices. ``chunk_size`` and ``delay``
-    override the provider's pacing for this reply."""
+    override the provider's pacing for this reply. ``hold`` (see :func:`hold_at`) is awaited
+    before each chunk, so a test can keep the stream open at a chosen point for as long as it
+    needs, however slow the machine; an abort still ends it at once."""
 
     content: list[FauxBlock] = field(default_factory=list)
     stop_reason: StopReason | None = None
@@ -111,6 +127,7 @@ class FauxResponse:
     error_message: str | None = None
     chunk_size: int | None = None
     delay: float | None = None
+    hold: FauxHold | None = None
 
     @classmethod
     def text(cls, text: str, **kwargs: Any) -> FauxResponse:
@@ -239,6 +256,7 @@ class FauxProvider:
             pacer = _Pacer(
                 response.delay if response.delay is not None else self.delay,
                 signal,
+                response.hold,
             )
             size = response.chunk_size or self.chunk_size
             builder = MessageBuilder(output, out.push)
@@ -279,18 +297,23 @@ class FauxProvider:
 
 class _Pacer:
     """Waits ``delay`` seconds between chunks (waking at once on abort); with no delay it only
-    yields to the event loop now and then."""
+    yields to the event loop now and then. A ``hold`` is awaited before every chunk."""
 
-    __slots__ = ("count", "delay", "signal")
+    __slots__ = ("count", "delay", "hold", "signal")
 
-    def __init__(self, delay: float, signal: asyncio.Event | None) -> None:
+    def __init__(self, delay: float, signal: asyncio.Event | None, hold: FauxHold | None = None) -> None:
         self.delay = delay
         self.signal = signal
+        self.hold = hold
         self.count = 0
 
     async def wait(self) -> bool:
         """Pause before the next chunk; False when the request was aborted."""
         signal = self.signal
+        index = self.count
+        self.count += 1
+        if self.hold is not None:
+            await _unless_aborted(self.hold(index), signal)
         if self.delay > 0:
             if signal is None:
                 await asyncio.sleep(self.delay)
@@ -299,11 +322,25 @@ class _Pacer:
                     await asyncio.wait_for(signal.wait(), self.delay)
                 except TimeoutError:
                     pass
-        else:
-            self.count += 1
-            if self.count % _YIELD_EVERY == 0:
-                await asyncio.sleep(0)
+        elif self.count % _YIELD_EVERY == 0:
+            await asyncio.sleep(0)
         return signal is None or not signal.is_set()
+
+
+async def _unless_aborted(waiting: Awaitable[None], signal: asyncio.Event | None) -> None:
+    """Await ``waiting``, giving up as soon as ``signal`` is set."""
+    if signal is None:
+        await waiting
+        return
+    held = asyncio.ensure_future(waiting)
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait((held, aborted), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (held, aborted):
+            task.cancel()
+    if held.done() and not held.cancelled():
+        held.result()  # a failing hold fails the reply like any other error
 
 
 def _chunks(text: str, size: int) -> Iterable[str]:

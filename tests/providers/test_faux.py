@@ -19,6 +19,7 @@ from baton.providers.faux import (
     faux_text,
     faux_thinking,
     faux_tool_call,
+    hold_at,
 )
 from baton.providers.messages import AssistantMessage, Context, TextContent, ToolCall, UserMessage
 
@@ -147,6 +148,31 @@ async def test_abort_mid_tool_call_keeps_half_call() -> None:
     assert message.stop_reason == "aborted"
     assert message.tool_calls[0].id == "c"
     assert message.tool_calls[0].arguments != {"text": "y" * 100}
+
+
+async def test_hold_keeps_the_stream_open_until_released() -> None:
+    release = asyncio.Event()
+    with FauxProvider("faux-t9", [FauxResponse.text("abcdefghij", hold=hold_at(2, release))], chunk_size=2):
+        s = stream(faux_model(api="faux-t9"), _ctx())
+        async for event in s:
+            if event.type == "text_delta" and event.delta == "ab":
+                await asyncio.sleep(0.05)
+                assert event.partial.text == "ab", "nothing streams past the hold"
+                release.set()
+        message = await s.result()
+    assert message.text == "abcdefghij" and message.stop_reason == "stop"
+
+
+async def test_abort_wakes_a_held_stream() -> None:
+    signal = asyncio.Event()
+    never = asyncio.Event()
+    with FauxProvider("faux-t10", [FauxResponse.text("abcdefghij", hold=hold_at(3, never))], chunk_size=2):
+        s = stream(faux_model(api="faux-t10"), _ctx(), signal=signal)
+        async for event in s:
+            if event.type == "text_delta" and event.delta == "cd":
+                signal.set()
+        message = await asyncio.wait_for(s.result(), 5)
+    assert message.stop_reason == "aborted" and message.text == "abcd"
 
 
 async def test_signal_set_before_start_aborts_at_once() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
-from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
+from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call, hold_at
 from baton.providers.messages import UserMessage
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
@@ -28,7 +29,8 @@ PROSE = " ".join(f"word{i}" for i in range(120))
 
 
 async def test_a_prompt_streams_text(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
-    faux_a.add(FauxResponse.text("First part of the answer. " + PROSE + " THE END", delay=0.015))
+    partial_seen = asyncio.Event()
+    faux_a.add(FauxResponse.text("First part of the answer. " + PROSE + " THE END", hold=hold_at(20, partial_seen)))
     session = await open_session(project, model_a)
     path = session.session_file
     assert path is not None
@@ -38,6 +40,7 @@ async def test_a_prompt_streams_text(project: Path, model_a: Model, faux_a: Faux
         await wait_until(pilot, lambda: "First part of the answer." in screen_text(app), what="partial text")
         assert session.is_running, "the text should appear while the model is still streaming"
         assert "THE END" not in screen_text(app)
+        partial_seen.set()
         await settle(pilot, app)
         text = screen_text(app)
         assert "hello there" in text
@@ -51,10 +54,11 @@ async def test_a_prompt_streams_text(project: Path, model_a: Model, faux_a: Faux
 async def test_tool_call_renders_args_live_then_result(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
     target = project / "notes.txt"
     target.write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    args_seen = asyncio.Event()  # the arguments stop streaming half-way until the test saw them
     faux_a.add(
         FauxResponse(content=[faux_tool_call("edit", {"path": "notes.txt", "oldText": "beta\n",
                                                       "newText": "BETA-CHANGED\n" + "x" * 300 + "\n"})],
-                     chunk_size=4, delay=0.01),
+                     chunk_size=4, hold=hold_at(30, args_seen)),
         FauxResponse.text("Edited."),
     )
     session = await open_session(project, model_a, tools=["read", "edit", "write", "bash"])
@@ -65,6 +69,7 @@ async def test_tool_call_renders_args_live_then_result(project: Path, model_a: M
         calls = views(app, ToolCallView)
         assert calls and calls[0].state == "streaming", "args are shown while they still stream"
         assert "edit notes.txt" in screen_text(app)
+        args_seen.set()
         await settle(pilot, app)
         view = one_view(app, ToolCallView)
         assert view.state == "done"
@@ -96,7 +101,7 @@ async def test_bash_output_shown_with_exit_code(project: Path, model_a: Model, f
 
 async def test_ctrl_c_mid_stream_aborts_and_keeps_partial(project: Path, model_a: Model,
                                                           faux_a: FauxProvider) -> None:
-    faux_a.add(FauxResponse.text("Partial answer begins here. " + PROSE * 5, delay=0.01))
+    faux_a.add(FauxResponse.text("Partial answer begins here. " + PROSE * 5, hold=hold_at(20, asyncio.Event())))
     session = await open_session(project, model_a)
     path = session.session_file
     assert path is not None
@@ -120,7 +125,7 @@ async def test_ctrl_c_mid_stream_aborts_and_keeps_partial(project: Path, model_a
 
 
 async def test_escape_aborts_a_run(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
-    faux_a.add(FauxResponse.text("Streaming slowly " + PROSE * 5, delay=0.01))
+    faux_a.add(FauxResponse.text("Streaming slowly " + PROSE * 5, hold=hold_at(20, asyncio.Event())))
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -192,7 +197,8 @@ async def test_model_picker_shows_preview_for_highlighted_model(
 async def test_steering_message_is_queued_visible_then_delivered(
     project: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
-    faux_a.add(FauxResponse.text("Working on the first request " + PROSE * 4, delay=0.01),
+    steer_queued = asyncio.Event()
+    faux_a.add(FauxResponse.text("Working on the first request " + PROSE * 4, hold=hold_at(20, steer_queued)),
                FauxResponse.text("Steered answer."))
     session = await open_session(project, model_a)
     app = BatonApp(session)
@@ -203,6 +209,7 @@ async def test_steering_message_is_queued_visible_then_delivered(
         await pilot.pause(0.05)
         assert app.activity.queue == [("steer", "please also do X")]
         assert "steer: please also do X" in screen_text(app)
+        steer_queued.set()
         await settle(pilot, app, timeout=20)
         assert app.activity.queue == []
         text = screen_text(app)
@@ -214,7 +221,7 @@ async def test_steering_message_is_queued_visible_then_delivered(
 
 
 async def test_alt_up_pulls_queued_messages_back(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
-    faux_a.add(FauxResponse.text("Long running " + PROSE * 5, delay=0.01))
+    faux_a.add(FauxResponse.text("Long running " + PROSE * 5, hold=hold_at(20, asyncio.Event())))
     session = await open_session(project, model_a)
     path = session.session_file
     assert path is not None
