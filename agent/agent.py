@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
@@ -48,6 +49,7 @@ from baton.providers.messages import (
     UserMessage,
 )
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.options import StreamOptions
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +65,8 @@ TransformContext: TypeAlias = Callable[
 ConvertToLlm: TypeAlias = Callable[
     [list[AgentMessage]], "list[LlmMessage] | Awaitable[list[LlmMessage]]"
 ]
-StreamFn: TypeAlias = Callable[..., AssistantMessageEventStream]
+StreamFn: TypeAlias = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
+"""Starts one model request: :func:`providers.stream_request` or a stand-in with its signature."""
 
 
 class AgentBusyError(BatonError, RuntimeError):
@@ -71,9 +74,9 @@ class AgentBusyError(BatonError, RuntimeError):
 
 
 def _default_stream_fn() -> StreamFn:
-    from baton.providers.dispatch import stream
+    from baton.providers.dispatch import stream_request
 
-    return stream
+    return stream_request
 
 
 class Agent:
@@ -84,9 +87,10 @@ class Agent:
     run). Hooks: ``get_api_key(provider)`` per request; ``transform_context(messages, signal)``
     then ``convert_to_llm(messages)`` before every call (neither sees the history list itself);
     ``before_tool_call`` / ``after_tool_call`` around each tool call. ``stream_fn`` has the
-    signature of :func:`providers.stream` and ``stream_options`` holds extra keyword options
-    for it. ``tool_execution`` is ``"parallel"`` (results still recorded in call order) or
-    ``"sequential"``.
+    signature of :func:`providers.stream_request`; ``stream_options`` are the options of every
+    request (a field may be changed between runs), to which each call adds the API key, the
+    abort signal and the thinking level clamped to the model. ``tool_execution`` is
+    ``"parallel"`` (results still recorded in call order) or ``"sequential"``.
     ``steering_mode`` / ``follow_up_mode`` decide whether queued messages are delivered all at
     once or one per turn (pi's default). ``abort_grace`` is how long (seconds) an aborted
     provider stream or tool may take to stop by itself before its task is cancelled.
@@ -107,7 +111,7 @@ class Agent:
         after_tool_call: AfterToolCall | None = None,
         tool_execution: ToolExecutionMode = "parallel",
         stream_fn: StreamFn | None = None,
-        stream_options: dict[str, Any] | None = None,
+        stream_options: StreamOptions | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         abort_grace: float = 1.0,
@@ -124,7 +128,7 @@ class Agent:
         self.after_tool_call = after_tool_call
         self.tool_execution: ToolExecutionMode = tool_execution
         self.stream_fn: StreamFn = stream_fn or _default_stream_fn()
-        self.stream_options: dict[str, Any] = dict(stream_options or {})
+        self.stream_options: StreamOptions = replace(stream_options) if stream_options else StreamOptions()
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.abort_grace = abort_grace
@@ -438,16 +442,17 @@ class Agent:
             messages=list(converted),
             tools=[tool.schema() for tool in self._turn_tools] or None,
         )
-        options = dict(self.stream_options)
+        api_key = self.stream_options.api_key
         if self.get_api_key is not None:
             key = self.get_api_key(model.provider)
             if key is not None and hasattr(key, "__await__"):
                 key = await key
             if key:
-                options["api_key"] = key
-        options["signal"] = signal
-        options["thinking"] = clamp_thinking_level(model, thinking)
-        return self.stream_fn(model, context, **options)
+                api_key = key
+        options = replace(
+            self.stream_options, api_key=api_key, signal=signal, thinking=clamp_thinking_level(model, thinking)
+        )
+        return self.stream_fn(model, context, options)
 
     async def _consume(
         self, stream: AssistantMessageEventStream, model: Model, signal: asyncio.Event

@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "StreamingJsonParser": "baton.providers.streaming_json",
     # streaming entry points
     "stream": "baton.providers.dispatch",
+    "stream_request": "baton.providers.dispatch",
     "complete": "baton.providers.dispatch",
     # catalog
     "get_model": "baton.providers.catalog",

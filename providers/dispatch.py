@@ -125,19 +125,23 @@ def stream(model: Model, context: Context, **options: Any) -> AssistantMessageEv
     a running event loop. Never raises once started: failures end the stream with an ``error``
     event; an unknown option name raises ``TypeError`` at once.
     """
-    opts = StreamOptions(**options)
+    return stream_request(model, context, StreamOptions(**options))
+
+
+def stream_request(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """:func:`stream` with its options already gathered in a :class:`StreamOptions`."""
     handler = resolve(model.api)
     if handler is None:
         return failed_stream(model, f"No provider adapter for api '{model.api}' (model {model.ref}).")
     try:
-        prepared = prepare_context(model, context, opts)
+        prepared = prepare_context(model, context, options)
     except Exception as exc:  # transform never raises on valid input; guard the contract anyway
         return failed_stream(model, f"Could not prepare the request: {exc}")
     if model.api in _adapters:
         from baton.providers.transport import run_wire_adapter
 
-        return run_wire_adapter(cast(WireAdapter, handler), model, prepared, opts)
-    return cast(StreamFunction, handler)(model, prepared, opts)
+        return run_wire_adapter(cast(WireAdapter, handler), model, prepared, options)
+    return cast(StreamFunction, handler)(model, prepared, options)
 
 
 async def complete(model: Model, context: Context, **options: Any) -> AssistantMessage:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -158,12 +158,12 @@ class CodingSession:
             messages=agent_setup.messages,
             get_api_key=self._api_key,
             transform_context=self._refuse_known_overflow,
-            stream_options={
-                "thinking_handoff": settings.thinking_handoff,
-                "session_id": store.session_id,
-                "on_retry": self._on_provider_retry,
-                **retry_stream_options(settings.retry),
-            },
+            stream_options=replace(
+                retry_stream_options(settings.retry),
+                thinking_handoff=settings.thinking_handoff,
+                session_id=store.session_id,
+                on_retry=self._on_provider_retry,
+            ),
         )
         self.cwd = cwd
         self.session_dir = session_dir
@@ -966,7 +966,7 @@ class CodingSession:
         self.agent.clear_queues()
 
     def _after_switch(self) -> None:
-        self.agent.stream_options["session_id"] = self.store.session_id
+        self.agent.stream_options.session_id = self.store.session_id
 
     def _load_branch(self, reason: SessionChangeReason) -> None:
         """Adopt the store's current branch: messages, and on resume its model and thinking."""

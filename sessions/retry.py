@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.providers.adapter import RETRY_AFTER_TOO_LONG
 from baton.providers.messages import AssistantMessage
+from baton.providers.options import StreamOptions
 from baton.providers.overflow import is_context_overflow
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ async def sleep_unless_aborted(delay_ms: int, signal: asyncio.Event) -> bool:
     return not signal.is_set()
 
 
-def retry_stream_options(retry: RetrySettings) -> dict[str, Any]:
+def retry_stream_options(retry: RetrySettings) -> StreamOptions:
     """The stream options the ``retry`` settings set: the longest ``Retry-After`` honoured and
-    the stream idle timeout (both in seconds)."""
-    return {"max_retry_delay": retry.max_delay_ms / 1000, "idle_timeout": retry.idle_timeout_ms / 1000}
+    the stream idle timeout (both in seconds); the rest are defaults."""
+    return StreamOptions(max_retry_delay=retry.max_delay_ms / 1000, idle_timeout=retry.idle_timeout_ms / 1000)

@@ -14,6 +14,7 @@ from baton.agent.execution import ABORTED_TEXT
 from baton.providers.events import AssistantMessageEventStream, StartEvent, TextDeltaEvent, TextStartEvent
 from baton.providers.faux import FauxResponse, faux_model, faux_tool_call
 from baton.providers.messages import AssistantMessage, TextContent, ToolCall
+from baton.providers.options import StreamOptions
 from tests.agent.helpers import (
     EchoTool,
     Recorder,
@@ -209,7 +210,7 @@ async def test_provider_ignoring_the_signal_is_cut_off_after_grace() -> None:
     model = faux_model(api="deaf")
     producer: list[asyncio.Task[None]] = []
 
-    def deaf_stream(model: Any, context: Any, **options: Any) -> AssistantMessageEventStream:
+    def deaf_stream(model: Any, context: Any, options: StreamOptions) -> AssistantMessageEventStream:
         out = AssistantMessageEventStream()
         partial = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
 
@@ -295,7 +296,7 @@ async def test_abort_while_context_is_prepared_ends_with_aborted_reply() -> None
 
 
 async def test_deaf_provider_aborted_before_streaming_is_cut_off() -> None:
-    def deaf_stream(model: Any, context: Any, **options: Any) -> AssistantMessageEventStream:
+    def deaf_stream(model: Any, context: Any, options: StreamOptions) -> AssistantMessageEventStream:
         out = AssistantMessageEventStream()
 
         async def produce() -> None:

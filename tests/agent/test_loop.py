@@ -20,6 +20,7 @@ from baton.agent import (
 from baton.agent.execution import SKIPPED_TEXT
 from baton.providers.faux import FauxResponse, faux_model, faux_thinking, faux_tool_call
 from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from baton.providers.options import StreamOptions
 from tests.agent.helpers import (
     BoomTool,
     EchoTool,
@@ -396,11 +397,11 @@ async def test_get_api_key_is_called_per_request() -> None:
         keys.append(provider_name)
         return f"key-{len(keys)}"
 
-    def spy_stream(model: Any, context: Any, **options: Any) -> Any:
-        from baton.providers.dispatch import stream
+    def spy_stream(model: Any, context: Any, options: StreamOptions) -> Any:
+        from baton.providers.dispatch import stream_request
 
-        received.append(options.get("api_key"))
-        return stream(model, context, **options)
+        received.append(options.api_key)
+        return stream_request(model, context, options)
 
     with faux(API, [tool_reply(faux_tool_call("echo", {"n": 1})), "done"]) as provider:
         agent = Agent(model=model_of(provider, provider_name="acme"), tools=[EchoTool()],
@@ -450,9 +451,9 @@ async def test_model_switch_between_two_calls_of_one_run() -> None:
         thinking_seen: list[Any] = []
         orig_stream = agent.stream_fn
 
-        def spy(model: Any, context: Any, **options: Any) -> Any:
-            thinking_seen.append((model.id, options["thinking"]))
-            return orig_stream(model, context, **options)
+        def spy(model: Any, context: Any, options: StreamOptions) -> Any:
+            thinking_seen.append((model.id, options.thinking))
+            return orig_stream(model, context, options)
 
         agent.stream_fn = spy
 

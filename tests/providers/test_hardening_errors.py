@@ -90,5 +90,6 @@ async def test_retry_after_over_the_limit_is_not_retried_early_by_the_session() 
 
 def test_retry_settings_reach_the_stream_options() -> None:
     settings = validate_settings({"retry": {"maxDelayMs": 5000, "idleTimeoutMs": 2500}})
-    assert retry_stream_options(settings.retry) == {"max_retry_delay": 5.0, "idle_timeout": 2.5}
+    options = retry_stream_options(settings.retry)
+    assert (options.max_retry_delay, options.idle_timeout) == (5.0, 2.5)
     assert validate_settings({}).retry.max_delay_ms == 60_000
