@@ -14,6 +14,7 @@ from baton.providers.messages import AssistantMessage, TextContent, ToolResultMe
 from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    CustomEntry,
     CustomMessageEntry,
     LabelEntry,
     MessageEntry,
@@ -92,11 +93,33 @@ def describe(entry: SessionEntry) -> tuple[str, str]:
         return "thinking_level_change", f"thinking → {entry.thinking_level}"
     if isinstance(entry, CustomMessageEntry):
         return "custom_message", _one_line(_text_of(entry.content))
+    if isinstance(entry, CustomEntry):
+        return "custom", _custom_preview(entry)
     if isinstance(entry, LabelEntry):
         return "label", f"label {entry.target_id}: {entry.label or '(cleared)'}"
     if isinstance(entry, SessionInfoEntry):
         return "session_info", f"name: {entry.name or ''}"
     return entry.type, ""
+
+
+def _custom_preview(entry: CustomEntry) -> str:
+    from baton.sessions.checkpoints.records import checkpoint_record
+
+    record = checkpoint_record(entry)
+    if record is None:
+        return _one_line(entry.custom_type)
+    if record.kind == "rewind":
+        return f"checkpoint: code rewound ({_files(record.effect.files) or 'no changes'})"
+    if record.kind == "before":
+        by_hand = _files(record.changes.files)
+        return "checkpoint before the agent's edits" + (f" ({by_hand} by hand)" if by_hand else "")
+    return f"checkpoint after the run ({_files(record.changes.files) or 'no changes'})"
+
+
+def _files(files: list[str]) -> str:
+    if not files:
+        return ""
+    return f"{len(files)} file changed" if len(files) == 1 else f"{len(files)} files changed"
 
 
 def build_tree(

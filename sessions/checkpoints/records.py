@@ -106,6 +106,12 @@ def read_records(store: SessionStore) -> list[Record]:
     return records
 
 
+def checkpoint_record(entry: SessionEntry, index: int = 0) -> Record | None:
+    """The checkpoint ``entry`` records (``index``: its position in the file), or ``None`` when
+    it is not a readable checkpoint entry."""
+    return _record(entry, index)
+
+
 def _record(entry: SessionEntry, index: int) -> Record | None:
     if not (isinstance(entry, CustomEntry) and entry.custom_type == CUSTOM_TYPE and isinstance(entry.data, dict)):
         return None

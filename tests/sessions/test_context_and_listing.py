@@ -91,6 +91,30 @@ def test_tree_depth_grows_only_at_branch_points() -> None:
     assert next(n for n in nodes if n.preview == "c").on_current_branch is False
 
 
+def test_tree_describes_custom_entries_and_checkpoints() -> None:
+    store = SessionStore.in_memory("/w")
+    store.append_custom("my-extension", {"x": 1})
+    empty = {"added": [], "modified": [], "deleted": []}
+    store.append_custom("checkpoint", {"kind": "before", "commit": "c1", "changes": empty})
+    store.append_custom("checkpoint", {"kind": "before", "commit": "c1", "changes": {**empty, "modified": ["a"]}})
+    store.append_custom("checkpoint", {"kind": "after", "commit": "c2",
+                                       "changes": {"added": ["x", "y"], "modified": [], "deleted": []}})
+    store.append_custom("checkpoint", {"kind": "after", "commit": "c2", "changes": empty})
+    store.append_custom("checkpoint", {"kind": "rewind", "commit": "c3", "target": "c1",
+                                       "effect": {**empty, "deleted": ["x"]}})
+    store.append_custom("checkpoint", {"kind": "after"})  # no commit: not a readable checkpoint
+    nodes = build_tree(store.entries, store.leaf_id, store.labels)
+    assert [(n.kind, n.preview) for n in nodes] == [
+        ("custom", "my-extension"),
+        ("custom", "checkpoint before the agent's edits"),
+        ("custom", "checkpoint before the agent's edits (1 file changed by hand)"),
+        ("custom", "checkpoint after the run (2 files changed)"),
+        ("custom", "checkpoint after the run (no changes)"),
+        ("custom", "checkpoint: code rewound (1 file changed)"),
+        ("custom", "checkpoint"),
+    ]
+
+
 def test_find_session_by_path_id_prefix_and_errors(tmp_path: Path, baton_home: Path) -> None:
     directory = tmp_path / "sessions"
     ids = []
