@@ -324,11 +324,14 @@ async def cmd_tree(app: BatonApp, args: str) -> None:
         return
     items = []
     initial = 0
+    row = min(app.size.width * 94 // 100, 150) - 6  # the picker's inner width (see ListPicker's CSS)
     for index, node in enumerate(nodes):
         marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
         label_text = getattr(node, "label", None)
+        tag = f"  [{label_text}]" if label_text else ""
+        room = max(row - 2 * node.depth - len(marker) - len(node.kind) - 1 - len(tag), 20)
         label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
-                             one_line(node.preview, 100), (f"  [{label_text}]" if label_text else "", "$text-accent"))
+                             one_line(node.preview, room), (tag, "$text-accent"))
         items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
         if getattr(node, "is_leaf", False):
             initial = index
