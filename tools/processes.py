@@ -93,6 +93,12 @@ def signal_all(sig: int = signal.SIGTERM) -> None:
 def kill_all(grace: float = KILL_GRACE_SECONDS) -> None:
     """End every registered process group and every descendant process: SIGTERM, then SIGKILL
     for what is still alive after ``grace`` seconds; reaps re-parented orphans."""
+    pids, groups = _targets()
+    if not pids and not any(_group_alive(g) for g in groups):  # the usual exit: nothing left to end
+        _reap()
+        with _lock:
+            _prune()
+        return
     signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
