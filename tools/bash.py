@@ -36,7 +36,14 @@ from baton.tools.params import ToolParams
 from baton.tools.process_slots import PROCESS_SLOTS
 from baton.tools.process_watch import StoppedProcess, watch_stopped
 from baton.tools.processes import register_group
-from baton.tools.shell import CommandLauncher, kill_group, shell_command, signal_group, start_command
+from baton.tools.shell import (
+    CommandLauncher,
+    CommandLaunchError,
+    kill_group,
+    shell_command,
+    signal_group,
+    start_command,
+)
 from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -198,10 +205,12 @@ class BashTool(AgentTool):
                 proc = await self.command_launcher(argv, tool_call_id, self.cwd, env, write_fd)
             else:
                 proc = await start_command(argv, self.cwd, env, write_fd)
-        except OSError as exc:
+        except (OSError, CommandLaunchError) as exc:
             os.close(read_fd)
             os.close(write_fd)
             buffer.close()
+            if isinstance(exc, CommandLaunchError):
+                raise ToolError(str(exc)) from None
             raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
         register_group(proc.pid)  # background jobs left in the group are ended when baton exits
         os.close(write_fd)

@@ -3,8 +3,8 @@
 A sandboxed command sees the whole file system read-only except the workspace (and its real path
 when it is reached through a symlink), the system temp dir and ``$TMPDIR``; inside the workspace,
 ``.baton/``, ``.git/hooks`` and ``.git/config`` stay read-only. It gets a private ``/dev`` and
-``/proc``, no network unless allowed, no capabilities (even when baton runs as root), and dies
-with baton. The command still leads its own
+``/proc``, no network unless allowed, no capability beyond file ownership (even when baton runs
+as root), and dies with baton. The command still leads its own
 process group (bwrap does, for a fresh sandbox; the command itself, in the session's long-lived
 one from :mod:`baton.tools.sandbox_host`), so timeout and abort work as without the sandbox.
 
@@ -25,6 +25,10 @@ from functools import lru_cache
 
 READ_ONLY_INSIDE = (".baton", ".git/hooks", ".git/config", ".mcp.json")
 """Inside the writable workspace, these stay read-only."""
+ROOT_FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID")
+"""What a root command keeps in the sandbox: working on files it does not own (a repository
+mounted into a container belongs to the host's user). Nothing that mounts, traces or reads
+files by handle."""
 
 _DENIAL = re.compile(
     r"Read-only file system|Network is unreachable|Could not resolve host|"
@@ -94,6 +98,8 @@ class Sandbox:
             # bwrap run by root keeps root's capabilities: the command could remount / read-write
             # or read any process's memory. Unprivileged bwrap gives none outside its namespace.
             args += ["--cap-drop", "ALL"]
+            for cap in ROOT_FILE_CAPABILITIES:
+                args += ["--cap-add", cap]
         args.append("--die-with-parent")
         return args
 

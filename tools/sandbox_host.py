@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from baton.providers.errors import BatonError
+from baton.tools.proc_table import process_table
 from baton.tools.processes import register_group
 from baton.tools.sandbox import bound_paths_identity
-from baton.tools.shell import signal_group
+from baton.tools.shell import CommandLaunchError, signal_group
 
 SERVER_SCRIPT = Path(__file__).with_name("sandbox_server.py")
 START_TIMEOUT_SECONDS = 10.0
@@ -42,7 +43,14 @@ _ORPHAN_POLL_SECONDS = 0.05
 
 
 class SandboxHostError(BatonError):
-    """The host could not start, or stopped before it started a command."""
+    """The host could not start, or stopped before it was handed a command (which can safely be
+    started again elsewhere)."""
+
+
+class CommandFateUnknownError(CommandLaunchError):
+    """The host stopped after it was handed a command and before it said it started it, and the
+    command is not running: it may have run and ended, or never started. Starting it again could
+    run it twice."""
 
 
 class HostedProcess:
@@ -131,7 +139,9 @@ class SandboxHost:
         loop = asyncio.get_running_loop()
         self._next_id += 1
         request_id = self._next_id
-        request = self._requests[request_id] = _Request(loop.create_future(), loop.create_future())
+        request = self._requests[request_id] = _Request(
+            loop.create_future(), loop.create_future(), os.fstat(output_fd).st_ino
+        )
         body = marshal.dumps((list(argv), cwd, dict(env)))
         try:
             async with self._send_lock:
@@ -204,8 +214,17 @@ class SandboxHost:
             self._closed = True
             requests, self._requests = self._requests, {}
             for request in requests.values():
-                if not request.started.done():
-                    request.started.set_exception(SandboxHostError("the sandbox host stopped"))
+                if request.pid is None and not request.started.done():
+                    # Handed over, never confirmed: the command may have started (it may be what
+                    # killed the server). Find it by its output pipe; never start it twice.
+                    request.pid = _pipe_writer(request.output_inode)
+                    if request.pid is None:
+                        request.started.set_exception(CommandFateUnknownError(
+                            "The sandbox stopped while starting the command (did the command end it?), "
+                            "so it is not known whether the command ran. Check its effects before running it "
+                            "again."))
+                    else:
+                        request.started.set_result(request.pid)
                 if request.pid is None:
                     _resolve(request.exit_status, None)
                     continue
@@ -287,12 +306,27 @@ class _Request:
 
     started: asyncio.Future[int]
     exit_status: asyncio.Future[int | None]
+    output_inode: int
+    """The command's output pipe: how to find the command if the server dies before naming it."""
     pid: int | None = None
 
 
 def _resolve(future: asyncio.Future[Any], value: int | None) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _pipe_writer(inode: int) -> int | None:
+    """The process group leader writing to pipe ``inode`` (a hosted command leads its group),
+    found in ``/proc``; None when no such process is left."""
+    target = f"pipe:[{inode}]"
+    for row in process_table() or []:
+        if row.pid != row.pgid or row.state in (b"Z", b"X"):
+            continue
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{row.pid}/fd/1") == target:
+                return row.pid
+    return None
 
 
 async def _watch_orphan(pid: int, done: asyncio.Future[int | None]) -> None:

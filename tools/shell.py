@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeAlias
 
+from baton.providers.errors import BatonError
 from baton.tools.proc_table import process_table
 
 KILL_GRACE_SECONDS = 0.5
@@ -48,6 +49,11 @@ class StartedCommand(Protocol):
     async def wait(self) -> int | None:
         """Wait for the command to end; its exit status (None: it cannot be known)."""
         ...
+
+
+class CommandLaunchError(BatonError):
+    """A launcher could not tell whether it started the command; the message says what the
+    model should know (bash answers the call with it)."""
 
 
 CommandLauncher: TypeAlias = Callable[[list[str], str, str, dict[str, str], int], Awaitable[StartedCommand]]

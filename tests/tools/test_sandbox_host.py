@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.agent.tool import ToolError
 from baton.tools.bash import BashTool
 from baton.tools.sandbox import Sandbox, probe
 from baton.tools.sandbox_host import SandboxHosts
@@ -108,6 +109,26 @@ async def test_command_killing_the_server_is_reported_and_the_next_one_runs(host
         "outlived it\n\nCommand ended with an unknown exit status (the sandbox that ran it stopped)"
     ), "only a subreaper (baton, not pytest) can read the status of a command whose server died"
     assert result.is_error
+    status, out = await run(hosts, sandbox, "echo still here")
+    assert (status, out) == (0, "still here\n")
+
+
+async def test_a_command_that_ends_its_server_at_once_is_never_run_twice(hosts: SandboxHosts, ws: Path) -> None:
+    # `pkill -9 python` kills the server too: the server may die before it names the command, and
+    # starting the command again (in a new host or a fresh bwrap) would run it a second time.
+    sandbox = Sandbox(str(ws))
+    tool = BashTool(str(ws), command_launcher=hosted_launcher(hosts, sandbox, []))
+    for _ in range(5):
+        (ws / "runs.txt").unlink(missing_ok=True)
+        try:  # the agent turns a ToolError into an error result, as it does an error status
+            result = await tool.execute("c1", {"command": "echo ran >> runs.txt; kill -9 $PPID"}, asyncio.Event())
+        except ToolError as exc:
+            text = str(exc)
+        else:
+            assert result.is_error
+            text = result.content[0].text
+        assert (ws / "runs.txt").read_text() == "ran\n", "the command ran exactly once"
+        assert "not known whether the command ran" in text or "unknown exit status" in text, text
     status, out = await run(hosts, sandbox, "echo still here")
     assert (status, out) == (0, "still here\n")
 
