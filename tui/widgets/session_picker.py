@@ -12,6 +12,7 @@ from textual import work
 from textual.binding import Binding
 from textual.content import Content
 
+from baton.tui.attachments import prompt_title
 from baton.tui.render import one_line, short_path
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
@@ -39,7 +40,8 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
     title_width = max(16, width - 2 - 5 - 2 - 6 - 2 - model_width - 2 - (project_width + 2 if show_project else 0))
     items = []
     for info in rows:
-        title = getattr(info, "name", None) or getattr(info, "first_message", "") or "(no messages)"
+        first = prompt_title(getattr(info, "first_message", ""))
+        title = getattr(info, "name", None) or first or "(no messages)"
         parts: list[tuple[str, str] | str] = [
             (f"{age(info.modified):>5}", "$text-muted"), "  ",
             (f"{getattr(info, 'message_count', 0):>4} ✉", "$text-muted"), "  ",
@@ -48,7 +50,7 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
         ]
         if show_project:
             parts += ["  ", (one_line(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
-        search = f"{title} {getattr(info, 'first_message', '')} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
+        search = f"{title} {first} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
         items.append(PickerItem(picker_label(*parts), info.path, search))
     return items
 
