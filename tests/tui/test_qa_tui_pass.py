@@ -1,0 +1,40 @@
+"""Regressions found by a hands-on QA pass of the interactive app (issue 17, item 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.models import Model
+from baton.tui.app import BatonApp
+from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
+
+
+async def test_esc_while_waiting_to_retry_says_cancelled_not_exhausted(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.error("overloaded"), FauxResponse.text("never sent"))
+    session = await open_session(project, model_a, settings={"retry": {"baseDelayMs": 60_000}})
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await submit(pilot, app, "hello")
+        await wait_until(pilot, lambda: "Retrying in" in screen_text(app), what="the retry notice")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "Retry cancelled." in text
+        assert "Retries exhausted" not in text
+    await session.close()
+    assert faux_a.calls == 1
+
+
+async def test_running_out_of_retries_still_says_exhausted(project: Path, model_a: Model, faux_a: FauxProvider) -> None:
+    faux_a.add(FauxResponse.error("overloaded"), FauxResponse.error("overloaded again"))
+    session = await open_session(project, model_a, settings={"retry": {"baseDelayMs": 1, "maxRetries": 1}})
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await submit(pilot, app, "hello")
+        await settle(pilot, app)
+        await wait_until(pilot, lambda: "Retries exhausted: overloaded again" in screen_text(app),
+                         what="the exhausted notice")
+    await session.close()
