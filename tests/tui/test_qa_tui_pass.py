@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
@@ -38,3 +40,27 @@ async def test_running_out_of_retries_still_says_exhausted(project: Path, model_
         await wait_until(pilot, lambda: "Retries exhausted: overloaded again" in screen_text(app),
                          what="the exhausted notice")
     await session.close()
+
+
+def test_session_rows_keep_their_columns_with_wide_characters_in_titles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    from rich.cells import cell_len
+
+    from baton.sessions.listing import SessionInfo
+    from baton.tui.widgets.session_picker import session_items
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    now = datetime.now(UTC)
+    titles = ["plain ascii title", "中文的问题 about the build " * 3, "📎 shot.png what is this?", "emoji 🎉🎉🎉 party"]
+    infos = [SessionInfo(path=tmp_path / f"{i}.jsonl", id=str(i), cwd=str(tmp_path / "proj"), created=now,
+                         modified=now, message_count=2, first_message=title, name=None, parent_session=None,
+                         model="prov/model")
+             for i, title in enumerate(titles)]
+    rows = [item.label.plain for item in session_items(infos, show_project=True, width=90)]
+    project_at = {cell_len(row[: row.index("proj")]) for row in rows}
+    assert len(project_at) == 1, rows
+    assert {cell_len(row) for row in rows} == {max(cell_len(row) for row in rows)}, "every row is as wide"
+    assert project_at.pop() > 50, "the title gets the room a short project path leaves"

@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import work
 from textual.binding import Binding
 from textual.content import Content
 
 from baton.tui.attachments import prompt_title
-from baton.tui.render import one_line, short_path
+from baton.tui.render import fit_cells, one_line, short_path
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
     project directory when listing every project."""
     rows = list(infos)
     model_width = min(max((len(i.model or "—") for i in rows), default=1), 32)
-    project_width = 28 if show_project else 0
+    projects = [short_path(getattr(info, "cwd", "")) for info in rows] if show_project else []
+    project_width = min(max((cell_len(p) for p in projects), default=1), 28)
     title_width = max(16, width - 2 - 5 - 2 - 6 - 2 - model_width - 2 - (project_width + 2 if show_project else 0))
     items = []
     for info in rows:
@@ -45,11 +47,11 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
         parts: list[tuple[str, str] | str] = [
             (f"{age(info.modified):>5}", "$text-muted"), "  ",
             (f"{getattr(info, 'message_count', 0):>4} ✉", "$text-muted"), "  ",
-            (f"{one_line(getattr(info, 'model', None) or '—', model_width):<{model_width}}", "$text-accent"), "  ",
-            (f"{one_line(title, title_width):<{title_width}}", "bold"),
+            (fit_cells(getattr(info, "model", None) or "—", model_width), "$text-accent"), "  ",
+            (fit_cells(title, title_width), "bold"),
         ]
         if show_project:
-            parts += ["  ", (one_line(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
+            parts += ["  ", (fit_cells(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
         search = f"{title} {first} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
         items.append(PickerItem(picker_label(*parts), info.path, search))
     return items
