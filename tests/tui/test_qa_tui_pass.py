@@ -64,3 +64,32 @@ def test_session_rows_keep_their_columns_with_wide_characters_in_titles(
     assert len(project_at) == 1, rows
     assert {cell_len(row) for row in rows} == {max(cell_len(row) for row in rows)}, "every row is as wide"
     assert project_at.pop() > 50, "the title gets the room a short project path leaves"
+
+
+async def test_the_session_picker_fits_a_narrow_terminal_without_being_told_its_width(
+    project: Path, tmp_path: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """``baton -r`` builds the picker without a width: its rows were laid out for 110 columns and
+    wrapped in a narrower terminal (the project path fell onto a line of its own)."""
+    from baton.sessions.listing import list_all_sessions, list_sessions
+    from baton.tui.widgets.session_picker import SessionPicker
+
+    faux_a.add(FauxResponse.text("One."), FauxResponse.text("Two."))
+    other = tmp_path / "other"
+    other.mkdir()
+    for cwd, prompt in ((project, "a question asked in this project " * 3), (other, "elsewhere")):
+        opened = await open_session(cwd, model_a)
+        await opened.prompt(prompt)
+        await opened.close()
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(70, 24)) as pilot:
+        app.push_screen(SessionPicker(lambda: list_sessions(project), list_all_sessions))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: "all projects" in screen_text(app), what="all projects")
+        rows = [line for line in screen_text(app).splitlines() if "✉" in line]
+        assert len(rows) == 2 and all("~/" in row for row in rows), screen_text(app)
+        assert not any(line.strip("│ ").startswith("~/") for line in screen_text(app).splitlines())
+        await pilot.press("escape")
+    await session.close()

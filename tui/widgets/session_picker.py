@@ -39,7 +39,9 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
     model_width = min(max((len(i.model or "—") for i in rows), default=1), 32)
     projects = [short_path(getattr(info, "cwd", "")) for info in rows] if show_project else []
     project_width = min(max((cell_len(p) for p in projects), default=1), 28)
-    title_width = max(16, width - 2 - 5 - 2 - 6 - 2 - model_width - 2 - (project_width + 2 if show_project else 0))
+    room = width - 2 - 5 - 2 - 6 - 2 - 2 - (project_width + 2 if show_project else 0)  # model + title
+    model_width = max(min(model_width, room - 16), min(model_width, 8))  # a narrow screen cuts the model
+    title_width = max(8, room - model_width)
     items = []
     for info in rows:
         first = prompt_title(getattr(info, "first_message", ""))
@@ -71,7 +73,7 @@ class SessionPicker(ListPicker[Path]):
         everywhere: Callable[[], Sequence[SessionInfo]],
         *,
         current: Path | None = None,
-        width: int = 110,
+        width: int | None = None,
     ) -> None:
         self._here = here
         self._everywhere = everywhere
@@ -85,7 +87,18 @@ class SessionPicker(ListPicker[Path]):
         return [i for i in infos if i.path != self._current]
 
     def _items(self) -> list[PickerItem[Path]]:
-        return session_items(self._infos(), show_project=self._all, width=self._width)
+        return session_items(self._infos(), show_project=self._all, width=self._row_width())
+
+    def _row_width(self) -> int:
+        # Rows wider than the box would wrap: fit the terminal when the app is there to ask
+        # (``baton -r`` builds the picker without knowing the width).
+        if self._width:
+            return self._width
+        try:
+            columns = self.app.size.width
+        except Exception:
+            return 110
+        return min(150, columns * 94 // 100) - 8 if columns > 0 else 110
 
     def action_toggle_scope(self) -> None:
         """Tab: this directory's sessions or every project's."""
