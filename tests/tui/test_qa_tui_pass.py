@@ -93,3 +93,21 @@ async def test_the_session_picker_fits_a_narrow_terminal_without_being_told_its_
         assert not any(line.strip("│ ").startswith("~/") for line in screen_text(app).splitlines())
         await pilot.press("escape")
     await session.close()
+
+
+async def test_quitting_an_empty_session_does_not_offer_to_continue_it(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """Nothing is written before the first message: the exit summary promised 'Session <id> saved …
+    baton --session <id>', which then said 'No session matches'."""
+    from baton.tui.exit_summary import exit_summary
+
+    faux_a.add(FauxResponse.text("Hello back."))
+    session = await open_session(project, model_a)
+    empty = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+    assert "saved" not in empty and "--session" not in empty
+    await session.prompt("hello")
+    after = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+    assert session.session_file is not None and Path(session.session_file).is_file()
+    assert f"Session {session.session_id} saved" in after and "Hello back." in after
+    await session.close()
