@@ -111,3 +111,21 @@ async def test_quitting_an_empty_session_does_not_offer_to_continue_it(
     assert session.session_file is not None and Path(session.session_file).is_file()
     assert f"Session {session.session_id} saved" in after and "Hello back." in after
     await session.close()
+
+
+async def test_a_picker_without_a_filter_box_does_not_say_type_to_filter(project: Path, model_a: Model) -> None:
+    from baton.tui.widgets.pickers import ListPicker
+
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await submit(pilot, app, "/approval")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the approval picker")
+        await wait_until(pilot, lambda: "Enter pick" in screen_text(app), what="the hint")
+        assert "type to filter" not in screen_text(app)
+        await pilot.press("escape")
+        await submit(pilot, app, "/theme")
+        await wait_until(pilot, lambda: "Enter pick" in screen_text(app), what="the theme picker")
+        assert "type to filter" in screen_text(app), "a filterable picker still says it"
+        await pilot.press("escape")
+    await session.close()
