@@ -129,3 +129,22 @@ async def test_a_picker_without_a_filter_box_does_not_say_type_to_filter(project
         assert "type to filter" in screen_text(app), "a filterable picker still says it"
         await pilot.press("escape")
     await session.close()
+
+
+def test_model_rows_fit_a_narrow_terminal_and_keep_ids_whole() -> None:
+    """At 60 columns the fixed columns left 16 cells for the id ('anthropic/claud…' for every
+    Anthropic model) and the rows still wrapped."""
+    from baton.providers.models import Model as CatalogModel
+    from baton.tui.commands import model_items
+
+    ids = ["claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-haiku-4-5"]
+    models = [CatalogModel(id=i, provider="anthropic", api="anthropic-messages", name=i, reasoning=True,
+                           input=["text", "image"], context_window=200_000) for i in ids]
+    for width in (48, 60, 80):
+        rows = [item.label.plain for item in model_items(models, models[0], {models[1].ref: "ANTHROPIC_API_KEY"},
+                                                          width=width)]
+        assert all(len(row) <= width for row in rows), (width, rows)
+        assert all(f"anthropic/{i}" in row for i, row in zip(ids, rows, strict=True)), rows
+        assert "no key" in rows[1]
+    wide = [item.label.plain for item in model_items(models, models[0], width=140)]
+    assert all("200k ctx" in row and "think img" in row for row in wide), "a wide screen shows every column"
