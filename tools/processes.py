@@ -32,6 +32,7 @@ from baton.tools.proc_table import process_table
 logger = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 KILL_GRACE_SECONDS = 0.5
 """How long processes get to exit after SIGTERM before SIGKILL."""
 
@@ -62,20 +63,33 @@ def become_subreaper() -> bool:
     """Make this process the reaper of orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``);
     returns whether that is in effect. Safe to call more than once."""
     global _subreaper
-    if _subreaper:
-        return True
+    if not _subreaper:
+        _subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    return _subreaper
+
+
+def keep_memory_private() -> bool:
+    """Keep other processes of this user, the commands the agent runs among them, out of this
+    process's memory and environment, where the API keys are (Linux ``PR_SET_DUMPABLE`` 0:
+    ``/proc/<pid>/environ``, ``mem`` and ``fd`` become root's, and ptrace needs root). A
+    sandboxed command sees every pid in ``/proc`` and could otherwise read the keys baton
+    scrubbed from its environment. Also means no core dump; ``BATON_ALLOW_PTRACE=1`` leaves the
+    process open to a same-user profiler or debugger. Returns whether the protection is on."""
+    if os.environ.get("BATON_ALLOW_PTRACE") == "1":
+        return False
+    return _prctl(PR_SET_DUMPABLE, 0)
+
+
+def _prctl(option: int, value: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return False
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
-    _subreaper = True
-    return True
 
 
 def signal_all(sig: int = signal.SIGTERM) -> None:
@@ -93,6 +107,12 @@ def signal_all(sig: int = signal.SIGTERM) -> None:
 def kill_all(grace: float = KILL_GRACE_SECONDS) -> None:
     """End every registered process group and every descendant process: SIGTERM, then SIGKILL
     for what is still alive after ``grace`` seconds; reaps re-parented orphans."""
+    pids, groups = _targets()
+    if not pids and not any(_group_alive(g) for g in groups):  # the usual exit: nothing left to end
+        _reap()
+        with _lock:
+            _prune()
+        return
     signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:

@@ -3,7 +3,8 @@
 A sandboxed command sees the whole file system read-only except the workspace (and its real path
 when it is reached through a symlink), the system temp dir and ``$TMPDIR``; inside the workspace,
 ``.baton/``, ``.git/hooks`` and ``.git/config`` stay read-only. It gets a private ``/dev`` and
-``/proc``, no network unless allowed, and dies with baton. The command still leads its own
+``/proc``, no network unless allowed, no capabilities (even when baton runs as root), and dies
+with baton. The command still leads its own
 process group (bwrap does, for a fresh sandbox; the command itself, in the session's long-lived
 one from :mod:`baton.tools.sandbox_host`), so timeout and abort work as without the sandbox.
 
@@ -89,6 +90,10 @@ class Sandbox:
                 args += ["--ro-bind", extra, extra]
         if not self.network:
             args.append("--unshare-net")
+        if os.geteuid() == 0:
+            # bwrap run by root keeps root's capabilities: the command could remount / read-write
+            # or read any process's memory. Unprivileged bwrap gives none outside its namespace.
+            args += ["--cap-drop", "ALL"]
         args.append("--die-with-parent")
         return args
 

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
     args = parse_args(argv)
+    from baton.tools.processes import keep_memory_private
+
+    keep_memory_private()  # before any key is read: commands must not read them from /proc
     frame: InstantFrame | None = None
     try:
         from baton.tui.api_key_input import resolve_api_key_args

@@ -1,5 +1,5 @@
 """``python -m baton``: the same as the ``baton`` command."""
 
-from baton.tui.cli import main
+from baton.tui.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -86,6 +86,16 @@ async def test_auto_bash_writes_outside_are_blocked_by_the_sandbox(ws: Path, tem
 
 
 @needs_sandbox
+async def test_the_sandbox_cannot_be_remounted_writable(ws: Path, stray: list[Path]) -> None:
+    # Run by root, bwrap kept root's capabilities, and the command could make / writable again.
+    name = f"baton-escape-{uuid.uuid4().hex[:8]}"
+    stray.append(Path("/etc") / name)
+    outcome = await run_call(ws, "bash", {"command": f"mount -o remount,rw / 2>&1; touch /etc/{name}"})
+    assert outcome.is_error
+    assert "Read-only file system" in outcome.result_text
+
+
+@needs_sandbox
 async def test_auto_bash_has_no_network(ws: Path) -> None:
     with counting_server() as (port, seen):
         outcome = await run_call(ws, "bash", {"command": f"curl -sS --max-time 3 http://127.0.0.1:{port}/"})

@@ -1,0 +1,55 @@
+"""The ``baton`` command ends without tearing the interpreter down, losing nothing on the way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+# Output buffered as a user's would be (this machine may set PYTHONUNBUFFERED).
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+
+def _run(script: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, timeout=60,
+                          env=BUFFERED)
+
+
+def test_exit_now_runs_exit_handlers_flushes_output_and_keeps_the_code() -> None:
+    done = _run("""
+        import atexit, sys
+        from baton.tui.cli import exit_now
+        atexit.register(lambda: print(" and the handler ran", end=""))
+        print("buffered output", end="")
+        sys.stderr.write("buffered error")
+        exit_now(3)
+        print("never")
+    """)
+    assert done.returncode == 3
+    assert done.stdout == b"buffered output and the handler ran"
+    assert done.stderr == b"buffered error"
+
+
+def test_exit_now_into_a_closed_pipe_is_quiet() -> None:
+    # baton -p ... | head -c0: the reader is gone before the buffered answer is flushed
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        from baton.tui.cli import exit_now
+        sys.stdin.read()  # until the test closed the pipe's other end
+        sys.stdout.write("y" * 100)
+        exit_now(0)
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=BUFFERED)
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    child.stdout.close()
+    child.stdin.close()
+    assert child.wait(60) == 0
+    assert child.stderr.read() == b"", "no 'Exception ignored ... BrokenPipeError' noise"
+    child.stderr.close()
+
+
+def test_python_m_baton_exits_with_mains_code() -> None:
+    done = _run("import runpy, sys; sys.argv = ['baton', '--version']; runpy.run_module('baton', run_name='__main__')")
+    assert done.returncode == 0 and done.stdout.startswith(b"baton ")
+    bad = subprocess.run([sys.executable, "-m", "baton", "--no-such-flag"], capture_output=True, timeout=60)
+    assert bad.returncode == 2 and b"--no-such-flag" in bad.stderr
