@@ -405,7 +405,7 @@ class BatonApp(App[int]):
             SessionChangedEvent,
             ThinkingLevelChangeEvent,
         )
-        from baton.tui.widgets.messages import retry_notice, user_text
+        from baton.tui.widgets.messages import retry_end_notice, retry_notice, user_text
 
         self.transcript.handle_event(event)
         match event:
@@ -446,8 +446,12 @@ class BatonApp(App[int]):
             case AutoRetryStartEvent():
                 text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
                 self.transcript.add_notice_before_reply(text, "warning")
-            case AutoRetryEndEvent(success=False, final_error=final_error):
-                self.notice(f"Retries exhausted: {one_line(final_error or 'unknown error', 300)}", "error")
+            case AutoRetryEndEvent(success=False, attempt=attempt, final_error=final_error):
+                last = self.session.messages[-1] if self.session.messages else None
+                aborted = isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+                if ended := retry_end_notice(attempt, self.session.settings.retry.max_retries, final_error,
+                                             aborted=aborted):
+                    self.notice(*ended)
             case SessionChangedEvent(reason=reason):
                 self.reload_transcript()
                 if reason == "resume":

@@ -151,6 +151,15 @@ def collapse_file_blocks(text: str) -> str:
     return _FILE_BLOCK.sub(line, text)
 
 
+_FILE_BLOCK_ANY = re.compile(r'<file name="([^"]*)">.*?</file>', re.S)
+
+
+def prompt_title(text: str) -> str:
+    """A prompt as one line for a list (the session picker): each attached file, even one whose
+    block was flattened to a line, shows as ``📎 name`` instead of its content."""
+    return " ".join(_FILE_BLOCK_ANY.sub(lambda match: f"📎 {match.group(1)}", text).split())
+
+
 def reference_for(path: Path, cwd: Path) -> str:
     """The ``@`` reference that names ``path`` (relative inside ``cwd``, quoted with spaces)."""
     try:

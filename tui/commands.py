@@ -95,9 +95,15 @@ def model_items(
     missing = missing or {}
     price_width = max((len(_price(m)) for m in models), default=1)
     key_width = 6 if missing else 0  # "no key"; the detail line names the variable
-    fixed = 2 + 2 + 9 + 2 + price_width + 2 + 9 + (2 + key_width if key_width else 0)
-    room = max(width - fixed, 16)
-    ref_width = min(max((len(m.ref) for m in models), default=10), room, 44)  # the id matters most
+    longest_ref = min(max((len(m.ref) for m in models), default=10), 44)
+    # On a narrow screen the capabilities, then the price, then the context size give way, so
+    # that ids stay whole and rows do not wrap.
+    optional = {"caps": 2 + 9, "price": 2 + price_width, "ctx": 2 + 9}
+    while optional and width - 2 - (2 + key_width if key_width else 0) - sum(optional.values()) < min(longest_ref, 30):
+        del optional[next(iter(optional))]
+    fixed = 2 + sum(optional.values()) + (2 + key_width if key_width else 0)
+    room = max(width - fixed, 12)
+    ref_width = min(longest_ref, room)  # the id matters most
     name_width = min(max((len(m.name) for m in models), default=4), room - ref_width - 2, 28)
     items = []
     for model in models:
@@ -110,11 +116,12 @@ def model_items(
         ]
         if name_width >= 6:
             parts += ["  ", (_pad(model.name, name_width), "$text-muted")]
-        parts += [
-            "  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted"),
-            "  ", (f"{_price(model):>{price_width}}", "$text-muted"),
-            "  ", (f"{caps:<9}", "$text-muted"),
-        ]
+        if "ctx" in optional:
+            parts += ["  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted")]
+        if "price" in optional:
+            parts += ["  ", (f"{_price(model):>{price_width}}", "$text-muted")]
+        if "caps" in optional:
+            parts += ["  ", (f"{caps:<9}", "$text-muted")]
         if variable:
             parts += ["  ", ("no key", "$text-warning")]
         items.append(PickerItem(picker_label(*parts), model, f"{model.ref} {model.name}"))

@@ -7,6 +7,7 @@ is untrusted).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from baton.tui.render import clean
@@ -48,8 +49,10 @@ def exit_summary(session: Any, *, session_file: Any, session_id: str) -> str:
                 answer_lines = [f"… ({hidden} earlier lines)", *answer_lines[-_MAX_ANSWER_LINES:]]
             lines.extend(["", *answer_lines])
         lines.append("")
-    if session_file is not None:
+    # A session is written once it has messages: an empty one has no file to continue from
+    # (``baton --session <id>`` would not find it and ``baton -c`` would open another).
+    if session_file is not None and Path(session_file).is_file():
         lines.append(f"Session {session_id} saved. Continue with: baton -c   (or baton --session {session_id[:8]})")
-    elif exchange is not None:
+    elif session_file is None and exchange is not None:
         lines.append("This session was not saved (--no-session).")
     return "\n".join(lines)

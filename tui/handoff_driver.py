@@ -46,6 +46,48 @@ class HandoffDriver(LinuxDriver):
         super().start_application_mode()
         self.attrs_before = frame.original_attrs  # the frame's raw mode is not what to restore
 
+    def run_input_thread(self) -> None:
+        """Textual's input loop, with ESC bytes inside a bracketed paste dropped before parsing
+        (see :mod:`baton.tui.paste_filter`)."""
+        import os
+        import selectors
+        from codecs import getincrementaldecoder
+
+        from textual._parser import ParseError
+        from textual._xterm_parser import XTermParser
+
+        from baton.tui.paste_filter import PasteEscapeFilter
+
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        parser = XTermParser(self._debug)
+        pastes = PasteEscapeFilter()
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> None:
+            for index, (_key, mask) in enumerate(ready):
+                if mask & selectors.EVENT_READ:
+                    data = decode(os.read(self.fileno, 4096), final=final and index == len(ready) - 1)
+                    if not data:
+                        break
+                    for event in parser.feed(pastes.feed(data)):
+                        self.process_message(event)
+            for event in parser.tick():
+                self.process_message(event)
+
+        try:
+            while not self.exit_event.is_set():
+                process(selector.select(0.1))
+            selector.unregister(self.fileno)
+            process(selector.select(0.1), final=True)
+        finally:
+            selector.close()
+            try:
+                for _event in parser.feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass
+
     def process_message(self, message: Message) -> None:
         if isinstance(message, (events.Key, events.Paste)):
             with self._hold_lock:

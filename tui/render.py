@@ -138,6 +138,17 @@ def format_bytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
+def fit_cells(text: str, width: int) -> str:
+    """The first line of cleaned ``text`` cut (with an ellipsis) and padded to exactly ``width``
+    terminal cells, so that columns line up with wide characters (CJK, emoji) in them."""
+    from rich.cells import cell_len, set_cell_size
+
+    line = clean(text).strip().split("\n", 1)[0]
+    if cell_len(line) > width:
+        line = set_cell_size(line, max(width - 1, 0)).rstrip() + "…"
+    return set_cell_size(line, width)
+
+
 def one_line(text: str, width: int = 80) -> str:
     """The first line of cleaned ``text``, cut to ``width`` characters with an ellipsis."""
     line = clean(text).strip().split("\n", 1)[0]

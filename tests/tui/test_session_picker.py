@@ -108,3 +108,21 @@ def test_resume_flag_opens_the_picked_session_in_a_terminal(home: Path, workdir:
     finally:
         tmux.kill()
     assert "second session prompt" not in pane
+
+
+async def test_a_first_prompt_with_an_attachment_shows_the_file_name_not_its_content(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.text("Done."))
+    await _session_with(project, model_a,
+                        '<file name="notes.txt">\nSECRET-CONTENT of the file\n</file>\n\nsummarise @notes.txt please')
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await submit(pilot, app, "/resume")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
+        text = screen_text(app)
+        assert "📎 notes.txt summarise @notes.txt please" in text
+        assert "<file" not in text and "SECRET-CONTENT" not in text
+        await pilot.press("escape")
+    await session.close()

@@ -219,6 +219,23 @@ def test_streamed_rendering_matches_the_finished_one() -> None:
     assert stream._chunks, "the finished head was cut into cached chunks"
 
 
+def test_a_table_looks_the_same_streamed_finished_and_loaded() -> None:
+    """A table's padding rows at a chunk's edge went while streaming but stayed when the finished
+    (or resumed) text was rendered whole: the answer's spacing changed after a resize or ``-c``."""
+    painter = _painter()
+    source = ("Intro with a [link](https://example.com).\n\n> a quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+              "```python\nprint('hi')\n```\n\nDone.\n")
+    stream = MarkdownText(streaming=True)
+    for start in range(0, len(source), 10):
+        stream.append(source[start : start + 10])
+        stream.flush()
+        stream.render(painter, 60, 0)
+    streamed = _text(stream.render(painter, 60, 0))
+    stream.finish()
+    assert _text(stream.render(painter, 60, 0)) == streamed, "finishing (or a resize) changes nothing"
+    assert _text(MarkdownText(source).render(painter, 60, 0)) == streamed, "a loaded session looks the same"
+
+
 class TranscriptApp(App[None]):
     def __init__(self) -> None:
         super().__init__()

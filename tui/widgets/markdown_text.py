@@ -2,7 +2,7 @@
 
 The text streams in through :meth:`MarkdownText.append` and is rendered when the transcript asks
 for strips (at most ten times a second). Finished blocks are rendered once: the text is cut at
-the last blank line outside a code fence into a stable head, kept as rendered chunks, and a tail
+each blank line outside a code fence into a stable head, kept as rendered chunks, and a tail
 that is rendered again on each flush. While a fence is open its lines are shown as plain
 monospace text (highlighting a fence on every flush would cost more the longer it grows); it is
 highlighted once it closes.
@@ -218,9 +218,9 @@ class MarkdownText:
         return bool(rest) or _open_fence(self._text[self._stable :])[1] is not None or not self._rendered
 
     def render(self, painter: MarkdownPainter, width: int, theme_key: int) -> list[Strip]:
-        """The text as strips (stable chunks come from the cache)."""
-        if not self._streaming:
-            return painter.markdown(self._text, width)
+        """The text as strips (stable chunks come from the cache). A finished text is cut into
+        the same chunks as a streamed one, so it looks the same live, after a resize and when a
+        session is loaded (a chunk's blank edges, such as a table's padding rows, go)."""
         self._advance_stable()
         out: list[Strip] = []
         for chunk in self._chunks:
@@ -233,7 +233,7 @@ class MarkdownText:
                     out.append(Strip.blank(0))
                 out.extend(strips)
         tail = self._text[self._stable :]
-        fence_at, fence = _open_fence(tail)
+        fence_at, fence = _open_fence(tail) if self._streaming else (0, None)
         head = tail if fence is None else tail[:fence_at]
         rendered = painter.markdown(head, width)
         if rendered:
@@ -262,9 +262,9 @@ class MarkdownText:
         return out
 
     def _advance_stable(self) -> None:
-        # Cut at the last blank line outside a fence, so that the head is complete Markdown blocks.
+        # Cut at every blank line outside a fence, so that the head is complete Markdown blocks
+        # and the chunks do not depend on how the text arrived.
         text = self._text
-        cut = self._stable
         in_fence: str | None = None
         position = self._stable
         for line in text[self._stable :].splitlines(keepends=True):
@@ -279,12 +279,10 @@ class MarkdownText:
             if in_fence is not None:
                 continue
             if not line.strip() and not _continues_list(text, position):
-                cut = position
-        if cut > self._stable:
-            chunk = text[self._stable : cut]
-            if chunk.strip():
-                self._chunks.append(chunk)
-            self._stable = cut
+                chunk = text[self._stable : position]
+                if chunk.strip():
+                    self._chunks.append(chunk)
+                self._stable = position
 
 
 def _continues_list(text: str, position: int) -> bool:

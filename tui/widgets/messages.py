@@ -453,3 +453,20 @@ def retry_notice(attempt: int, max_attempts: int, delay_ms: int, error: str) -> 
     """The notice shown when a failed request is retried."""
     return (f"↻ Retrying in {format_duration(delay_ms / 1000)} (attempt {attempt}/{max_attempts}): "
             f"{one_line(error, 200)}")
+
+
+RETRY_CANCELLED = "Retry cancelled"
+"""The ``final_error`` of the session's retry end when the wait before a retry was aborted."""
+
+
+def retry_end_notice(
+    attempt: int, max_attempts: int, final_error: str | None, *, aborted: bool = False
+) -> tuple[str, NoticeLevel] | None:
+    """The notice for a retry sequence that did not succeed: cancelled by the user, or out of
+    attempts. None when a retried request failed otherwise (``aborted``, or an error no retry
+    fixes): the message itself already says how it ended."""
+    if final_error == RETRY_CANCELLED:
+        return "↻ Retry cancelled.", "warning"
+    if attempt >= max_attempts and not aborted:
+        return f"Retries exhausted: {one_line(final_error or 'unknown error', 300)}", "error"
+    return None

@@ -79,7 +79,8 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         self._initial = initial
         self._filter_text = filter_text
         self._detail_fn = detail
-        self._hint = hint
+        # A list without a filter box cannot be typed into: the default hint must not say so.
+        self._hint = hint if filterable else hint.replace(" · type to filter", "")
         self._filterable = filterable
         self._list = OptionList()
         self._detail = Static("", markup=False, classes="picker-detail")

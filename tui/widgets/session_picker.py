@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import work
 from textual.binding import Binding
 from textual.content import Content
 
-from baton.tui.render import one_line, short_path
+from baton.tui.attachments import prompt_title
+from baton.tui.render import fit_cells, one_line, short_path
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
@@ -35,20 +37,24 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
     project directory when listing every project."""
     rows = list(infos)
     model_width = min(max((len(i.model or "—") for i in rows), default=1), 32)
-    project_width = 28 if show_project else 0
-    title_width = max(16, width - 2 - 5 - 2 - 6 - 2 - model_width - 2 - (project_width + 2 if show_project else 0))
+    projects = [short_path(getattr(info, "cwd", "")) for info in rows] if show_project else []
+    project_width = min(max((cell_len(p) for p in projects), default=1), 28)
+    room = width - 2 - 5 - 2 - 6 - 2 - 2 - (project_width + 2 if show_project else 0)  # model + title
+    model_width = max(min(model_width, room - 16), min(model_width, 8))  # a narrow screen cuts the model
+    title_width = max(8, room - model_width)
     items = []
     for info in rows:
-        title = getattr(info, "name", None) or getattr(info, "first_message", "") or "(no messages)"
+        first = prompt_title(getattr(info, "first_message", ""))
+        title = getattr(info, "name", None) or first or "(no messages)"
         parts: list[tuple[str, str] | str] = [
             (f"{age(info.modified):>5}", "$text-muted"), "  ",
             (f"{getattr(info, 'message_count', 0):>4} ✉", "$text-muted"), "  ",
-            (f"{one_line(getattr(info, 'model', None) or '—', model_width):<{model_width}}", "$text-accent"), "  ",
-            (f"{one_line(title, title_width):<{title_width}}", "bold"),
+            (fit_cells(getattr(info, "model", None) or "—", model_width), "$text-accent"), "  ",
+            (fit_cells(title, title_width), "bold"),
         ]
         if show_project:
-            parts += ["  ", (one_line(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
-        search = f"{title} {getattr(info, 'first_message', '')} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
+            parts += ["  ", (fit_cells(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
+        search = f"{title} {first} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
         items.append(PickerItem(picker_label(*parts), info.path, search))
     return items
 
@@ -67,7 +73,7 @@ class SessionPicker(ListPicker[Path]):
         everywhere: Callable[[], Sequence[SessionInfo]],
         *,
         current: Path | None = None,
-        width: int = 110,
+        width: int | None = None,
     ) -> None:
         self._here = here
         self._everywhere = everywhere
@@ -81,7 +87,18 @@ class SessionPicker(ListPicker[Path]):
         return [i for i in infos if i.path != self._current]
 
     def _items(self) -> list[PickerItem[Path]]:
-        return session_items(self._infos(), show_project=self._all, width=self._width)
+        return session_items(self._infos(), show_project=self._all, width=self._row_width())
+
+    def _row_width(self) -> int:
+        # Rows wider than the box would wrap: fit the terminal when the app is there to ask
+        # (``baton -r`` builds the picker without knowing the width).
+        if self._width:
+            return self._width
+        try:
+            columns = self.app.size.width
+        except Exception:
+            return 110
+        return min(150, columns * 94 // 100) - 8 if columns > 0 else 110
 
     def action_toggle_scope(self) -> None:
         """Tab: this directory's sessions or every project's."""

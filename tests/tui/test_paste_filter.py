@@ -1,0 +1,61 @@
+"""Pastes stay pastes: ESC bytes inside a bracketed paste are dropped before Textual parses them."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from baton.tui.paste_filter import PASTE_END, PASTE_START, PasteEscapeFilter
+from tests.tui.cli_harness import baton_env, session_files
+from tests.tui.test_real_terminal import Tmux, baton_command_line
+
+_text = st.text(alphabet=st.sampled_from(["a", "\x1b", "[", "2", "0", "1", "~", "\r", "\x07", "é"]), max_size=30)
+
+
+@given(before=_text.filter(lambda t: PASTE_START not in t and not t.endswith("\x1b")), pasted=_text,
+       after=_text, cuts=st.lists(st.integers(0, 200), max_size=4))
+def test_a_paste_arrives_whole_without_escapes_however_the_reads_cut_it(
+    before: str, pasted: str, after: str, cuts: list[int]
+) -> None:
+    stream = before + PASTE_START + pasted.replace(PASTE_END, "") + PASTE_END + after
+    whole = PasteEscapeFilter().feed(stream)
+    pieces = PasteEscapeFilter()
+    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+    split = "".join(pieces.feed(stream[a:b]) for a, b in itertools.pairwise(points))
+    assert split == whole
+    inside = whole[whole.index(PASTE_START) + len(PASTE_START) :]
+    assert "\x1b" not in inside[: inside.index(PASTE_END)], "no ESC left inside the paste"
+    assert whole.startswith(before), "input before the paste passes unchanged"
+
+
+def test_input_outside_a_paste_is_untouched() -> None:
+    keys = "abc\x1b[A\x1bx\r\x1b"
+    assert PasteEscapeFilter().feed(keys) == keys
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_pasting_text_with_escape_codes_neither_sends_nor_runs_keys_in_tmux(
+    tmp_path: Path, home: Path, workdir: Path
+) -> None:
+    env = baton_env(home, TERM="xterm-256color")
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", "; sleep 30"))
+    clip = tmp_path / "clip.txt"
+    clip.write_bytes(b"colour \x1b[31mRED\x1b[0m done\r\nsecond line\x07\r\nlast")
+    try:
+        tmux.wait_for(lambda p: "demo/baton-demo" in p, "the editor and footer")
+        subprocess.run(["tmux", "load-buffer", "-b", tmux.name, str(clip)], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-r", "-p", "-b", tmux.name, "-t", tmux.name], check=True)
+        pane = tmux.wait_for(lambda p: "last" in p, "the pasted text in the editor")
+        tmux.type(" typed")
+        pane = tmux.wait_for(lambda p: "last typed" in p, "typing after the paste")
+    finally:
+        tmux.kill()
+    assert "colour [31mRED[0m done" in pane and "second line" in pane
+    assert "▌ colour" not in pane, "nothing was sent"
+    assert not any("colour" in f.read_text() for f in session_files(home))
