@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,13 @@ async def _session_with(cwd: Path, model: Model, prompt: str) -> Path:
     return path
 
 
+async def _open_resume_picker(pilot: Any, app: BatonApp) -> str:
+    """Run ``/resume`` and return the screen once the session picker shows."""
+    await submit(pilot, app, "/resume")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
+    return screen_text(app)
+
+
 async def test_resume_lists_this_directory_tab_shows_all_projects_and_ctrl_d_deletes(
     project: Path, tmp_path: Path, model_a: Model, faux_a: FauxProvider
 ) -> None:
@@ -39,9 +47,7 @@ async def test_resume_lists_this_directory_tab_shows_all_projects_and_ctrl_d_del
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        await submit(pilot, app, "/resume")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
-        text = screen_text(app)
+        text = await _open_resume_picker(pilot, app)
         assert "alpha question here" in text and "beta question elsewhere" not in text
         assert "prov-a/model-a" in text and "(this directory)" in text
         await pilot.press("tab")
@@ -119,9 +125,7 @@ async def test_a_first_prompt_with_an_attachment_shows_the_file_name_not_its_con
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(140, 36)) as pilot:
-        await submit(pilot, app, "/resume")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
-        text = screen_text(app)
+        text = await _open_resume_picker(pilot, app)
         assert "📎 notes.txt summarise @notes.txt please" in text
         assert "<file" not in text and "SECRET-CONTENT" not in text
         await pilot.press("escape")

@@ -202,18 +202,24 @@ def test_unclosed_fence_is_rendered_as_markdown_at_the_end() -> None:
     assert "code without an end" in _text(stream.render(painter, 60, 0))
 
 
+def _stream_in_pieces(source: str, size: int, painter: Any) -> tuple[MarkdownText, str]:
+    """Stream ``source`` into a :class:`MarkdownText` ``size`` characters at a time, rendering
+    (60 wide) after each flush as the transcript does; the stream and what it shows at the end."""
+    stream = MarkdownText(streaming=True)
+    for start in range(0, len(source), size):
+        stream.append(source[start : start + size])
+        stream.flush()
+        stream.render(painter, 60, 0)
+    return stream, _text(stream.render(painter, 60, 0))
+
+
 def test_streamed_rendering_matches_the_finished_one() -> None:
     """Finished blocks are rendered once and cached while the stream goes on; what shows must be
     what rendering the whole text at once shows."""
     painter = _painter()
     source = ("# Plan\n\nFirst a paragraph with **bold** and `code`.\n\n1. one\n2. two\n\n3. three\n\n"
               "> a quote\n\n```python\nprint('hi')\n```\n\nLast words.\n")
-    stream = MarkdownText(streaming=True)
-    for start in range(0, len(source), 7):
-        stream.append(source[start : start + 7])
-        stream.flush()
-        stream.render(painter, 60, 0)
-    streamed = _text(stream.render(painter, 60, 0))
+    stream, streamed = _stream_in_pieces(source, 7, painter)
     stream.finish()
     assert streamed == _text(stream.render(painter, 60, 0))
     assert stream._chunks, "the finished head was cut into cached chunks"
@@ -225,12 +231,7 @@ def test_a_table_looks_the_same_streamed_finished_and_loaded() -> None:
     painter = _painter()
     source = ("Intro with a [link](https://example.com).\n\n> a quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
               "```python\nprint('hi')\n```\n\nDone.\n")
-    stream = MarkdownText(streaming=True)
-    for start in range(0, len(source), 10):
-        stream.append(source[start : start + 10])
-        stream.flush()
-        stream.render(painter, 60, 0)
-    streamed = _text(stream.render(painter, 60, 0))
+    stream, streamed = _stream_in_pieces(source, 10, painter)
     stream.finish()
     assert _text(stream.render(painter, 60, 0)) == streamed, "finishing (or a resize) changes nothing"
     assert _text(MarkdownText(source).render(painter, 60, 0)) == streamed, "a loaded session looks the same"
