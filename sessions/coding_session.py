@@ -484,6 +484,13 @@ class CodingSession:
 
     async def _after_run(self) -> None:
         """Overflow recovery, auto-retry and threshold compaction after a run ended."""
+        adapter_attempts = self.agent.stream_options.max_retries
+        try:
+            await self._recover_after_run()
+        finally:
+            self.agent.stream_options.max_retries = adapter_attempts
+
+    async def _recover_after_run(self) -> None:
         overflow_retried = False
         attempt = 0
         while not self._signal.is_set():
@@ -511,6 +518,9 @@ class CodingSession:
                 if not await sleep_unless_aborted(delay, self._signal):
                     await self._emit(AutoRetryEndEvent(False, attempt, "Retry cancelled"))
                     break
+                # The adapter already spent its own attempts on the first failure: each retry of
+                # the session is one request, or a dead network costs attempts times rounds.
+                self.agent.stream_options.max_retries = 1
                 await self.agent.continue_()
                 continue
             if attempt > 0:

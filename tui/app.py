@@ -30,6 +30,7 @@ from baton.providers.paths import baton_home_display
 from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_command
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
+from baton.tui.retry_count import RetryCount
 from baton.tui.rewind import checkpoint_problems
 from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.approval import ApprovalPanel
@@ -107,6 +108,7 @@ class BatonApp(App[int]):
         self.cwd = Path(session.cwd) if session is not None else (cwd or Path.cwd())
         self._branch: str | None = None
         self._queue: list[tuple[str, str]] = []
+        self._retries = RetryCount()
         self._busy = 0
         self._prompting = False
         self._status_shown_at = 0.0
@@ -410,9 +412,12 @@ class BatonApp(App[int]):
         self.transcript.handle_event(event)
         match event:
             case MessageStartEvent(message=UserMessage() as message):
+                self._retries.reset()
                 if self._queue:
                     self._delivered(user_text(message.content))
-            case MessageEndEvent(message=AssistantMessage()):
+            case MessageEndEvent(message=AssistantMessage() as message):
+                if message.stop_reason != "error":
+                    self._retries.reset()
                 # Token counts and cost while the agent works: at most once a second (every
                 # repaint of the status line costs a frame the whole screen's height); the end of
                 # the run shows the final figures.
@@ -444,7 +449,10 @@ class BatonApp(App[int]):
             case AutoCompactionEndEvent():
                 self._compaction_ended(event)
             case AutoRetryStartEvent():
-                text = retry_notice(event.attempt, event.max_attempts, event.delay_ms, event.error_message or "")
+                retry = self.session.settings.retry
+                attempt, allowed = self._retries.count(
+                    event.source, event.max_attempts, retry.max_retries if retry.enabled else 0)
+                text = retry_notice(attempt, allowed, event.delay_ms, event.error_message or "")
                 self.transcript.add_notice_before_reply(text, "warning")
             case AutoRetryEndEvent(success=False, attempt=attempt, final_error=final_error):
                 last = self.session.messages[-1] if self.session.messages else None

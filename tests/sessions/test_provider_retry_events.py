@@ -7,6 +7,7 @@ from typing import Any
 
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.settings import validate_settings
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
 
@@ -29,3 +30,27 @@ async def test_provider_retries_are_reported(tmp_path: Path, baton_home: Path) -
     assert "Slow down" in retry.error_message
     assert retry.to_dict()["source"] == "provider"
     assert session.messages[-1].text == "Made it."  # type: ignore[union-attr]
+
+
+async def test_a_dead_provider_costs_the_adapters_attempts_then_one_request_per_session_retry(
+    tmp_path: Path, baton_home: Path
+) -> None:
+    # Each session retry used to start the adapter's three attempts again: twelve requests and
+    # two counters ("attempt 1/3, 2/3", an error, "1/3" again) before giving up.
+    down = Reply.json_error(503, {"type": "error", "error": {"type": "overloaded_error", "message": "Down"}},
+                            headers={"retry-after-ms": "1"})
+    with ReplayServer(lambda _request: down) as server:
+        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
+        session = await CodingSession.open(SessionOptions(
+            cwd=tmp_path, model=model, tools=[], session="none", context_files=False, api_key="k",
+            settings=validate_settings({"retry": {"baseDelayMs": 1, "maxRetries": 2}})))
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.prompt("hello")
+        requests = len(server.requests)
+        assert session.agent.stream_options.max_retries == 3, "the adapter's attempts are back for the next prompt"
+        await session.close()
+    retries = [(e.source, e.attempt) for e in events if e.type == "auto_retry_start"]
+    assert retries == [("provider", 1), ("provider", 2), ("session", 1), ("session", 2)]
+    assert requests == 3 + 2
+    assert [e.success for e in events if e.type == "auto_retry_end"] == [False]

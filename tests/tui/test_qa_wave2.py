@@ -11,6 +11,7 @@ from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.settings import validate_settings
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import AssistantMessageView, NoticeView
 from baton.tui.widgets.pickers import ListPicker
@@ -64,6 +65,26 @@ async def test_tree_onto_a_model_change_keeps_the_previous_reply(
         assert "Answer from A." in text
         assert "Answer from B." not in text
     await session.close()
+
+
+async def test_retries_of_a_dead_provider_are_numbered_as_one_sequence(project: Path) -> None:
+    down = Reply.json_error(503, {"type": "error", "error": {"type": "overloaded_error", "message": "Down"}},
+                            headers={"retry-after-ms": "1"})
+    with ReplayServer(lambda _request: down) as server:
+        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
+        session = await CodingSession.open(SessionOptions(
+            cwd=project, model=model, tools=[], session="none", context_files=False, api_key="k",
+            settings=validate_settings({"retry": {"baseDelayMs": 1, "maxRetries": 2}})))
+        app = BatonApp(session)
+        async with app.run_test(size=(110, 40)) as pilot:
+            for _ in range(2):  # a second prompt counts from 1 again
+                await submit(pilot, app, "hello")
+                await settle(pilot, app)
+                notices = [w.plain_text for w in app.transcript.mounted_views
+                           if isinstance(w, NoticeView) and "Retrying" in w.plain_text]
+                assert [n.split("(attempt ")[1].split(")")[0] for n in notices[-4:]] == ["1/5", "2/5", "3/5", "4/5"]
+            assert "Retries exhausted" in screen_text(app)
+        await session.close()
 
 
 def test_demo_greeting_names_the_real_baton_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
