@@ -145,7 +145,7 @@ def _tool_turn(tool: str, groups: dict[str, str]) -> DemoTurn:
         return DemoTurn(f"Reading `{path}`.", "read", {"path": path})
     if tool == "bash":
         command = groups["command"].strip()
-        return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
+        return DemoTurn(f"Running `{command}`:", "bash", {"command": command})
     if tool == "find":
         pattern = groups["pattern"]
         return DemoTurn(f"Looking for files matching `{pattern}`.", "find", {"pattern": pattern})
@@ -170,7 +170,7 @@ def _bash_fallback(tool: str, groups: dict[str, str]) -> DemoTurn:
         command = f"find . -name {shlex.quote(groups['pattern'])} -not -path './.git/*' | head -100"
     else:
         command = f"grep -rn --exclude-dir=.git -F {shlex.quote(groups['pattern'])} . | head -100"
-    return DemoTurn(f"Running `{command}`.", "bash", {"command": command})
+    return DemoTurn(f"Running `{command}`:", "bash", {"command": command})
 
 
 _SUMMARY_ITEMS = 5

@@ -43,6 +43,7 @@ from baton.sessions.context_files import ContextFile, load_append_system_md, loa
 from baton.sessions.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from baton.sessions.errors import (
     CompactionError,
+    NothingToCompactError,
     PromptRefusedError,
     SessionBusyError,
     SessionError,
@@ -589,13 +590,18 @@ class CodingSession:
         focus: str | None = None,
         raise_errors: bool = False,
     ) -> CompactionResult | None:
-        await self.extensions.pre_compact(reason, focus)
-        await self._emit(AutoCompactionStartEvent(reason))
         model = self.model
         try:
             preparation = compaction_mod.prepare_compaction(
                 self.store.branch_path(), self.settings.compaction, model.context_window
             )
+        except NothingToCompactError:
+            if raise_errors:
+                raise
+            return None
+        await self.extensions.pre_compact(reason, focus)
+        await self._emit(AutoCompactionStartEvent(reason))
+        try:
             summarizer = self._summarizer_for(preparation)
             result = await compaction_mod.compact(
                 preparation,

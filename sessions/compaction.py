@@ -44,7 +44,7 @@ from baton.sessions.entries import (
     MessageEntry,
     SessionEntry,
 )
-from baton.sessions.errors import CompactionError
+from baton.sessions.errors import CompactionError, NothingToCompactError
 from baton.sessions.settings import CompactionSettings
 from baton.sessions.tokens import estimate_message_tokens
 
@@ -314,12 +314,12 @@ def _file_ops(messages: Sequence[AgentMessage], read: set[str], modified: set[st
 def prepare_compaction(
     path: Sequence[SessionEntry], settings: CompactionSettings, context_window: int = 0
 ) -> CompactionPreparation:
-    """Decide what to summarise on a branch. Raises :class:`CompactionError` when there is
+    """Decide what to summarise on a branch. Raises :class:`NothingToCompactError` when there is
     nothing to compact."""
     if not path:
-        raise CompactionError("Nothing to compact (the session is empty)")
+        raise NothingToCompactError("Nothing to compact (the session is empty)")
     if isinstance(path[-1], CompactionEntry):
-        raise CompactionError("Already compacted")
+        raise NothingToCompactError("Nothing to compact (the conversation was just compacted)")
     previous_index = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), -1)
     start, end = previous_index + 1, len(path)
 
@@ -340,7 +340,7 @@ def prepare_compaction(
             if m is not None
         ]
     if not to_summarize and not prefix:
-        raise CompactionError("Nothing to compact (the recent messages already fit the budget)")
+        raise NothingToCompactError("Nothing to compact (the recent messages already fit the budget)")
 
     previous_summary: str | None = None
     read: set[str] = set()

@@ -47,6 +47,11 @@ class CompactionError(SessionError):
     """Compaction could not produce a summary."""
 
 
+class NothingToCompactError(CompactionError):
+    """There is nothing to summarise (an empty session, recent messages that already fit, a
+    compaction just made): not a failure."""
+
+
 class SessionBusyError(SessionError, AgentBusyError):
     """The session is running; wait for it to become idle (or abort) first (also an
     :class:`agent.agent.AgentBusyError`, so either can be caught)."""

@@ -827,11 +827,15 @@ class BatonApp(App[int]):
 
     async def compact(self, focus: str | None) -> None:
         """``/compact``: summarise the conversation so far."""
+        from baton.sessions.errors import NothingToCompactError
+
         self._busy += 1
         self._compaction_reported = False
         self.activity.start("Compacting")
         try:
             await self.session.compact(focus)
+        except NothingToCompactError as exc:
+            self.notice(f"{exc}.")
         except Exception as exc:
             if not self._compaction_reported:
                 self.notice(f"Compaction failed: {one_line(str(exc) or type(exc).__name__, 300)}", "error")

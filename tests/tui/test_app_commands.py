@@ -9,7 +9,7 @@ from textual import events
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import UserMessageView
+from baton.tui.widgets.messages import NoticeView, UserMessageView
 from baton.tui.widgets.pickers import ListPicker
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, submit, views, wait_until
 
@@ -41,7 +41,10 @@ async def test_compact_with_nothing_to_compact_says_why(project: Path, model_a: 
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
         await submit(pilot, app, "/compact")
-        await wait_until(pilot, lambda: "Compaction failed" in screen_text(app), what="the error")
+        await wait_until(pilot, lambda: "Nothing to compact (" in screen_text(app), what="the notice")
+        notice = [v for v in views(app, NoticeView) if "Nothing to compact" in v.plain_text][-1]
+        assert notice.level == "info", "nothing to do is not a failure"
+        assert "Compaction failed" not in screen_text(app) and "Compacting" not in screen_text(app)
         assert app.is_running
     await session.close()
 
