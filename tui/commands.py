@@ -22,10 +22,11 @@ from baton.tui.command_registry import command
 from baton.tui.files import fuzzy_score
 from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
 from baton.tui.themes import THEME_ALIASES
-from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
+from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label, picker_row_width
 
 if TYPE_CHECKING:
     from baton.providers.models import Model
+    from baton.sessions.tree import TreeNode
     from baton.tui.app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
@@ -169,11 +170,6 @@ def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Cal
     return detail
 
 
-def _picker_width(app: BatonApp) -> int:
-    """Cells a picker row can use (the picker is 94% of the screen, at most 150, minus its frame)."""
-    return min(150, app.size.width * 94 // 100) - 8
-
-
 def _missing_key_text(model: Model, variable: str) -> str:
     return (f"{model.ref} needs an API key: set {variable} (or apiKey in {baton_home_display()}/models.json) "
             "and restart baton.")
@@ -217,8 +213,9 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         models = matches
     initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
     picked = await app.push_screen_wait(ListPicker(
-        "Switch model", model_items(models, current, missing, width=_picker_width(app)), initial=initial,
-        detail=_preview_detail(app, missing),
+        "Switch model", model_items(models, current, missing, width=picker_row_width(app.size.width)),
+        initial=initial, detail=_preview_detail(app, missing),
+        layout=lambda width: model_items(models, current, missing, width=width),
     ))
     if picked is None:
         return
@@ -297,7 +294,7 @@ async def cmd_resume(app: BatonApp, args: str) -> None:
     session_dir = getattr(app.session, "session_dir", None)
     picked = await app.push_screen_wait(SessionPicker(
         lambda: list_sessions(app.session.cwd, session_dir), list_all_sessions,
-        current=app.session.session_file, width=_picker_width(app),
+        current=app.session.session_file,
     ))
     if picked is None:
         return
@@ -323,26 +320,31 @@ async def cmd_fork(app: BatonApp, args: str) -> None:
     app.notice("Forked into a new session; the message is back in the editor.", "success")
 
 
+def tree_items(nodes: Sequence[TreeNode], width: int) -> list[PickerItem[str]]:
+    """``/tree`` rows for rows ``width`` cells wide: indentation, branch marker, kind, preview (cut to
+    fit) and label."""
+    items = []
+    for node in nodes:
+        marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
+        label_text = getattr(node, "label", None)
+        tag = f"  [{label_text}]" if label_text else ""
+        room = max(width - 2 * node.depth - len(marker) - len(node.kind) - 1 - len(tag), 20)
+        label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
+                             one_line(node.preview, room), (tag, "$text-accent"))
+        items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
+    return items
+
+
 @command("tree", "/tree", "Move to any point of the session tree", while_running=False)
 async def cmd_tree(app: BatonApp, args: str) -> None:
     nodes = list(app.session.tree())
     if not nodes:
         app.notice("The session is empty.")
         return
-    items = []
-    initial = 0
-    row = min(app.size.width * 94 // 100, 150) - 6  # the picker's inner width (see ListPicker's CSS)
-    for index, node in enumerate(nodes):
-        marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
-        label_text = getattr(node, "label", None)
-        tag = f"  [{label_text}]" if label_text else ""
-        room = max(row - 2 * node.depth - len(marker) - len(node.kind) - 1 - len(tag), 20)
-        label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
-                             one_line(node.preview, room), (tag, "$text-accent"))
-        items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
-        if getattr(node, "is_leaf", False):
-            initial = index
-    picked = await app.push_screen_wait(ListPicker("Session tree", items, initial=initial))
+    initial = next((i for i, node in enumerate(nodes) if getattr(node, "is_leaf", False)), 0)
+    items = tree_items(nodes, picker_row_width(app.size.width))
+    picked = await app.push_screen_wait(ListPicker(
+        "Session tree", items, initial=initial, layout=lambda width: tree_items(nodes, width)))
     if picked is None:
         return
     text = app.session.navigate(picked)

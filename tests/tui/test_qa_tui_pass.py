@@ -148,3 +148,35 @@ def test_model_rows_fit_a_narrow_terminal_and_keep_ids_whole() -> None:
         assert "no key" in rows[1]
     wide = [item.label.plain for item in model_items(models, models[0], width=140)]
     assert all("200k ctx" in row and "think img" in row for row in wide), "a wide screen shows every column"
+
+
+async def test_pickers_lay_their_rows_out_again_when_the_terminal_is_resized(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """Rows were laid out once, for the width at opening: shrinking the terminal wrapped them,
+    widening it left the room unused."""
+    from baton.tui.widgets.pickers import ListPicker
+
+    faux_a.add(FauxResponse.text("An answer long enough to be cut when the screen is narrow " * 3))
+    session = await open_session(project, model_a)
+    app = BatonApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await submit(pilot, app, "a question long enough to be cut when the screen is narrow " * 3)
+        await settle(pilot, app)
+        await submit(pilot, app, "/tree")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the tree picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        wide = [item.label.plain for item in picker.items]
+        assert picker.highlighted_value is not None
+        leaf = picker.highlighted_value
+        await pilot.resize_terminal(60, 30)
+        await wait_until(pilot, lambda: [i.label.plain for i in picker.items] != wide, what="new rows")
+        assert all(len(item.label.plain) <= 60 for item in picker.items)
+        assert picker.highlighted_value == leaf, "the highlight stays on the same entry"
+        lines = screen_text(app).splitlines()
+        assert not any(line.strip("│ ").startswith(("question", "cut when")) for line in lines), "no wrapped rows"
+        await pilot.resize_terminal(140, 30)
+        await wait_until(pilot, lambda: [i.label.plain for i in picker.items] == wide, what="the wide rows again")
+        await pilot.press("escape")
+    await session.close()

@@ -22,6 +22,12 @@ from baton.tui.render import safe
 T = TypeVar("T")
 
 
+def picker_row_width(columns: int) -> int:
+    """Cells a picker row can use on a screen ``columns`` wide (the box is 94% of the screen, at
+    most 150, minus its frame)."""
+    return max(min(150, columns * 94 // 100) - 8, 20)
+
+
 @dataclass(frozen=True, slots=True)
 class PickerItem(Generic[T]):
     """One choice: what it shows, what filtering matches against, what it returns."""
@@ -71,8 +77,10 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         detail: Callable[[T], Content | str | None] | None = None,
         hint: str = "↑↓ move · Enter pick · Esc cancel · type to filter",
         filterable: bool = True,
+        layout: Callable[[int], Sequence[PickerItem[T]]] | None = None,
     ) -> None:
         super().__init__()
+        self._layout = layout
         self.title_text = title
         self.items = list(items)
         self._shown: list[PickerItem[T]] = list(self.items)
@@ -117,6 +125,23 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
             self.title_text = title
             self.query_one(".picker-title", Static).update(safe(title))
         self._apply_filter(self._input.value if self._filterable else "", keep=0)
+
+    def rows_for_width(self, width: int) -> Sequence[PickerItem[T]] | None:
+        """The choices laid out for rows ``width`` cells wide (``layout``), or None when they do
+        not depend on the width."""
+        return self._layout(width) if self._layout is not None else None
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Lay the rows out again for the new width (they would wrap, or leave space unused)."""
+        rows = self.rows_for_width(picker_row_width(event.size.width))
+        if rows is None:
+            return
+        value = self.highlighted_value
+        self.items = list(rows)
+        self._apply_filter(self._input.value if self._filterable else "", keep=0)
+        index = next((i for i, item in enumerate(self._shown) if item.value == value), None)
+        if index is not None:
+            self._list.highlighted = index
 
     @on(Input.Changed)
     def _filter_changed(self, event: Input.Changed) -> None:

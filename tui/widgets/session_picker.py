@@ -15,7 +15,7 @@ from textual.content import Content
 
 from baton.tui.attachments import prompt_title
 from baton.tui.render import fit_cells, one_line, short_path
-from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
+from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label, picker_row_width
 
 if TYPE_CHECKING:
     from baton.sessions.listing import SessionInfo
@@ -89,6 +89,12 @@ class SessionPicker(ListPicker[Path]):
     def _items(self) -> list[PickerItem[Path]]:
         return session_items(self._infos(), show_project=self._all, width=self._row_width())
 
+    def rows_for_width(self, width: int) -> list[PickerItem[Path]] | None:
+        """The sessions laid out for the new width (None when a width was given)."""
+        if self._width:
+            return None
+        return session_items(self._infos(), show_project=self._all, width=width)
+
     def _row_width(self) -> int:
         # Rows wider than the box would wrap: fit the terminal when the app is there to ask
         # (``baton -r`` builds the picker without knowing the width).
@@ -98,7 +104,7 @@ class SessionPicker(ListPicker[Path]):
             columns = self.app.size.width
         except Exception:
             return 110
-        return min(150, columns * 94 // 100) - 8 if columns > 0 else 110
+        return picker_row_width(columns) if columns > 0 else 110
 
     def action_toggle_scope(self) -> None:
         """Tab: this directory's sessions or every project's."""
