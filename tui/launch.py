@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
     args = parse_args(argv)
-    from baton.tools.processes import keep_memory_private
-
-    keep_memory_private()  # before any key is read: commands must not read them from /proc
     frame: InstantFrame | None = None
     try:
         from baton.tui.api_key_input import resolve_api_key_args
@@ -88,9 +85,10 @@ def _cleanup_processes() -> None:
 
 
 async def _run_session(args: CliArgs, text: str, images: list[ImageContent], frame: InstantFrame | None = None) -> int:
-    from baton.tools.processes import become_subreaper
+    from baton.tools.processes import become_subreaper, keep_memory_private
     from baton.tools.temp_files import remove_stale_files
 
+    keep_memory_private()  # before any command runs: none may read the keys from /proc
     become_subreaper()
     remove_stale_files()
     if not args.print_mode:
@@ -225,6 +223,9 @@ async def _close_transport() -> None:
 
 async def _run_protocol(args: CliArgs) -> int:
     """``--mode rpc`` (one session, opened now) or ``--mode acp`` (sessions opened on request)."""
+    from baton.tools.processes import keep_memory_private
+
+    keep_memory_private()
     try:
         if args.mode == "acp":
             from baton.tui.acp.server import run_acp_mode
