@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from typing import Any
 
@@ -49,7 +51,6 @@ class HandoffDriver(LinuxDriver):
     def run_input_thread(self) -> None:
         """Textual's input loop, with ESC bytes inside a bracketed paste dropped before parsing
         (see :mod:`baton.tui.paste_filter`)."""
-        import os
         import selectors
         from codecs import getincrementaldecoder
 
@@ -64,20 +65,26 @@ class HandoffDriver(LinuxDriver):
         pastes = PasteEscapeFilter()
         decode = getincrementaldecoder("utf-8")().decode
 
-        def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> None:
+        def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> bool:
+            """Parse what arrived; False once the terminal is gone (a read at end of file)."""
             for index, (_key, mask) in enumerate(ready):
                 if mask & selectors.EVENT_READ:
                     data = decode(os.read(self.fileno, 4096), final=final and index == len(ready) - 1)
                     if not data:
-                        break
+                        return False
                     for event in parser.feed(pastes.feed(data)):
                         self.process_message(event)
             for event in parser.tick():
                 self.process_message(event)
+            return True
 
         try:
             while not self.exit_event.is_set():
-                process(selector.select(0.1))
+                if not process(selector.select(0.1)):
+                    # Textual's loop went on selecting a closed terminal: a core's worth of CPU
+                    # for as long as the app lived on (stuck writing to that terminal, say).
+                    self.terminal_gone()
+                    return
             selector.unregister(self.fileno)
             process(selector.select(0.1), final=True)
         finally:
@@ -87,6 +94,11 @@ class HandoffDriver(LinuxDriver):
                     pass
             except (EOFError, ParseError):
                 pass
+
+    def terminal_gone(self) -> None:
+        """The terminal hung up (reading it gives end of file): end baton as a hangup does, also
+        where no SIGHUP arrives."""
+        os.kill(os.getpid(), signal.SIGHUP)
 
     def process_message(self, message: Message) -> None:
         if isinstance(message, (events.Key, events.Paste)):

@@ -59,3 +59,33 @@ def test_pasting_text_with_escape_codes_neither_sends_nor_runs_keys_in_tmux(
     assert "colour [31mRED[0m done" in pane and "second line" in pane
     assert "▌ colour" not in pane, "nothing was sent"
     assert not any("colour" in f.read_text() for f in session_files(home))
+
+
+async def test_the_input_loop_ends_when_the_terminal_hangs_up() -> None:
+    """Reading a closed terminal gives end of file at once, every time: Textual's loop went on
+    selecting it, burning a core while the app lived on (seen: an app stuck writing to that
+    terminal after an external editor returned)."""
+    import asyncio
+    import os
+    import threading
+
+    from textual.app import App
+
+    from baton.tui.handoff_driver import HandoffDriver
+
+    read_end, write_end = os.pipe()
+    driver = HandoffDriver(App(), debug=False, mouse=False, size=(80, 24))
+    driver.fileno = read_end
+    gone = threading.Event()
+    driver.terminal_gone = gone.set  # type: ignore[method-assign]
+    reader = threading.Thread(target=driver.run_input_thread, daemon=True)
+    reader.start()
+    os.write(write_end, b"x")
+    os.close(write_end)  # the terminal hangs up
+    await asyncio.to_thread(reader.join, 5)
+    try:
+        assert not reader.is_alive(), "the loop still runs on a closed terminal"
+        assert gone.is_set(), "the app is told the terminal is gone"
+    finally:
+        driver.exit_event.set()
+        os.close(read_end)
