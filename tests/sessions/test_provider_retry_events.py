@@ -5,20 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from baton.providers.models import Model
-from baton.sessions import CodingSession, SessionOptions
-from baton.sessions.settings import validate_settings
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
+from tests.replay_session import open_replay_session, overloaded_reply
 
 
 async def test_provider_retries_are_reported(tmp_path: Path, baton_home: Path) -> None:
     busy = Reply.json_error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
                             headers={"retry-after-ms": "10"})
     with ReplayServer([busy, Reply.sse(text_reply("anthropic-messages", "Made it."))]) as server:
-        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
-        session = await CodingSession.open(SessionOptions(
-            cwd=tmp_path, model=model, tools=[], session="none", context_files=False, api_key="k"))
+        session = await open_replay_session(tmp_path, server)
         events: list[Any] = []
         session.subscribe(events.append)
         await session.prompt("hello")
@@ -37,13 +33,8 @@ async def test_a_dead_provider_costs_the_adapters_attempts_then_one_request_per_
 ) -> None:
     # Each session retry used to start the adapter's three attempts again: twelve requests and
     # two counters ("attempt 1/3, 2/3", an error, "1/3" again) before giving up.
-    down = Reply.json_error(503, {"type": "error", "error": {"type": "overloaded_error", "message": "Down"}},
-                            headers={"retry-after-ms": "1"})
-    with ReplayServer(lambda _request: down) as server:
-        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
-        session = await CodingSession.open(SessionOptions(
-            cwd=tmp_path, model=model, tools=[], session="none", context_files=False, api_key="k",
-            settings=validate_settings({"retry": {"baseDelayMs": 1, "maxRetries": 2}})))
+    with ReplayServer(lambda _request: overloaded_reply()) as server:
+        session = await open_replay_session(tmp_path, server, {"retry": {"baseDelayMs": 1, "maxRetries": 2}})
         events: list[Any] = []
         session.subscribe(events.append)
         await session.prompt("hello")

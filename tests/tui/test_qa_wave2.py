@@ -10,13 +10,13 @@ from baton.providers.demo import plan_turn
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model
-from baton.sessions import CodingSession, SessionOptions
-from baton.sessions.settings import validate_settings
+from baton.sessions import CodingSession
 from baton.tui.app import BatonApp
 from baton.tui.widgets.messages import AssistantMessageView, NoticeView
 from baton.tui.widgets.pickers import ListPicker
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
+from tests.replay_session import open_replay_session, overloaded_reply
 from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 
 
@@ -24,9 +24,7 @@ async def test_provider_retry_notice_sits_above_the_answer_that_followed(project
     busy = Reply.json_error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
                             headers={"retry-after-ms": "10"})
     with ReplayServer([busy, Reply.sse(text_reply("anthropic-messages", "Made it after all."))]) as server:
-        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
-        session = await CodingSession.open(SessionOptions(
-            cwd=project, model=model, tools=[], session="none", context_files=False, api_key="k"))
+        session = await open_replay_session(project, server)
         app = BatonApp(session)
         async with app.run_test(size=(110, 30)) as pilot:
             await submit(pilot, app, "hello")
@@ -68,13 +66,8 @@ async def test_tree_onto_a_model_change_keeps_the_previous_reply(
 
 
 async def test_retries_of_a_dead_provider_are_numbered_as_one_sequence(project: Path) -> None:
-    down = Reply.json_error(503, {"type": "error", "error": {"type": "overloaded_error", "message": "Down"}},
-                            headers={"retry-after-ms": "1"})
-    with ReplayServer(lambda _request: down) as server:
-        model = Model(id="replay", api="anthropic-messages", provider="replay", base_url=server.url)
-        session = await CodingSession.open(SessionOptions(
-            cwd=project, model=model, tools=[], session="none", context_files=False, api_key="k",
-            settings=validate_settings({"retry": {"baseDelayMs": 1, "maxRetries": 2}})))
+    with ReplayServer(lambda _request: overloaded_reply()) as server:
+        session = await open_replay_session(project, server, {"retry": {"baseDelayMs": 1, "maxRetries": 2}})
         app = BatonApp(session)
         async with app.run_test(size=(110, 40)) as pilot:
             for _ in range(2):  # a second prompt counts from 1 again
