@@ -95,36 +95,26 @@ def _prctl(option: int, value: int) -> bool:
 def signal_all(sig: int = signal.SIGTERM) -> None:
     """Send ``sig`` (and SIGCONT, so stopped processes act on it) to every registered group and
     every descendant, at once and without waiting; safe inside a signal handler's callback."""
-    pids, groups = _targets()
-    for pgid in groups:
-        _killpg(pgid, sig)
-        _killpg(pgid, signal.SIGCONT)
-    for pid in pids:
-        _kill(pid, sig)
-        _kill(pid, signal.SIGCONT)
+    _send(*_targets(), sig)
 
 
 def kill_all(grace: float = KILL_GRACE_SECONDS) -> None:
     """End every registered process group and every descendant process: SIGTERM, then SIGKILL
     for what is still alive after ``grace`` seconds; reaps re-parented orphans."""
     pids, groups = _targets()
-    if not pids and not any(_group_alive(g) for g in groups):  # the usual exit: nothing left to end
-        _reap()
-        with _lock:
-            _prune()
-        return
-    signal_all(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    if _any_alive(pids, groups):  # the usual exit has nothing left to end: one scan of /proc
+        _send(pids, groups, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            pids, groups = _targets()
+            if not _any_alive(pids, groups):
+                break
+            time.sleep(0.02)
         pids, groups = _targets()
-        if not pids and not any(_group_alive(g) for g in groups):
-            break
-        time.sleep(0.02)
-    pids, groups = _targets()
-    for pgid in groups:
-        _killpg(pgid, signal.SIGKILL)
-    for pid in pids:
-        _kill(pid, signal.SIGKILL)
+        for pgid in groups:
+            _killpg(pgid, signal.SIGKILL)
+        for pid in pids:
+            _kill(pid, signal.SIGKILL)
     _reap()
     with _lock:
         _prune()
@@ -154,6 +144,19 @@ def _targets() -> tuple[list[int], list[int]]:
     with _lock:
         groups = sorted(_groups)
     return descendants(), groups
+
+
+def _send(pids: list[int], groups: list[int], sig: int) -> None:
+    for pgid in groups:
+        _killpg(pgid, sig)
+        _killpg(pgid, signal.SIGCONT)
+    for pid in pids:
+        _kill(pid, sig)
+        _kill(pid, signal.SIGCONT)
+
+
+def _any_alive(pids: list[int], groups: list[int]) -> bool:
+    return bool(pids) or any(_group_alive(g) for g in groups)
 
 
 def _proc_table() -> list[tuple[int, int, int, bytes]]:
