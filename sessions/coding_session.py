@@ -79,7 +79,13 @@ from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Ap
 from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
-from baton.sessions.retry import is_retryable_error, retry_delay_ms, retry_stream_options, sleep_unless_aborted
+from baton.sessions.retry import (
+    RETRY_CANCELLED,
+    is_retryable_error,
+    retry_delay_ms,
+    retry_stream_options,
+    sleep_unless_aborted,
+)
 from baton.sessions.settings import Settings, load_settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
@@ -517,7 +523,7 @@ class CodingSession:
                 )
                 self._drop_trailing_error()
                 if not await sleep_unless_aborted(delay, self._signal):
-                    await self._emit(AutoRetryEndEvent(False, attempt, "Retry cancelled"))
+                    await self._emit(AutoRetryEndEvent(False, attempt, RETRY_CANCELLED))
                     break
                 # The adapter already spent its own attempts on the first failure: each retry of
                 # the session is one request, or a dead network costs attempts times rounds.

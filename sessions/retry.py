@@ -48,6 +48,10 @@ def retry_delay_ms(attempt: int, base_delay_ms: int) -> int:
     return base_delay_ms * 2 ** max(attempt - 1, 0)
 
 
+RETRY_CANCELLED = "Retry cancelled"
+"""The ``final_error`` of ``auto_retry_end`` when the wait before a retry was aborted."""
+
+
 async def sleep_unless_aborted(delay_ms: int, signal: asyncio.Event) -> bool:
     """Wait ``delay_ms``; returns ``False`` at once when ``signal`` is (or gets) set."""
     if signal.is_set():

@@ -20,7 +20,7 @@ from baton.tui.command_registry import COMMANDS as COMMANDS
 from baton.tui.command_registry import SlashCommand as SlashCommand
 from baton.tui.command_registry import command
 from baton.tui.files import fuzzy_score
-from baton.tui.render import clean, format_cost, format_tokens, one_line, short_path
+from baton.tui.render import clean, fit_cells, format_cost, format_tokens, one_line, short_path
 from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label, picker_row_width
 
@@ -82,11 +82,6 @@ def _price(model: Model) -> str:
     return f"${cost.input:g}/${cost.output:g}"
 
 
-def _pad(text: str, width: int) -> str:
-    text = one_line(text, width)
-    return text + " " * max(0, width - len(text))
-
-
 def model_items(
     models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None, *, width: int = 110
 ) -> list[PickerItem[Model]]:
@@ -113,10 +108,10 @@ def model_items(
         caps = " ".join(c for c, on in (("think", model.reasoning), ("img", "image" in model.input)) if on)
         parts: list[tuple[str, str] | str] = [
             ("● " if is_current else "  ", "$text-accent"),
-            (_pad(model.ref, ref_width), "$text-muted" if variable else "bold"),
+            (fit_cells(model.ref, ref_width), "$text-muted" if variable else "bold"),
         ]
         if name_width >= 6:
-            parts += ["  ", (_pad(model.name, name_width), "$text-muted")]
+            parts += ["  ", (fit_cells(model.name, name_width), "$text-muted")]
         if "ctx" in optional:
             parts += ["  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted")]
         if "price" in optional:

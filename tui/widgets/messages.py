@@ -455,16 +455,14 @@ def retry_notice(attempt: int, max_attempts: int, delay_ms: int, error: str) -> 
             f"{one_line(error, 200)}")
 
 
-RETRY_CANCELLED = "Retry cancelled"
-"""The ``final_error`` of the session's retry end when the wait before a retry was aborted."""
-
-
 def retry_end_notice(
     attempt: int, max_attempts: int, final_error: str | None, *, aborted: bool = False
 ) -> tuple[str, NoticeLevel] | None:
     """The notice for a retry sequence that did not succeed: cancelled by the user, or out of
     attempts. None when a retried request failed otherwise (``aborted``, or an error no retry
     fixes): the message itself already says how it ended."""
+    from baton.sessions.retry import RETRY_CANCELLED
+
     if final_error == RETRY_CANCELLED:
         return "↻ Retry cancelled.", "warning"
     if attempt >= max_attempts and not aborted:
