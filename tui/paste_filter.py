@@ -40,7 +40,7 @@ class PasteEscapeFilter:
                     out.append(text[position:])
                     self._tail = window[-(len(PASTE_START) - 1) :]
                     break
-                end = found - len(self._tail) + len(PASTE_START)  # just past the marker, in text
+                end = position + found - len(self._tail) + len(PASTE_START)  # just past the marker, in text
                 out.append(text[position:end])
                 position = end
                 self._tail = ""

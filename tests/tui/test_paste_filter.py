@@ -89,3 +89,10 @@ async def test_the_input_loop_ends_when_the_terminal_hangs_up() -> None:
     finally:
         driver.exit_event.set()
         os.close(read_end)
+
+
+def test_two_pastes_in_one_read_are_both_filtered() -> None:
+    # The second start marker's position was taken from the start of the read, not from where
+    # the first paste ended: the filter went back into the first paste and never finished.
+    stream = f"k{PASTE_START}a\x1bb{PASTE_END}xy{PASTE_START}c\x1bd{PASTE_END}z"
+    assert PasteEscapeFilter().feed(stream) == f"k{PASTE_START}ab{PASTE_END}xy{PASTE_START}cd{PASTE_END}z"
