@@ -1,9 +1,11 @@
 """The permission gate: the policy applied to every tool call, asking when it says so.
 
 :class:`Permissions` registers as the session's ``permissions`` before-gate (allow, ask or deny
-each call) and after-gate (a sandboxed command that failed as if the sandbox blocked it: say so,
-and offer to run it again without the sandbox). It also starts bash's commands inside the
-bubblewrap sandbox for the calls the policy sandboxed. Decisions become ``tool_approval`` events
+each call) and after-gate (a sandboxed command that failed as if the sandbox blocked it: say what
+it was kept from, and offer to run it again without the sandbox). It also starts bash's commands
+inside the bubblewrap sandbox: every allowed command — by the mode, a rule or the user's answer to
+"allow?" — runs there (unless the mode is ``full``); only the user's "yes" to "run it again without
+the sandbox?", for that one command, runs it outside. Decisions become ``tool_approval`` events
 and session entries.
 """
 
@@ -20,6 +22,7 @@ from baton.agent.execution import AfterToolCallContext, BeforeToolCallResult, To
 from baton.agent.tool import AgentTool, AgentToolResult, ToolError
 from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
+from baton.sessions.permissions.blocked import blocked_places, blocked_reason
 from baton.sessions.permissions.events import ToolApprovalEvent
 from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
 from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
@@ -37,6 +40,14 @@ SANDBOX_NOTE = (
     "[baton: this looks like the sandbox blocked the command: outside the workspace and the temp "
     "dirs the file system is read-only, and there is no network.]"
 )
+
+
+def sandbox_note(reason: str) -> str:
+    """What the model reads about a command the sandbox blocked: the places it was kept from
+    (``reason`` from :func:`.blocked.blocked_reason`), else the general rule."""
+    if reason.startswith("it "):
+        return f"[baton: the sandbox blocked this command: {reason}.]"
+    return SANDBOX_NOTE
 
 FIRST_HOSTED_RUN = 2
 """The first sandboxed command of a session started in its long-lived sandbox; the ones before
@@ -86,6 +97,8 @@ class Permissions:
         self._host_failures = 0
         self._sandboxed_runs = 0
         self.warnings: list[str] = []
+        self.on_rule_saved: Callable[[str], object] | None = None
+        """Called with each rule an "allow always" answer saved to the project's settings."""
 
     @property
     def mode(self) -> ApprovalMode:
@@ -167,7 +180,12 @@ class Permissions:
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
-            self._sandboxed[call.id] = False
+            # "allow" answers "may it run?", not "may it leave the sandbox?": bash still runs inside,
+            # and if the sandbox blocks it the after-gate asks that second question.
+            sandboxed = call.name == "bash" and self.policy.sandboxes_bash
+            self._sandboxed[call.id] = sandboxed
+            if sandboxed:
+                self._absent[call.id] = self._absent_protected()
             rule = await self._remember(answer, request)
             reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
             self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
@@ -229,6 +247,8 @@ class Permissions:
         try:
             rule = parse_rule(text)
             save_allow_rule(self.project_dir, text)
+            if self.on_rule_saved is not None:
+                self.on_rule_saved(text)
         except (RuleError, RuleSaveError, OSError) as exc:
             self.warnings.append(str(exc))
             logger.warning("could not save the rule %s: %s", text, exc)
@@ -253,17 +273,19 @@ class Permissions:
         output = "".join(b.text for b in context.result.content if isinstance(b, TextContent))
         if not looks_like_denial(output):
             return None
-        decision = self.policy.decide("bash", dict(call.arguments or {}))
-        note = SANDBOX_NOTE
+        args = dict(call.arguments or {})
+        decision = self.policy.decide("bash", args)
+        why = blocked_reason(blocked_places(output, str(args.get("command", "")), self.policy.workspace))
+        note = sandbox_note(why)
         if self.approver is None:
-            reason = "the sandbox blocked it; running it outside the sandbox needs approval"
+            reason = f"the sandbox blocked it ({why}); running it outside the sandbox needs approval"
             self._settle(call.id, call.name, decision, "deny", "policy", reason)
             await self._event(call.id, call.name, decision, "deny", "policy", reason, needed=True)
             note += " Running it outside the sandbox needs the user's approval, which cannot be asked here."
             return _with_note(context.result, note)
+        # No "allow always" here: a rule skips a question, it never lets a command out of the sandbox.
         request = ApprovalRequest(
-            call.id, call.name, dict(call.arguments or {}), decision.summary, decision.proposed_rule,
-            "the sandbox seems to have blocked it", kind="unsandboxed", output=output[-2000:],
+            call.id, call.name, args, decision.summary, None, why, kind="unsandboxed", output=output[-2000:],
         )
         answer = await self._ask(request, signal)
         if not answer.allowed:
@@ -273,10 +295,9 @@ class Permissions:
             self._settle(call.id, call.name, decision, "deny", "user", reason)
             await self._event(call.id, call.name, decision, "deny", "user", reason, needed=True)
             return _with_note(context.result, f"{note} {denied_text(answer.reason)} (not run outside the sandbox)")
-        rule = await self._remember(answer, request)
-        reason = "run again outside the sandbox, allowed by the user"
-        self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
-        await self._event(call.id, call.name, decision, "allow", "user", reason, rule=rule, needed=True)
+        reason = f"run again outside the sandbox, allowed by the user ({why})"
+        self._settle(call.id, call.name, decision, "allow", "user", reason)
+        await self._event(call.id, call.name, decision, "allow", "user", reason, needed=True)
         return await self._rerun(context, signal)
 
     async def _rerun(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult:
@@ -308,7 +329,7 @@ class Permissions:
             "reason": reason,
             "summary": decision.summary,
             "mode": self.policy.mode,
-            "sandbox": bool(decision.sandbox and outcome == "allow" and self._sandboxed.get(call_id)),
+            "sandbox": bool(outcome == "allow" and self._sandboxed.get(call_id)),
         }
         try:
             self._record(data)

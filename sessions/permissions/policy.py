@@ -18,6 +18,11 @@ MCP and other tools           ask          ask                    run
 
 "Inside" means the real path (symlinks resolved) lies in the workspace; reads may also go to the
 temp dirs (where bash leaves its full output).
+
+An allow — by a rule of any source, a hook or the mode — means "don't ask", never "leave the
+sandbox": every allowed bash command runs in the sandbox when there is one, except in ``full``
+(the user's own choice). Only the user's answer for one command that the sandbox blocked runs it
+outside (:mod:`.gate`).
 """
 
 from __future__ import annotations
@@ -87,6 +92,11 @@ class Policy:
         self.sandbox_available = sandbox_available
         self.home = home
 
+    @property
+    def sandboxes_bash(self) -> bool:
+        """Whether bash commands run in the sandbox (there is one, and the mode is not ``full``)."""
+        return self.sandbox_available and self.mode != "full"
+
     # ------------------------------------------------------------------ matching
 
     def _target(self, tool: str, args: dict[str, Any]) -> _Target:
@@ -124,9 +134,8 @@ class Policy:
         summary = self._summary(target, shown)
         proposed = self._proposal(target, shown)
 
-        def made(
-            action: Action, source: Source, reason: str, rule: Rule | None = None, sandbox: bool = False
-        ) -> Decision:
+        def made(action: Action, source: Source, reason: str, rule: Rule | None = None) -> Decision:
+            sandbox = action == "allow" and target.command is not None and self.sandboxes_bash
             return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox)
 
         deny = self._first_match("deny", target)
@@ -154,7 +163,7 @@ class Policy:
             return made("allow", "mode", "approval mode full")
         if tool == "bash":
             if mode == "auto" and self.sandbox_available:
-                return made("allow", "mode", "runs in the sandbox", sandbox=True)
+                return made("allow", "mode", "runs in the sandbox")
             if mode == "auto":
                 return made("ask", "mode", "the sandbox is unavailable, so commands ask")
             return made("ask", "mode", "approval mode ask: every command asks")

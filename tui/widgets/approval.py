@@ -128,9 +128,10 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.focus()
 
     def _title(self, request: ApprovalRequest) -> Content:
-        if request.kind == "unsandboxed":
-            return Content.assemble(("The sandbox blocked this command. ", "bold $text-warning"),
-                                    ("Run it again without the sandbox?", "bold"))
+        if request.kind == "unsandboxed":  # the reason names what it would touch: .git/index.lock, the network
+            return Content.assemble(("The sandbox blocked this command: ", "bold $text-warning"),
+                                    safe(one_line(request.reason, 200), "$text-warning"),
+                                    (". Run it again without the sandbox?", "bold"))
         return Content.assemble(("Allow ", "bold"), safe(one_line(request.summary, 200), "bold $text-accent"),
                                 ("?  ", "bold"), safe(one_line(request.reason, 160), "$text-muted"))
 
