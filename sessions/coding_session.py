@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic.alias_generators import to_snake
+
 from baton.agent.agent import Agent, AgentBusyError
 from baton.agent.events import AgentEvent, MessageEndEvent
 from baton.agent.listeners import Listeners
@@ -76,6 +78,7 @@ from baton.sessions.models import (
 )
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Approver, Permissions
+from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
@@ -94,6 +97,7 @@ from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
 from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
+from baton.sessions.trust import ProjectTrust, ignored_summary
 from baton.sessions.user_bash import run_user_bash
 from baton.tools.mcp.manager import McpManager
 from baton.tools.tool_env import set_pass_env
@@ -145,7 +149,7 @@ class CodingSession:
         self.options = options
         self.prompt_library = prompt_library or PromptCommands([], [], [])
         """Skills and prompt templates (``/name`` and ``/skill:name`` expand in :meth:`prompt`)."""
-        self.extensions = extensions or SessionExtensions.create(cwd, settings, trust_project=False)
+        self.extensions = extensions or SessionExtensions.create(cwd, settings.with_trust(False))
         """Hooks and MCP servers, and the project trust they need."""
         self.tool_gates = tool_gates or ToolGates()
         """Checks around every tool call (hooks, permissions, checkpoints register here)."""
@@ -207,7 +211,9 @@ class CodingSession:
         :class:`SessionNotFoundError` for the session file, and :class:`NoModelError` when no
         model is given and none can be resolved."""
         cwd = Path(options.cwd).expanduser().resolve()
-        settings = options.settings or load_settings(project_dir=cwd)
+        settings = options.settings or load_settings(project_dir=cwd, trust_project=options.trust_project)
+        if options.trust_project is not None:  # --trust-project (this run), or never
+            settings = settings.with_trust(options.trust_project)
         session_dir = options.session_dir or default_session_dir(cwd)
         store = open_store(options.session, cwd, session_dir)
         try:
@@ -253,9 +259,10 @@ class CodingSession:
             tool_names=tool_names,
             context_files=files,
             prompt_library=library,
-            extensions=SessionExtensions.create(cwd, settings, trust_project=options.trust_project, options=options),
+            extensions=SessionExtensions.create(cwd, settings, options=options),
         )
         session.extensions.attach(session, session._extension_notice)
+        session.extensions.on_trust(session._apply_project_trust)
         session.permissions = install_permissions(session, options.approval)
         session._record_settings_if_changed()
         session._repair_interrupted_tool_calls()
@@ -346,6 +353,40 @@ class CodingSession:
             self.permissions.policy.mode = mode
             self._emit_soon(ApprovalModeChangeEvent(mode))
         return self.approval_mode
+
+    # ------------------------------------------------------------------ project trust
+
+    @property
+    def pending_trust(self) -> ProjectTrust | None:
+        """What of the project waits for the user's trust: settings that widen anything, hooks,
+        ``.mcp.json`` servers and the scripts they run (``None``: nothing waits)."""
+        return self.extensions.pending_trust
+
+    def trust_project(self, *, remember: bool = True) -> None:
+        """The user trusts the project: its waiting settings, hooks and servers apply from now
+        (remembered by content hash unless ``remember=False``)."""
+        self.extensions.trust_project(remember=remember)
+
+    def ignored_project_settings(self, how_to_trust: str) -> str | None:
+        """One line saying exactly what of the project is ignored now (``None``: nothing)."""
+        return ignored_summary(self.pending_trust, self.settings.refused, self.cwd, how_to_trust)
+
+    def _apply_project_trust(self) -> None:
+        """The settings that waited for trust apply (those read only at start-up from the next one)."""
+        held = self.settings.held
+        self.settings = self.settings.with_trust()
+        if self.permissions is not None:
+            section = held.get("permissions")
+            allow = section.get("allow") if isinstance(section, dict) else None
+            rules = RuleSet.parse(allow if isinstance(allow, list) else [])
+            for rule in rules.allow:
+                self.permissions.policy.rules.add("allow", rule)
+            self.permissions.warnings.extend(rules.problems)
+        set_pass_env(self.settings.bash.pass_env)
+        _limit_tool_processes(self.settings.tools.max_processes)
+        later = [key for key in held if to_snake(key) in _AT_START_ONLY]
+        if later:
+            self._extension_notice("trust", "info", f"{', '.join(later)} from the project apply from the next start")
 
     def available_models(self) -> list[Model]:
         """Models that can be used now (keys present, local servers, extra models)."""
@@ -1027,6 +1068,10 @@ class CodingSession:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+_AT_START_ONLY = ("default_model", "checkpoints", "mcp")
+"""Project settings a session reads only as it opens: trusted later, they apply from the next start."""
 
 
 def _limit_tool_processes(limit: int) -> None:

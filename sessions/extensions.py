@@ -2,9 +2,10 @@
 
 Global hooks (``$BATON_HOME/settings.json``) always apply. A project's hooks
 (``.baton/settings.json``) and MCP servers (``.mcp.json``) run commands, so they apply only when
-the user trusts them (:mod:`baton.sessions.trust`): remembered from an earlier answer, given for
-this run (``--trust-project``), or given now through :meth:`SessionExtensions.trust_project`
-(the app asks). Until then :attr:`SessionExtensions.pending_trust` says what waits.
+the user trusts the project (:mod:`baton.sessions.trust`): remembered from an earlier answer, given
+for this run (``--trust-project``), or given now through :meth:`SessionExtensions.trust_project`
+(the app asks). Until then :attr:`SessionExtensions.pending_trust` says what waits. A trusted
+hook or server whose workspace script changed since does not run (one notice).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,7 @@ from baton.sessions.errors import PromptRefusedError
 from baton.sessions.events import McpStatusEvent
 from baton.sessions.hooks.config import CommandHook, parse_hooks
 from baton.sessions.hooks.manager import HookManager
-from baton.sessions.trust import PROJECT_MCP_FILE, ProjectCommands, is_trusted, project_commands, remember_trust
+from baton.sessions.trust import ProjectTrust, remember_trust
 from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
 from baton.tools.mcp.manager import McpManager
 
@@ -46,7 +48,7 @@ class SessionExtensions:
     """Hooks (and MCP servers) of one session, with the project trust they depend on."""
 
     def __init__(self, cwd: Path, hooks: HookManager, project_hooks: list[CommandHook],
-                 pending_trust: ProjectCommands | None, problems: list[str], mcp: McpManager | None = None,
+                 pending_trust: ProjectTrust | None, problems: list[str], mcp: McpManager | None = None,
                  project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True) -> None:
         self.cwd = cwd
         self.hooks = hooks
@@ -55,7 +57,8 @@ class SessionExtensions:
         self._project_servers = project_servers or []
         self._start_mcp = start_mcp
         self.pending_trust = pending_trust
-        """Project hooks / ``.mcp.json`` waiting for the user's trust (``None``: nothing waits)."""
+        """The project's settings, hooks and ``.mcp.json`` servers waiting for the user's trust
+        (``None``: nothing waits)."""
         self.problems = problems
         self._project_hooks = project_hooks
         self._notify: Notify = lambda source, level, text: logger.warning("%s: %s", source, text)
@@ -63,18 +66,20 @@ class SessionExtensions:
         self._on_trust: list[Callable[[], Any]] = []
 
     @classmethod
-    def create(cls, cwd: Path, settings: Settings, *, trust_project: bool | None,
-               options: SessionOptions | None = None) -> SessionExtensions:
-        """Read the hooks and MCP servers and decide trust. ``trust_project``: ``True`` trusts
-        the project for this run, ``False`` never, ``None`` asks the remembered answers."""
+    def create(cls, cwd: Path, settings: Settings, *, options: SessionOptions | None = None) -> SessionExtensions:
+        """Read the hooks and MCP servers; the project's are used as ``settings`` decided its trust
+        (:attr:`Settings.project_trusted`), each pinned to the workspace files it runs."""
         problems: list[str] = []
         global_raw = settings.global_data.get("hooks")
         if global_raw is None and not settings.global_data and not settings.project_data:
             global_raw = (settings.model_extra or {}).get("hooks")  # settings built in code
         global_hooks = parse_hooks(global_raw, "global", problems)
-        project_hooks = parse_hooks(settings.project_data.get("hooks"), "project", problems)
-        commands = project_commands(cwd, settings.project_data)
-        trusted = commands is None or trust_project is True or (trust_project is None and is_trusted(commands))
+        trust = settings.project_trust
+        project_hooks: list[CommandHook] = []
+        if trust is not None:
+            project_hooks = [replace(hook, pins=trust.hook_pins.get(hook.command, ()))
+                             for hook in parse_hooks(settings.held.get("hooks"), "project", problems)]
+        trusted = settings.project_trusted
         manager = HookManager([], cwd, lambda: "", lambda: None)
         manager.add(global_hooks)
         if trusted:
@@ -84,7 +89,9 @@ class SessionExtensions:
         project_servers: list[McpServerConfig] = []
         if options is None or options.mcp:
             home_servers = read_config_file(baton_home() / "mcp.json", "global", problems)
-            project_servers = read_config_file(cwd / PROJECT_MCP_FILE, "project", problems)
+            if trust is not None:
+                project_servers = list(trust.servers)
+                problems += trust.mcp_problems
             cli_servers: list[McpServerConfig] = []
             for path in options.mcp_config_files if options is not None else []:
                 if not path.is_file():
@@ -93,8 +100,7 @@ class SessionExtensions:
             mcp.add_servers(merge_servers(home_servers, project_servers if trusted else [], cli_servers))
             mcp.problems = problems
         start = options.start_mcp if options is not None else True
-        return cls(cwd, manager, project_hooks, None if trusted else commands, problems, mcp,
-                   project_servers, start)
+        return cls(cwd, manager, project_hooks, settings.pending_trust, problems, mcp, project_servers, start)
 
     @property
     def project_trusted(self) -> bool:
@@ -133,7 +139,8 @@ class SessionExtensions:
         self._on_trust.append(callback)
 
     def trust_project(self, *, remember: bool = True) -> None:
-        """Trust the waiting project hooks and servers (remembered unless ``remember=False``)."""
+        """Trust what waits — the project's settings, hooks and servers (remembered unless
+        ``remember=False``); the callbacks apply the settings (see :meth:`on_trust`)."""
         commands = self.pending_trust
         if commands is None:
             return
@@ -141,7 +148,7 @@ class SessionExtensions:
             try:
                 remember_trust(commands)
             except OSError as exc:
-                self._notify("hooks", "warning", f"could not remember the trust decision: {exc}")
+                self._notify("trust", "warning", f"could not remember the trust decision: {exc}")
         self.pending_trust = None
         self.hooks.add(self._project_hooks)
         if self._project_servers:

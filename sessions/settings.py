@@ -5,17 +5,18 @@ a pi ``settings.json`` works as is (pi's separate ``defaultProvider`` + ``defaul
 understood too). A file that cannot be read or has invalid values never stops baton: each bad
 value is reported in :attr:`Settings.problems` and its default is used instead.
 
-Project settings are merged over the global ones: objects key by key, the rule lists of
-``permissions`` and the event lists of ``hooks`` joined (global first), other values replaced.
-What the project file said is kept apart too (:attr:`Settings.project_data`), because some of it
-(hooks) runs commands and needs the user's trust first.
+Project settings are merged over the global ones: objects key by key, the lists of
+``permissions``, ``hooks``, ``bash`` and ``sandbox`` joined (global first), other values replaced —
+but only what :mod:`.setting_trust` lets apply: a repository's settings are data until the user
+trusts the project (:mod:`.trust`). What waits is kept in :attr:`Settings.held`, and
+:meth:`Settings.with_trust` gives the settings with it merged in.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
@@ -24,9 +25,12 @@ from baton.providers.json_depth import load_config_json
 from baton.providers.models import ThinkingLevel
 from baton.providers.paths import baton_home
 
+if TYPE_CHECKING:
+    from baton.sessions.trust import ProjectTrust
+
 SETTINGS_FILE = "settings.json"
 PROJECT_DIR = ".baton"
-_JOINED_LISTS = ("permissions", "hooks")
+_JOINED_LISTS = ("permissions", "hooks", "bash", "sandbox")
 
 
 class _Section(BaseModel):
@@ -134,6 +138,12 @@ class Settings(_Section):
     _project_path: Path | None = PrivateAttr(default=None)
     _project_data: dict[str, Any] = PrivateAttr(default_factory=dict)
     _global_data: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _applied_data: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _held: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _refused: list[str] = PrivateAttr(default_factory=list)
+    _trust: ProjectTrust | None = PrivateAttr(default=None)
+    _trusted: bool = PrivateAttr(default=True)
+    _base_problems: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -160,6 +170,45 @@ class Settings(_Section):
         """The raw object the global settings file held."""
         return self._global_data
 
+    @property
+    def held(self) -> dict[str, Any]:
+        """The project's settings that apply only in a trusted project (as the file spells them)."""
+        return self._held
+
+    @property
+    def refused(self) -> list[str]:
+        """Project values only the user's own settings may set, ignored (``approval: "full"``)."""
+        return self._refused
+
+    @property
+    def project_trust(self) -> ProjectTrust | None:
+        """What trusting the project turns on (``None``: nothing needs trust)."""
+        return self._trust
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the project's waiting settings, hooks and servers are in use."""
+        return self._trusted
+
+    @property
+    def pending_trust(self) -> ProjectTrust | None:
+        """What waits for the user's trust (``None`` when nothing does)."""
+        return None if self._trusted else self._trust
+
+    def with_trust(self, trusted: bool = True) -> Settings:
+        """These settings with the project's waiting settings merged in (``trusted=False``:
+        without them)."""
+        if trusted == self._trusted or self._trust is None:  # nothing to trust (settings built in code)
+            return self
+        problems = list(self._base_problems)
+        data = merge_settings(self._applied_data, self._held) if trusted and self._held else self._applied_data
+        settings = validate_settings(data, problems, source=str(self._path or "settings"))
+        for name in ("_path", "_project_path", "_project_data", "_global_data", "_applied_data", "_held",
+                     "_refused", "_trust", "_base_problems"):
+            setattr(settings, name, getattr(self, name))
+        settings._trusted = trusted
+        return settings
+
 
 def project_settings_path(project_dir: Path) -> Path:
     """``<project>/.baton/settings.json``."""
@@ -171,16 +220,21 @@ def settings_path(home: Path | None = None) -> Path:
     return (home or baton_home()) / SETTINGS_FILE
 
 
-def load_settings(path: Path | None = None, *, project_dir: Path | None = None) -> Settings:
-    """Read settings (default: ``$BATON_HOME/settings.json``), with ``project_dir``'s
-    ``.baton/settings.json`` merged over them when given; never raises.
+def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
+                  trust_project: bool | None = None) -> Settings:
+    """Read settings (default: ``$BATON_HOME/settings.json``), with what may apply of
+    ``project_dir``'s ``.baton/settings.json`` merged over them when given; never raises.
 
-    A missing file gives the defaults. An unreadable file or invalid JSON gives the defaults and
-    one problem; invalid values are dropped one by one (each reported) and the rest is kept."""
+    ``trust_project``: ``True`` trusts the project for this call, ``False`` never, ``None`` as
+    the user answered before (:mod:`.trust`). A missing file gives the defaults. An unreadable
+    file or invalid JSON gives the defaults and one problem; invalid values are dropped one by
+    one (each reported) and the rest is kept."""
+    from baton.sessions.setting_trust import split_project_settings
+    from baton.sessions.trust import is_trusted, project_trust
+
     target = path or settings_path()
     problems: list[str] = []
-    data = _read_object(target, problems)
-    global_data = data
+    global_data = _read_object(target, problems)
     project_data: dict[str, Any] = {}
     project_file: Path | None = None
     if project_dir is not None:
@@ -189,13 +243,41 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None) 
             project_data = _read_object(candidate, problems)
             if project_data or candidate.is_file():
                 project_file = candidate
-                data = merge_settings(data, project_data)
-    settings = validate_settings(_from_pi(data), problems, source=str(target))
+    data = _from_pi(global_data)
+    held: dict[str, Any] = {}
+    refused: list[str] = []
+    if project_data:
+        user = validate_settings(data, [], source=str(target))
+        split = split_project_settings(_from_pi(project_data), lambda parts: _value_at(user, parts))
+        data, held, refused = merge_settings(data, split.applied), split.held, split.refused
+    trust = project_trust(project_dir, held) if project_dir is not None else None
+    trusted = trust is None or trust_project is True or (trust_project is None and is_trusted(trust))
+    base_problems = list(problems)
+    merged = merge_settings(data, held) if trusted and held else data
+    settings = validate_settings(merged, problems, source=str(target))
     settings._path = target
     settings._project_path = project_file
     settings._project_data = project_data
     settings._global_data = global_data
+    settings._applied_data = data
+    settings._held = held
+    settings._refused = refused
+    settings._trust = trust
+    settings._trusted = trusted
+    settings._base_problems = base_problems
     return settings
+
+
+def _value_at(settings: Settings, parts: tuple[str, ...]) -> Any:
+    """The value of a setting path (snake_case parts) in validated settings, ``None`` if unknown."""
+    node: Any = settings
+    for part in parts:
+        if isinstance(node, BaseModel):
+            extra = node.model_extra or {}
+            node = getattr(node, part) if part in type(node).model_fields else extra.get(part)
+        else:
+            return None
+    return node
 
 
 def merge_settings(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,11 @@
-"""Trusting a project's commands: its ``.mcp.json`` servers and the hooks in ``.baton/settings.json``.
+"""Trusting a project: what its settings would loosen and what its hooks and servers would run.
 
-Both run commands on the user's machine, so they are used only once the user has trusted them.
-The decision is remembered per project directory by a digest of exactly what was trusted, in
-``$BATON_HOME/trusted-projects.json``: a changed ``.mcp.json`` or changed hooks ask again.
+A project's ``.baton/settings.json`` settings that widen anything (:mod:`.setting_trust`), the
+hooks among them, its ``.mcp.json`` servers, and the content of every workspace file those hooks
+and servers run (:mod:`.command_files`) apply only once the user trusts them. The decision is
+remembered per project directory in ``$BATON_HOME/trusted-projects.json`` as one digest over
+exactly those parts (and each part's own digest, so a change can be named): a changed part asks
+again.
 """
 
 from __future__ import annotations
@@ -12,57 +15,182 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from baton.providers.json_depth import load_config_json
 from baton.providers.paths import baton_home
+from baton.sessions.command_files import argv_pins, shell_command_pins
+from baton.sessions.hooks.config import parse_hooks
+from baton.sessions.setting_trust import describe_held, one_line
+from baton.tools.file_pins import ABSENT, FilePin
+from baton.tools.mcp.config import McpServerConfig, parse_servers
 
 TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
+SETTINGS_PART = "settings"
+_FILE_PREFIX = "file:"
+MAX_MCP_BYTES = 4 * 1024 * 1024
+"""A ``.mcp.json`` larger than this is not read (it is judged by its size alone)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectCommands:
-    """What a project would run: the digest to remember and a human description."""
+class ProjectTrust:
+    """What trusting a project would turn on, and the digest the answer is remembered by."""
 
     project: Path
     digest: str
     what: list[str]
-    """e.g. ``[".mcp.json (2 servers: db, search)", "hooks (PreToolUse, Stop)"]``."""
+    """Short items: ``["settings (permissions.allow, bash.passEnv)", "hooks (PreToolUse)",
+    ".mcp.json (2 servers: db, search)"]``."""
+    allows: list[str] = field(default_factory=list)
+    """One line per waiting setting: ``permissions.allow: bash (these calls run without asking)``."""
+    runs: list[str] = field(default_factory=list)
+    """One line per command: ``PreToolUse hook: ./scripts/lint.sh``, ``MCP server db: python srv.py``."""
+    files: list[str] = field(default_factory=list)
+    """The workspace files those commands run, as the user reads them (``scripts/lint.sh``)."""
+    parts: dict[str, str] = field(default_factory=dict)
+    """Part name (``settings``, ``.mcp.json``, ``file:<path>``) → its digest."""
+    changed: list[str] = field(default_factory=list)
+    """What changed since the user last trusted this project (empty when never trusted)."""
+    hook_pins: dict[str, tuple[FilePin, ...]] = field(default_factory=dict)
+    """Hook command → the files it runs, as trusted."""
+    servers: tuple[McpServerConfig, ...] = ()
+    """The ``.mcp.json`` servers, read from the bytes this digest covers, each pinned to the files
+    it runs as trusted."""
+    mcp_problems: tuple[str, ...] = ()
+    """What was wrong with ``.mcp.json`` (one line per bad entry)."""
 
     def describe(self) -> str:
         """One line naming what needs trust."""
         return f"{self.project}: {' and '.join(self.what)}"
 
+    def changed_text(self) -> str:
+        """``scripts/lint.sh changed since you trusted this project`` (empty when nothing did)."""
+        if not self.changed:
+            return ""
+        return f"{', '.join(self.changed)} changed since you trusted this project"
 
-def project_commands(project: Path, project_settings: dict[str, Any]) -> ProjectCommands | None:
-    """What ``project`` asks to run (``None`` when it has no ``.mcp.json`` and no hooks)."""
-    mcp_bytes = b""
+    def question(self) -> str:
+        """The body of the trust question: what it would allow, what would run, which files."""
+        lines: list[str] = []
+        if self.changed:
+            lines.append(f"Asked again: {self.changed_text()}.")
+        if self.allows:
+            lines.append("Its settings would:")
+            lines += _bullets(self.allows)
+        if self.runs:
+            lines.append("It would run, outside the sandbox:")
+            lines += _bullets(self.runs)
+        if self.files:
+            lines.append(f"Workspace files those commands run (a change asks again): {', '.join(self.files)}")
+        return "\n".join(lines)
+
+
+def _bullets(items: list[str], limit: int = 12) -> list[str]:
+    lines = [f"  • {item}" for item in items[:limit]]
+    return lines + ([f"  • … and {len(items) - limit} more"] if len(items) > limit else [])
+
+
+def project_trust(project: Path, held: dict[str, Any]) -> ProjectTrust | None:
+    """What trusting ``project`` would turn on (``held``: its settings waiting for trust); ``None``
+    when nothing waits (no such settings, no ``.mcp.json``)."""
+    parts: dict[str, str] = {}
     what: list[str] = []
-    path = project / PROJECT_MCP_FILE
-    with contextlib.suppress(OSError):
-        mcp_bytes = path.read_bytes()
+    runs: list[str] = []
+    hook_pins: dict[str, tuple[FilePin, ...]] = {}
+    servers: list[McpServerConfig] = []
+    mcp_problems: list[str] = []
+    allows = describe_held(held)
+    hooks_raw = held.get("hooks")
+    if held:
+        parts[SETTINGS_PART] = _sha(json.dumps(held, sort_keys=True, ensure_ascii=False, default=str).encode())
+        names = _setting_names(held)
+        if names:
+            what.append(f"settings ({', '.join(one_line(n, 40) for n in names)})")
+    if isinstance(hooks_raw, dict) and hooks_raw:
+        what.append(f"hooks ({', '.join(one_line(str(k), 40) for k in hooks_raw)})")
+        for hook in parse_hooks(hooks_raw, "project", []):
+            runs.append(f"{hook.event} hook: {one_line(hook.command)}")
+            hook_pins[hook.command] = shell_command_pins(hook.command, project)
+    mcp_bytes = _read_mcp(project)
     if mcp_bytes.strip():
+        parts[PROJECT_MCP_FILE] = _sha(mcp_bytes)
         what.append(f"{PROJECT_MCP_FILE} ({_server_names(mcp_bytes)})")
-    hooks = project_settings.get("hooks")
-    hook_bytes = b""
-    if isinstance(hooks, dict) and hooks:
-        hook_bytes = json.dumps(hooks, sort_keys=True, ensure_ascii=False).encode()
-        what.append(f"hooks ({', '.join(str(k) for k in hooks)})")
-    if not what:
+        for server in _servers(project, mcp_bytes, mcp_problems):
+            runs.append(f"MCP server {server.name}: {one_line(server.describe())}")
+            if server.transport == "stdio":
+                pins = argv_pins([server.command, *server.args], project, _server_cwd(project, server))
+                server = replace(server, pins=pins)
+            servers.append(server)
+    if not parts:
         return None
-    digest = hashlib.sha256(mcp_bytes + b"\0" + hook_bytes).hexdigest()
-    return ProjectCommands(project, digest, what)
+    files: dict[str, str] = {}
+    for pin in [p for pins in (*hook_pins.values(), *(s.pins for s in servers)) for p in pins]:
+        files[pin.shown] = pin.digest
+        parts[_FILE_PREFIX + pin.shown] = pin.digest
+    digest = _sha("".join(f"{name}={value}\n" for name, value in sorted(parts.items())).encode())
+    shown_files = [f"{name} (does not exist yet)" if value == ABSENT else name for name, value in files.items()]
+    changed = _changed_since(project, digest, parts)
+    return ProjectTrust(project, digest, what, allows, runs, [one_line(f, 200) for f in shown_files], parts,
+                        changed, hook_pins, tuple(servers), tuple(mcp_problems))
+
+
+def _setting_names(held: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for key, value in held.items():
+        if key == "hooks" and isinstance(value, dict) and value:
+            continue  # listed as the commands it runs
+        if isinstance(value, dict) and value and key not in ("defaultModel", "default_model"):
+            names += [f"{key}.{sub}" for sub in value]
+        else:
+            names.append(key)
+    return names
+
+
+def _read_mcp(project: Path) -> bytes:
+    path = project / PROJECT_MCP_FILE
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            return f"not a regular file: {path}".encode()
+        if size > MAX_MCP_BYTES:
+            return f"too large: {size} bytes".encode()
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _servers(project: Path, data: bytes, problems: list[str]) -> list[McpServerConfig]:
+    origin = str(project / PROJECT_MCP_FILE)
+    try:
+        loaded = load_config_json(data.decode("utf-8", "replace"))
+    except ValueError as exc:
+        problems.append(f"{origin}: not valid JSON ({exc}); its MCP servers are skipped")
+        return []
+    return parse_servers(loaded, "project", origin, problems)
+
+
+def _server_cwd(project: Path, server: McpServerConfig) -> Path:
+    if not server.cwd:
+        return project
+    cwd = Path(server.cwd).expanduser()
+    return cwd if cwd.is_absolute() else project / cwd
 
 
 def _server_names(data: bytes) -> str:
     try:
-        servers = json.loads(data).get("mcpServers", {})
+        servers = load_config_json(data.decode("utf-8", "replace")).get("mcpServers", {})
         names = list(servers) if isinstance(servers, dict) else []
     except (ValueError, AttributeError):
         return "not valid JSON"
-    return f"{len(names)} server{'s' if len(names) != 1 else ''}: {', '.join(names[:6])}" if names else "no servers"
+    shown = ", ".join(one_line(str(n), 40) for n in names[:6])
+    return f"{len(names)} server{'s' if len(names) != 1 else ''}: {shown}" if names else "no servers"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def trust_file() -> Path:
@@ -70,15 +198,22 @@ def trust_file() -> Path:
     return baton_home() / TRUST_FILE
 
 
-def is_trusted(commands: ProjectCommands) -> bool:
-    """Whether the user trusted exactly these project commands before."""
-    return _load().get(str(commands.project)) == commands.digest
+def is_trusted(trust: ProjectTrust) -> bool:
+    """Whether the user trusted exactly this before."""
+    record = _load().get(str(trust.project))
+    return record is not None and record.get("digest") == trust.digest
 
 
-def remember_trust(commands: ProjectCommands) -> None:
-    """Remember that the user trusts these project commands (atomic write)."""
-    data = _load()
-    data[str(commands.project)] = commands.digest
+def remember_trust(trust: ProjectTrust) -> None:
+    """Remember that the user trusts this (atomic write)."""
+    remember_parts(trust.project, trust.parts)
+
+
+def remember_parts(project: Path, parts: dict[str, str]) -> None:
+    """Remember ``parts`` (name → digest) as what the user trusts in ``project``."""
+    data: dict[str, Any] = _load()
+    digest = _sha("".join(f"{name}={value}\n" for name, value in sorted(parts.items())).encode())
+    data[str(project)] = {"digest": digest, "parts": dict(parts)}
     target = trust_file()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".trusted-", suffix=".json")
@@ -92,9 +227,56 @@ def remember_trust(commands: ProjectCommands) -> None:
         raise
 
 
-def _load() -> dict[str, str]:
+def trusted_parts(project: Path) -> dict[str, str] | None:
+    """The parts the user last trusted in ``project`` (``None``: never, or in an older format)."""
+    record = _load().get(str(project))
+    parts = record.get("parts") if record is not None else None
+    return {str(k): str(v) for k, v in parts.items()} if isinstance(parts, dict) else None
+
+
+def _changed_since(project: Path, digest: str, parts: dict[str, str]) -> list[str]:
+    record = _load().get(str(project))
+    if record is None or record.get("digest") == digest:
+        return []
+    before = record.get("parts")
+    if not isinstance(before, dict):
+        return ["the project's commands"]
+    names = sorted(set(before) | set(parts))
+    changed = [name for name in names if before.get(name) != parts.get(name)]
+    return [_part_label(name) for name in changed]
+
+
+def _part_label(name: str) -> str:
+    if name == SETTINGS_PART:
+        return "the project's settings"
+    return name.removeprefix(_FILE_PREFIX)
+
+
+def _load() -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(trust_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if isinstance(value, str):  # the first format: the digest alone
+            out[str(key)] = {"digest": value}
+        elif isinstance(value, dict):
+            out[str(key)] = value
+    return out
+
+
+def ignored_summary(pending: ProjectTrust | None, refused: list[str], project: Path, how_to_trust: str) -> str | None:
+    """One line saying exactly what of ``project`` is ignored (``None``: nothing is):
+    what waits for trust (``how_to_trust`` says how to give it), and what only the user's own
+    settings may set."""
+    parts: list[str] = []
+    if pending is not None:
+        changed = f"; {pending.changed_text()}" if pending.changed else ""
+        parts.append(f"ignoring the untrusted {', '.join(pending.what)} of {project}{changed} ({how_to_trust})")
+    if refused:
+        parts.append(f"ignoring {', '.join(refused)} from {project}/.baton/settings.json "
+                     "(only your own settings can loosen these)")
+    return "; ".join(parts) or None

@@ -42,6 +42,23 @@ def tool_call_reply(
 ToolSpec = tuple[str, str, dict[str, Any], int] | None
 
 
+def parallel_calls_reply(calls: Sequence[tuple[str, str, dict[str, Any]]]) -> bytes:
+    """An OpenAI Chat Completions SSE body in which the model makes several tool calls at once
+    (``(call_id, name, arguments)`` each), so the agent runs them in parallel."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return _data({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    for index, (call_id, name, args) in enumerate(calls):
+        out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                          "function": {"name": name, "arguments": json.dumps(args)}}]}))
+    out.append(chunk({}, "tool_calls"))
+    out.append(_data("[DONE]"))
+    return "".join(out).encode()
+
+
 def _openai_completions(parts: list[str], tool: ToolSpec) -> bytes:
     base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
 

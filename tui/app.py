@@ -284,24 +284,32 @@ class BatonApp(App[int]):
             self.activity.set_queue([])
 
     def _ask_project_trust(self) -> None:
-        """Ask once whether the project's hooks and ``.mcp.json`` servers may run."""
-        extensions = getattr(self.session, "extensions", None)
-        pending = getattr(extensions, "pending_trust", None)
-        if extensions is None or pending is None:
+        """Say what of the project only the user's own settings may set (ignored, trusted or not),
+        and ask once whether the project's settings, hooks and ``.mcp.json`` servers may apply."""
+        from baton.sessions.trust import ignored_summary
+
+        session = self.session
+        refused = list(getattr(getattr(session, "settings", None), "refused", None) or [])
+        if refused:
+            self.notice(f"⚠ {one_line(ignored_summary(None, refused, self.cwd, '') or '', 400)}", "warning")
+        pending = getattr(session, "pending_trust", None)
+        if pending is None:
             return
 
         async def ask() -> None:
             from baton.tui.widgets.pickers import ConfirmScreen
 
-            body = (f"This project wants to run commands on your machine: {' and '.join(pending.what)}.\n"
-                    f"Trust {pending.project}? (Asked again only if these files change.)")
+            body = (f"Until you trust {pending.project}, these stay off: {', '.join(pending.what)}.\n"
+                    f"{pending.question()}\nAsked again only if these change.")
             trusted = await self.push_screen_wait(
                 ConfirmScreen("Trust this project?", body, "Enter/y trust · Esc/n not now"))
             if trusted:
-                extensions.trust_project()
-                self.notice("Project hooks and MCP servers are on.", "success")
+                session.trust_project()
+                self.notice(f"Project trusted: {', '.join(pending.what)} are on.", "success")
             else:
-                self.notice("Project hooks and MCP servers stay off for this session.", "warning")
+                hint = "they stay off for this session; asked again at the next start"
+                self.notice(f"⚠ {one_line(ignored_summary(pending, [], pending.project, hint) or '', 400)}",
+                            "warning")
             self.refresh_status()
 
         self.run_worker(ask(), group="trust", exit_on_error=False)

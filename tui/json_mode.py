@@ -27,6 +27,7 @@ from baton.tui.print_mode import (
     report_save_error,
     silence_stdout,
 )
+from baton.tui.session_features import ignored_project_notice
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
@@ -148,6 +149,9 @@ async def run_json_mode(session: CodingSession, text: str, images: list[ImageCon
     tracker = RunTracker()
     writer = LineWriter(sys.stdout, on_closed=session.abort)
     writer.write(dumps(session_header(session)))
+    ignored = ignored_project_notice(session)
+    if ignored is not None:
+        writer.write(dumps(ignored))
     unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe_denials = session.subscribe(report_denials)
     ordered = _AgentEndLast(writer)

@@ -259,10 +259,11 @@ def _print_warnings(session: CodingSession) -> None:
 
     for warning in [*session.warnings, *(f"models.json: {e}" for e in models_json_errors())]:
         print(f"baton: warning: {warning}", file=sys.stderr)
-    pending = session.extensions.pending_trust
-    if pending is not None:
-        print(f"baton: skipping the untrusted {' and '.join(pending.what)} of {pending.project} "
-              "(trust it in the interactive app, or pass --trust-project)", file=sys.stderr)
+    from baton.tui.session_features import ignored_project_notice
+
+    ignored = ignored_project_notice(session)
+    if ignored is not None:
+        print(f"baton: {ignored['text']}", file=sys.stderr)
     session.subscribe(_print_extension_notice)
 
 
@@ -282,10 +283,9 @@ async def _list_mcp(args: CliArgs) -> int:
     from baton.tui.session_setup import mcp_config_files
 
     cwd = Path.cwd()
-    settings = load_settings(project_dir=cwd)
+    settings = load_settings(project_dir=cwd, trust_project=True if args.trust_project else None)
     options = SessionOptions(cwd=cwd, mcp=not args.no_mcp, mcp_config_files=mcp_config_files(args))
-    extensions = SessionExtensions.create(cwd, settings, trust_project=True if args.trust_project else None,
-                                          options=options)
+    extensions = SessionExtensions.create(cwd, settings, options=options)
     for problem in extensions.problems:
         print(f"baton: warning: {problem}", file=sys.stderr)
     manager = extensions.mcp
@@ -295,7 +295,8 @@ async def _list_mcp(args: CliArgs) -> int:
             print(line)
         pending = extensions.pending_trust
         if pending is not None:
-            print(f"Not trusted (skipped): {pending.describe()} — pass --trust-project to include them")
+            changed = f" ({pending.changed_text()})" if pending.changed else ""
+            print(f"Not trusted (skipped): {pending.describe()}{changed} — pass --trust-project to include them")
     finally:
         await manager.close()
     return EXIT_OK

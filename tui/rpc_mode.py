@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.providers.errors import BatonError
 from baton.tui.json_mode import LineWriter, dumps, event_line
+from baton.tui.session_features import ignored_project_notice
 from baton.tui.stdio_protocol import LineTooLong, claim_stdout, log_to_file, open_stdin, read_line
 
 if TYPE_CHECKING:
@@ -129,6 +130,9 @@ async def run_rpc_mode(session: CodingSession) -> int:
     writer = LineWriter(out, on_closed=session.abort)
     server = RpcServer(session, writer)
     unsubscribe = session.subscribe(server.on_event)
+    ignored = ignored_project_notice(session)
+    if ignored is not None:
+        server.emit(ignored)
     try:
         await server.serve(await open_stdin())
     finally:

@@ -67,3 +67,17 @@ def prompt_commands(session: Any) -> list[dict[str, Any]]:
             entry["source"] = "prompt"
         out.append(entry)
     return out
+
+
+TRUST_HINT = "trust it in the interactive app, or pass --trust-project"
+"""How a mode that cannot ask says the project can be trusted."""
+
+
+def ignored_project_notice(session: Any, how_to_trust: str = TRUST_HINT) -> dict[str, Any] | None:
+    """What of the project is ignored (untrusted settings, hooks, servers; loosenings only the
+    user may make) as an ``extension_notice`` event, or ``None`` when nothing is."""
+    describe = getattr(session, "ignored_project_settings", None)
+    text = describe(how_to_trust) if describe is not None else None
+    if not text:
+        return None
+    return {"type": "extension_notice", "source": "trust", "level": "warning", "text": text}

@@ -221,7 +221,7 @@ async def open_session(args: CliArgs) -> CodingSession:
     )
 
     cwd = Path.cwd()
-    settings = load_settings(project_dir=cwd)
+    settings = load_settings(project_dir=cwd, trust_project=True if args.trust_project else None)
     model, level = resolve_model(args, settings)
     extra_models: list[Model] = []
     if not args.print_mode:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from baton.tools.file_pins import FilePin
+
 HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact"]
 EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
@@ -34,6 +36,9 @@ class CommandHook:
     timeout: float = DEFAULT_TIMEOUT_S
     source: str = "global"
     """``global`` or ``project`` (project hooks need the user's trust)."""
+    pins: tuple[FilePin, ...] = ()
+    """A project hook: the workspace files its command runs, as the user trusted them; it does
+    not run while one of them differs (the model may have rewritten it)."""
 
     def matches(self, tool_name: str | None) -> bool:
         """Whether this hook applies to ``tool_name`` (always for events without a tool)."""

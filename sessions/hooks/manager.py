@@ -8,7 +8,8 @@
 - JSON on stdout: ``{"decision": "block", "reason": ...}``, ``{"continue": false, "stopReason": ...}``,
   and ``hookSpecificOutput`` with ``permissionDecision`` (``allow|deny|ask``, PreToolUse) or
   ``additionalContext``.
-Hooks run one after another in the order configured; hooks never crash baton.
+Hooks run one after another in the order configured; hooks never crash baton. A project hook
+whose workspace script changed since the user trusted it does not run (a warning, once).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, Bef
 from baton.providers.messages import TextContent
 from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
+from baton.tools.file_pins import changed_files
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ class HookManager:
         self._transcript_path = transcript_path
         self.warn: Notify = warn or (lambda text: logger.warning("%s", text))
         self.permission_hints: dict[str, str] | None = None
+        self._refused: set[str] = set()
 
     def add(self, hooks: list[CommandHook]) -> None:
         """Add hooks (e.g. a project's, once trusted)."""
@@ -90,6 +93,8 @@ class HookManager:
             payload["tool_name"] = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
             payload["baton_tool_name"] = tool_name
         for hook in chosen:
+            if not self._still_trusted(hook):
+                continue
             try:
                 outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout)
             except Exception as exc:  # never let a hook take the session down
@@ -99,6 +104,18 @@ class HookManager:
             if verdict.blocked:
                 break
         return verdict
+
+    def _still_trusted(self, hook: CommandHook) -> bool:
+        """Whether the files a project hook runs are still those the user trusted (checked right
+        before each run: the model can rewrite a workspace script at any time)."""
+        changed = changed_files(hook.pins)
+        if not changed:
+            return True
+        if hook.command not in self._refused:
+            self._refused.add(hook.command)
+            self.warn(f"{hook.event} hook '{hook.command}' not run: {', '.join(changed)} changed since you "
+                      "trusted this project (baton asks again at the next start)")
+        return False
 
     def _apply(self, hook: CommandHook, outcome: HookOutcome, verdict: HookVerdict) -> None:
         event = hook.event

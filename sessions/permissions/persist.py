@@ -1,12 +1,15 @@
-"""Saving an "allow always" rule to the project's ``.baton/settings.json``."""
+"""Saving an "allow always" rule to the project's ``.baton/settings.json``, and keeping the
+project's trust with it (the rule is the user's own answer)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from baton.sessions.settings import project_settings_path
+from baton.sessions.settings import Settings, load_settings, project_settings_path
+from baton.sessions.trust import SETTINGS_PART, remember_parts
 
 
 class RuleSaveError(OSError):
@@ -39,3 +42,36 @@ def save_allow_rule(project_dir: Path, rule: str) -> Path:
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def keep_trust_with_rule(project_dir: Path, settings: Settings, rule: str) -> bool:
+    """After the user saved ``rule`` to the project's settings: a project they trusted (or one
+    with nothing to trust) stays trusted with their own rule added, so the next start does not ask
+    about it. Only that rule is taken in: when anything else in the settings changed since they
+    were loaded, nothing is remembered (the next start asks). Returns whether it was remembered."""
+    if settings.pending_trust is not None:
+        return False  # an untrusted project: the rule waits with the rest of its settings
+    fresh = load_settings(settings.path, project_dir=project_dir, trust_project=False)
+    trust = fresh.project_trust
+    if trust is None or _canonical(fresh.held) != _canonical(_with_allow(settings.held, rule)):
+        return False
+    before = settings.project_trust
+    parts = {**(before.parts if before is not None else {}), SETTINGS_PART: trust.parts[SETTINGS_PART]}
+    remember_parts(project_dir, parts)
+    settings._held = fresh.held
+    settings._trust = replace(before if before is not None else trust, parts=parts)
+    return True
+
+
+def _with_allow(held: dict[str, Any], rule: str) -> dict[str, Any]:
+    out = json.loads(json.dumps(held, default=str))
+    permissions = out.setdefault("permissions", {})
+    if isinstance(permissions, dict):
+        allow = permissions.setdefault("allow", [])
+        if isinstance(allow, list) and rule not in allow:
+            allow.append(rule)
+    return cast(dict[str, Any], out)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from baton.providers.paths import baton_home
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
+from baton.sessions.permissions.persist import keep_trust_with_rule
 from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy
 from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.settings import Settings
@@ -17,39 +18,22 @@ from baton.tools.sandbox import Sandbox, SandboxStatus, probe
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
 
-_STRICTNESS = {"ask": 0, "auto": 1, "full": 2}
-
-
 def effective_mode(settings: Settings, override: str | None = None) -> ApprovalMode:
     """The mode to start in: ``override`` (``--approval``) when given, else the setting.
 
-    A project's ``.baton/settings.json`` can make the mode stricter but never looser: a cloned
-    repository must not switch its own protection off."""
+    A project's ``.baton/settings.json`` can make the mode stricter but never looser, trusted or
+    not (:mod:`baton.sessions.setting_trust`): ``full`` comes only from the user."""
     if override is not None:
         if override not in APPROVAL_MODES:
             raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
         return cast(ApprovalMode, override)
-    base: str = settings.approval
-    project_mode = settings.project_data.get("approval")
-    if project_mode is not None:  # the merged value came from the project: judge it against the global one
-        global_mode = settings.global_data.get("approval")
-        base = global_mode if global_mode in APPROVAL_MODES else "auto"
-        if project_mode in APPROVAL_MODES and _STRICTNESS[project_mode] < _STRICTNESS[base]:
-            base = project_mode
-    return cast(ApprovalMode, base)
+    return settings.approval
 
 
 def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
     """``(enabled, network)``; a project's settings may turn the sandbox on or the network off,
-    never the reverse."""
-    enabled, network = settings.sandbox.enabled, settings.sandbox.network
-    project: Any = settings.project_data.get("sandbox")
-    if isinstance(project, dict) and project:
-        section: Any = settings.global_data.get("sandbox")
-        section = section if isinstance(section, dict) else {}
-        enabled = section.get("enabled", True) is not False or project.get("enabled") is True
-        network = section.get("network", False) is True and project.get("network", True) is not False
-    return enabled, network
+    never the reverse (:mod:`baton.sessions.setting_trust`)."""
+    return settings.sandbox.enabled, settings.sandbox.network
 
 
 def install_permissions(session: CodingSession, mode: str | None = None) -> Permissions:
@@ -80,6 +64,7 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
         abort=session.abort,
     )
     permissions.warnings.extend(rules.problems)
+    permissions.on_rule_saved = lambda rule: keep_trust_with_rule(session.cwd, session.settings, rule)
     if sandbox is None and approval == "auto":
         permissions.warnings.append(f"no sandbox: {status.reason}; bash commands will ask for approval")
     session.tool_gates.add_before("permissions", permissions.before)

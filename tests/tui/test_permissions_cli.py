@@ -30,8 +30,7 @@ def test_print_mode_denies_and_reports_on_stderr(home: Path, workdir: Path) -> N
 
 
 def test_json_mode_emits_tool_approval_events(home: Path, workdir: Path) -> None:
-    (workdir / ".baton").mkdir()
-    (workdir / ".baton" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["bash(echo:*)"]}}))
+    (home / "settings.json").write_text(json.dumps({"permissions": {"allow": ["bash(echo:*)"]}}))
     with ReplayServer(replies("echo allowed-ok")) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
         result = run_baton(home, workdir, "-p", "--mode", "json", "--approval", "ask",

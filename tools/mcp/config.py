@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from baton.tools.file_pins import FilePin
+
 Transport = Literal["stdio", "http"]
 Source = Literal["global", "project", "cli", "client"]
 
@@ -38,6 +40,9 @@ class McpServerConfig:
     source: Source = "global"
     origin: str = ""
     """The file (or client) this entry came from."""
+    pins: tuple[FilePin, ...] = ()
+    """A project server: the workspace files its command runs, as the user trusted them; it does
+    not start while one of them differs (the model may have rewritten it)."""
 
     def describe(self) -> str:
         """``command args`` or the URL, for listings."""

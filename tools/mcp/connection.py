@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from baton.providers.errors import BatonError
+from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
@@ -33,6 +34,10 @@ _SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
 
 class McpCallError(BatonError):
     """A call could not be made or did not finish (the message says why, for the model)."""
+
+
+class McpUntrustedChange(BatonError):
+    """A project server's workspace script changed since the user trusted the project."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,10 @@ class McpConnection:
     async def _run(self) -> None:
         log: TextIO | None = None
         try:
+            changed = changed_files(self.config.pins)
+            if changed:  # checked at every start: a restart must not run a rewritten server either
+                raise McpUntrustedChange(f"not started: {', '.join(changed)} changed since you trusted this "
+                                         "project (baton asks again at the next start)")
             await import_sdk()
             from mcp import Client
 

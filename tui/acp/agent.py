@@ -150,7 +150,7 @@ class BatonAcpAgent:
             raise AcpError(INVALID_PARAMS, f'"cwd" must be an absolute path (got {cwd!r})')
         if not Path(cwd).is_dir():
             raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
-        settings = load_settings(project_dir=Path(cwd))
+        settings = load_settings(project_dir=Path(cwd), trust_project=True if self.args.trust_project else None)
         resumed = mode not in ("new", "none")
         try:
             model, level = resolve_model(self.args, settings) if (self.args.model or not resumed) else (None, None)

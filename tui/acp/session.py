@@ -24,6 +24,7 @@ BUILTIN_COMMANDS: list[dict[str, Any]] = [
     {"name": "compact", "description": "Summarise the older part of the conversation to free context",
      "input": {"hint": "what the summary should focus on (optional)"}},
 ]
+ACP_TRUST_HINT = "trust it in baton's app, or start the agent with --trust-project"
 _REFUSAL_WORDS = ("refused to respond", "safety filter", "flagged by safety")
 
 
@@ -108,8 +109,9 @@ class AcpSession:
         return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
 
     def announce(self) -> None:
-        """Updates a client wants right after the session opens: commands and usage."""
-        from baton.tui.session_features import prompt_commands
+        """Updates a client wants right after the session opens: commands and usage, and what of
+        the project is ignored until it is trusted (a notice)."""
+        from baton.tui.session_features import ignored_project_notice, prompt_commands
 
         templates = [
             {"name": c["name"], "description": c.get("description") or c["name"],
@@ -119,6 +121,9 @@ class AcpSession:
         names = {c["name"] for c in templates}
         commands = [*templates, *(c for c in BUILTIN_COMMANDS if c["name"] not in names)]
         self.send({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+        ignored = ignored_project_notice(self.session, ACP_TRUST_HINT)
+        if ignored is not None:
+            self.notice("Project settings ignored", ignored["text"], "other", {"notice": "project_trust"})
 
     def replay(self) -> None:
         """Send the stored conversation as updates (``session/load``): the whole current branch,
