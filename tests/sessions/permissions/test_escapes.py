@@ -182,3 +182,23 @@ async def test_the_command_runs_in_the_kind_of_sandbox_under_test(ws: Path, sand
         assert "sandbox_server.py" in parent
     else:
         assert parent.split()[0].endswith("bwrap") and "--die-with-parent" in parent
+
+
+@needs_sandbox
+async def test_allowing_a_command_is_not_letting_it_out_of_the_sandbox(ws: Path, stray: list[Path]) -> None:
+    """In ``ask`` the user's "allow" answers "may it run?": it runs in the sandbox, and only the
+    second question — which names what the command would write — can let it out."""
+    from baton.sessions.permissions import ApprovalAnswer
+
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    target = Path("/var/tmp") / f"baton-escape-{uuid.uuid4().hex[:8]}"
+    stray.append(target)
+    outcome = await run_call(ws, "bash", {"command": f"touch {target}"}, approval="ask",
+                             answers=[ApprovalAnswer("allow_once"), ApprovalAnswer("deny")])
+    assert [r.kind for r in outcome.asked] == ["tool", "unsandboxed"]
+    second = outcome.asked[1]
+    assert second.reason == f"it would write {target}, which the sandbox keeps read-only"
+    assert second.proposed_rule is None  # a rule never lets a command out of the sandbox
+    assert outcome.is_error and f"the sandbox blocked this command: it would write {target}" in outcome.result_text
+    assert not target.exists()
