@@ -3,8 +3,10 @@
 A trusted hook ``./scripts/lint.sh`` or server ``python tools/srv.py`` runs outside the sandbox,
 but the model can rewrite those files. So what the user trusts includes their content: every
 word of the command (``argv[0]`` and each argument, ``--flag=value`` values too) that names an
-existing file inside the project, and — since a script that appears later would run just the
-same — the program and an interpreter's script even when they do not exist yet.
+existing file inside the project, the file a task runner reads (``make`` → ``Makefile``,
+``npm run`` → ``package.json``), and — since a script that appears later would run just the same —
+the program and an interpreter's script even when they do not exist yet. Files those files load in
+turn (a module a server imports) are not followed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ _WRAPPERS = frozenset({"exec", "env", "nohup", "time", "command", "builtin", "ni
                        "do", "else", "if", "while", "until"})
 _INTERPRETERS = ("sh", "bash", "zsh", "dash", "ksh", "fish", "python", "pypy", "node", "deno", "bun", "ruby",
                  "perl", "php", "tsx", "ts-node", "lua", "Rscript", "osascript", "source", ".")
+_RUNNER_FILES = {
+    "make": ("Makefile", "makefile", "GNUmakefile"),
+    "npm": ("package.json",), "pnpm": ("package.json",), "yarn": ("package.json",), "bun": ("package.json",),
+    "just": ("justfile", "Justfile", ".justfile"),
+    "rake": ("Rakefile",),
+    "task": ("Taskfile.yml", "Taskfile.yaml"),
+}
+"""Task runners and the project file that says what they run (``make lint`` runs the Makefile's
+recipe): pinned like a script the command names."""
 _PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR")
 MAX_FILES = 64
 """At most this many files are pinned per command (a command naming more is still trusted by
@@ -78,6 +89,7 @@ def _argv_candidates(words: list[str]) -> list[_Candidate]:
     program = words[0]
     found = [_Candidate(program, runs="/" in program)]
     name = os.path.basename(program)
+    found += [_Candidate(manifest, False) for manifest in _RUNNER_FILES.get(name, ())]
     interpreter = name in _INTERPRETERS or name.rstrip("0123456789.").rstrip("-") in _INTERPRETERS
     script_next = interpreter
     rest = iter(words[1:])

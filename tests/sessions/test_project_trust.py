@@ -154,15 +154,18 @@ def test_files_a_server_runs(project: Path, argv: list[str], cwd: str, files: li
 
 @pytest.mark.parametrize(("command", "files"), [
     ("./scripts/lint.sh", ["scripts/lint.sh"]),
-    ('"$CLAUDE_PROJECT_DIR"/scripts/lint.sh && npm test', ["scripts/lint.sh"]),
+    ('"$CLAUDE_PROJECT_DIR"/scripts/lint.sh && npm test', ["scripts/lint.sh", "package.json"]),
     ("FOO=1 bash scripts/lint.sh | tee out.log", ["scripts/lint.sh"]),
     ("sh -c './scripts/lint.sh; true'", ["scripts/lint.sh"]),
     ("./scripts/missing.sh", ["scripts/missing.sh"]),  # runs once it appears: pinned as absent
     ("cat notes/missing.txt", []),
+    ("make lint && npm run test", ["Makefile", "package.json"]),
 ])
 def test_files_a_hook_runs(project: Path, command: str, files: list[str]) -> None:
     (project / "scripts").mkdir()
     (project / "scripts" / "lint.sh").write_text("echo lint\n")
+    (project / "Makefile").write_text("lint:\n\ttrue\n")
+    (project / "package.json").write_text("{}")
     assert [p.shown for p in shell_command_pins(command, project)] == files
 
 
