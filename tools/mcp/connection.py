@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import os
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ from typing import Any, Literal, TextIO
 
 from baton.providers.errors import BatonError
 from baton.tools.mcp.config import McpServerConfig
+from baton.tools.tool_env import tool_environment
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -205,8 +205,9 @@ class McpConnection:
         cwd = Path(config.cwd).expanduser() if config.cwd else self.cwd
         if not cwd.is_absolute():
             cwd = self.cwd / cwd
+        # The user's keys stay out; what the server's entry names (its ``env``) goes in.
         params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env={**os.environ, **config.env}, cwd=str(cwd))
+                                       env={**tool_environment(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log)
 
     async def _list_tools(self, client: Any) -> list[ServerTool]:
