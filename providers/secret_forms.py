@@ -105,6 +105,12 @@ class SecretMatcher:
         cut = self._open_tail(text)
         return text if cut is None else text[:cut]
 
+    def split_open(self, text: str) -> tuple[str, str]:
+        """``text`` as (what can be redacted now, a tail that may begin a value): for a stream
+        redacted piece by piece, the tail waits for the next piece."""
+        cut = self._open_tail(text)
+        return (text, "") if cut is None else (text[:cut], text[cut:])
+
     def _pattern(self, needle: str) -> re.Pattern[str]:
         pattern = self._patterns.get(needle)
         if pattern is None:

@@ -90,6 +90,17 @@ def test_an_mcp_server_gets_no_keys_but_what_its_entry_names(home: Path, workdir
     assert _all_leaks(outputs) == []  # ...but what the server prints of it is still redacted
 
 
+def test_an_mcp_servers_stderr_log_is_redacted(home: Path, workdir: Path) -> None:
+    """A server prints the token its entry hands it on stderr (in two writes, and base64):
+    ``$BATON_HOME/logs/mcp-<name>.log`` holds it redacted."""
+    servers = {"env": {"command": sys.executable, "args": [str(ENV_SERVER)],
+                       "env": {"SERVICE_TOKEN": "${SERVICE_TOKEN}", "ENV_SERVER_LOG_VARIABLE": "SERVICE_TOKEN"}}}
+    outputs, _ = _run(home, workdir, [("mcp__env__get_env", {})], mcp=servers)
+    log = (home / "logs" / "mcp-env.log").read_text()
+    assert "starting with SERVICE_TOKEN=" in log and "(base64 " in log  # the server's stderr is there
+    assert _all_leaks({**outputs, "mcp-env.log": log}) == []
+
+
 @pytest.mark.skipif(EVERYTHING is None, reason="@modelcontextprotocol/server-everything is not installed "
                                                 "(npm install -g @modelcontextprotocol/server-everything)")
 def test_server_everything_get_env_returns_no_keys(home: Path, workdir: Path) -> None:

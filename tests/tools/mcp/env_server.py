@@ -3,7 +3,8 @@
 Run as ``python env_server.py``: stdio. Tools: ``get_env`` returns the server's environment
 as JSON (as the reference server-everything's ``get-env`` does); ``encoded`` returns one
 variable's value in the forms a leak takes (raw, URL-encoded, hex, base64 in three alignments,
-line-split), as text and as structured content.
+line-split), as text and as structured content. ``ENV_SERVER_LOG_VARIABLE=NAME`` makes it print
+that variable's value on stderr as it starts (which baton writes to the server's log).
 """
 
 from __future__ import annotations
@@ -35,5 +36,22 @@ def encoded(name: str) -> dict[str, str]:
     }
 
 
+def _log_a_variable(name: str) -> None:
+    """What a chatty server does at start: print a variable it was given to stderr, in two
+    writes (the key broken across them) and base64-encoded."""
+    import sys
+    import time
+
+    value = os.environ.get(name, "")
+    half = len(value) // 2
+    sys.stderr.write(f"starting with {name}={value[:half]}")
+    sys.stderr.flush()
+    time.sleep(0.3)
+    sys.stderr.write(f"{value[half:]} (base64 {base64.b64encode(value.encode()).decode()})\n")
+    sys.stderr.flush()
+
+
 if __name__ == "__main__":
+    if os.environ.get("ENV_SERVER_LOG_VARIABLE"):
+        _log_a_variable(os.environ["ENV_SERVER_LOG_VARIABLE"])
     server.run("stdio")
