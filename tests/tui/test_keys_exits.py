@@ -12,6 +12,7 @@ import base64
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -194,6 +195,17 @@ def test_list_models_and_a_failed_key_command(home: Path, workdir: Path) -> None
     assert leaks(outputs, SECRET) == [] and leaks(outputs, KEY) == []
 
 
+@pytest.fixture
+def forget_key_commands() -> Iterator[None]:
+    """The failures of ``!command`` keys are remembered per process: none leaks into other tests."""
+    from baton.providers.models_json import clear_command_cache
+
+    clear_command_cache()
+    yield
+    clear_command_cache()
+
+
+@pytest.mark.usefixtures("forget_key_commands")
 async def test_app_notices_and_model_picker(baton_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from baton.providers.catalog import has_api_key
     from baton.providers.faux import FauxProvider, faux_model
