@@ -237,3 +237,30 @@ async def test_app_notices_and_model_picker(baton_home: Path, project: Path, mon
         await session.close()
     outputs = {f"screen {i}": text for i, text in enumerate(seen)}
     assert leaks(outputs, SECRET) == [] and leaks(outputs, KEY) == []
+
+
+async def test_the_apps_crash_report(baton_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Textual prints a crash with the frames' local variables: a key held in one (as an
+    adapter holds ``api_key``) showed there in full. The report is redacted and has no locals."""
+    from baton.providers.faux import FauxProvider, faux_model
+    from baton.tui.app import BatonApp
+    from tests.tui.app_helpers import open_session
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    def crash() -> None:
+        api_key = KEY
+        raise RuntimeError("request refused for key " + api_key.encode().hex())
+
+    with FauxProvider("faux-crash"):
+        session = await open_session(project, faux_model("m", provider="prov", api="faux-crash"))
+        app = BatonApp(session)
+        with pytest.raises(RuntimeError):
+            async with app.run_test() as pilot:
+                app.call_later(crash)
+                await pilot.pause(0.3)
+        await session.close()
+    report = capsys.readouterr().err
+    assert "RuntimeError: request refused for key" in report
+    assert leaks({"crash report": report}, KEY) == []
