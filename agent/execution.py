@@ -19,6 +19,7 @@ from baton.agent.events import (
     ToolExecutionUpdateEvent,
 )
 from baton.agent.messages import AgentMessage
+from baton.agent.redaction import redact_result
 from baton.agent.tool import AgentTool, AgentToolResult, ToolError
 from baton.providers.messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
 
@@ -125,6 +126,14 @@ PollSteering = Callable[[], list[AgentMessage]]
 class _Outcome:
     result: AgentToolResult
     is_error: bool
+    redacted: bool = False
+
+
+def _redacted(outcome: _Outcome) -> _Outcome:
+    """``outcome`` with keys redacted from its result (the second wall: agent/redaction.py)."""
+    if outcome.redacted:
+        return outcome
+    return _Outcome(redact_result(outcome.result), outcome.is_error, True)
 
 
 @dataclass(slots=True)
@@ -271,6 +280,7 @@ class ToolBatch:
 
     async def _finish(self, call: ToolCall, outcome: _Outcome) -> None:
         self.running.discard(call.id)
+        outcome = _redacted(outcome)  # every result, error and gate's change passes here
         try:
             message = _result_message(call, outcome)
         except (ValidationError, TypeError) as exc:  # content that is not text/image blocks
@@ -323,7 +333,7 @@ class ToolBatch:
             else:
                 exc = task.exception()
                 outcome = _error(_exception_text(exc)) if exc is not None else task.result()
-                outcome = await self._after(p, outcome)
+                outcome = await self._after(p, _redacted(outcome))  # gates (hooks) see no keys
             outcomes.append(outcome)
         return outcomes
 
@@ -362,6 +372,7 @@ class ToolBatch:
         def on_update(partial: AgentToolResult) -> None:
             nonlocal delivery
             if accepting:
+                partial = redact_result(partial, partial=True)
                 event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
                 awaitables = self.emit_nowait(event)
                 if awaitables:

@@ -58,7 +58,36 @@ class _Catalog:
     provider_order: dict[str, int] = field(default_factory=dict)
     variables: set[str] = field(default_factory=set)
     """Environment variables models.json names as an ``apiKey`` or header value."""
+    _header_secrets: list[str] | None = field(default=None, init=False, repr=False)
+    _key_variables: frozenset[str] | None = field(default=None, init=False, repr=False)
 
+    def key_variables(self) -> frozenset[str]:
+        """The built-in providers' key variables and the variables models.json names."""
+        if self._key_variables is None:
+            names = {var for entry in _builtin().values() for var in entry.get("envVars") or ()}
+            self._key_variables = frozenset(names | self.variables)
+        return self._key_variables
+
+    def literal_keys(self) -> list[str]:
+        """``apiKey`` values used as they are: neither ``!command`` nor a set variable's name
+        (an unset variable's name is no secret either)."""
+        return [raw for raw in self.api_keys.values()
+                if not raw.startswith("!") and raw not in os.environ and not _UPPER_NAME.fullmatch(raw)]
+
+    def header_secrets(self) -> list[str]:
+        """The values of the models' credential headers (``Authorization``, ``x-api-key``...)."""
+        if self._header_secrets is None:
+            found: dict[str, None] = {}
+            for model in self.models:
+                for name, value in (model.headers or {}).items():
+                    if _SECRET_HEADER.search(name):
+                        found[_AUTH_SCHEME.sub("", value)] = None
+            self._header_secrets = list(found)
+        return self._header_secrets
+
+
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|password|cookie", re.IGNORECASE)
+_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
 
 _builtin_data: dict[str, Any] | None = None
 _catalog: _Catalog | None = None
@@ -122,6 +151,7 @@ def _build(path: Path, key: tuple[str, int, int]) -> _Catalog:
 
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UPPER_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 def _named_variables(configs: dict[str, ProviderConfig]) -> set[str]:
@@ -372,25 +402,24 @@ def get_api_key(provider: str) -> str | None:
 def key_variables() -> set[str]:
     """Names of the environment variables that may hold credentials: every built-in provider's
     key variables and those models.json names (``apiKey`` / header values)."""
-    names = {var for entry in _builtin().values() for var in entry.get("envVars") or ()}
-    return names | _load().variables
+    return set(_load().key_variables())
 
 
-def known_api_keys() -> list[str]:
-    """Every key value configured now, without running any command: the key variables' values
-    and models.json ``apiKey`` values already resolved (for redaction)."""
+def configured_key_values() -> list[str]:
+    """The key values models.json configures, without running any command (for redaction):
+    literal ``apiKey`` values, the output of every ``!command`` run so far and the values of
+    credential headers. Environment variables are :func:`key_variables`' business."""
+    return secret_config()[1]
+
+
+def secret_config() -> tuple[frozenset[str], list[str]]:
+    """:func:`key_variables` and :func:`configured_key_values` at once (one look at the file:
+    redaction asks on every tool result)."""
     from baton.providers.models_json import cached_command_values
 
-    values = [os.environ.get(name, "") for name in key_variables()]
-    for raw in _load().api_keys.values():
-        if raw.startswith("!"):
-            continue
-        if raw in os.environ:
-            values.append(os.environ[raw])
-        elif not re.fullmatch(r"[A-Z_][A-Z0-9_]*", raw):  # a variable's name is no secret
-            values.append(raw)
-    values += cached_command_values()
-    return [v.strip() for v in values if v and v.strip()]
+    catalog = _load()
+    values = [*catalog.literal_keys(), *cached_command_values(), *catalog.header_secrets()]
+    return catalog.key_variables(), [v.strip() for v in values if v and v.strip()]
 
 
 def has_api_key(provider: str) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from baton.providers.dispatch import known_apis
 from baton.providers.json_depth import load_config_json
+from baton.providers.redact import redact, register_secret
 
 SUPPORTED_APIS: tuple[str, ...] = known_apis()
 COMMAND_TIMEOUT = 10.0
@@ -73,14 +74,14 @@ def _run_command(command: str, where: str = "") -> str | None:
             stderr=subprocess.PIPE, text=True, start_new_session=True,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        command_errors.append(f"{label} failed: {exc}")
+        command_errors.append(redact(f"{label} failed: {exc}"))
         return None
     done = False
     try:
         stdout, stderr = proc.communicate(timeout=COMMAND_TIMEOUT)
         done = True
     except subprocess.TimeoutExpired:
-        command_errors.append(f"{label} timed out after {COMMAND_TIMEOUT:g} s")
+        command_errors.append(redact(f"{label} timed out after {COMMAND_TIMEOUT:g} s"))
         return None
     finally:
         if not done:  # timed out or interrupted: the command and everything it started go
@@ -94,9 +95,11 @@ def _run_command(command: str, where: str = "") -> str | None:
                     pipe.close()
     if proc.returncode != 0:
         detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-        command_errors.append(f"{label} exited with {proc.returncode}: {detail}")
+        command_errors.append(redact(f"{label} exited with {proc.returncode}: {detail}"))
         return None
-    return stdout.strip() or None
+    value = stdout.strip() or None
+    register_secret(value)  # ``!!command`` values are not cached: remember them for redaction
+    return value
 
 
 def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:

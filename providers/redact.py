@@ -1,20 +1,45 @@
-"""Keeping API keys out of error messages.
+"""Keeping keys out of everything baton shows, stores or sends back to a model.
 
-A provider that rejects a key often echoes it back (``Incorrect API key provided: sk-abc...``).
-Every provider error passes :func:`redact_secrets` before it is stored (the assistant message's
-``errorMessage``, the session file) or shown (stderr, JSON output, the UI): the key of the request,
-every key configured (environment, ``models.json``, ``--api-key``) and anything shaped like a
-key (``sk-...``, Google's ``AIza...``, ``Bearer ...``) become ``[redacted]``.
+The second wall behind the sandbox: whatever a command, an MCP server, a hook or a provider
+prints, every *configured key value* is replaced by ``[redacted]`` before the text reaches the
+model, the screen, JSON output, a log or the session file — in every form
+:mod:`providers.secret_forms` knows (URL-encoded, hex, base64 in any alignment and either
+alphabet, any letter case, broken over lines).
+
+Configured key values are:
+
+- the values of the environment variables that hold credentials (:func:`is_secret_name`: the
+  built-in providers' key variables, the variables ``models.json`` names, and every
+  ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_SECRET_KEY``, ``*PASSWORD*`` variable);
+- the keys ``models.json`` configures: literal ``apiKey`` values, the output of every
+  ``!command`` run so far, credential header values;
+- every key baton was handed at run time (``--api-key``, ``--api-key-file``, the key of each
+  provider request): :func:`register_secret`.
+
+Values shorter than :data:`MIN_SECRET_LENGTH` characters are left alone.
+
+Provider errors (:func:`redact_secrets`) also lose anything shaped like a key (``sk-...``,
+Google's ``AIza...``, ``Bearer ...``): a provider may echo a key baton does not know.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import Iterable
+from typing import Any
+
+from baton.providers.secret_forms import SecretMatcher
 
 REDACTED = "[redacted]"
-MIN_KEY_LENGTH = 8
-"""Shorter configured values are not searched for (they would match ordinary words)."""
+MIN_SECRET_LENGTH = 8
+"""Shorter values are not searched for. Every real provider key is far longer (OpenAI 51+,
+Anthropic 108, Google 39, GitHub 40 characters) and 8 is the usual minimum for a password
+(NIST SP 800-63B); below it a value such as ``true``, ``dev`` or ``test`` would turn ordinary words
+of every output into ``[redacted]``, and a value that short is guessed, not stolen."""
+
+MIN_KEY_LENGTH = MIN_SECRET_LENGTH  # the name this constant had before
 
 _KEY_SHAPES = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic (sk-ant-...), OpenRouter (sk-or-...), DeepSeek
@@ -23,23 +48,155 @@ _KEY_SHAPES = re.compile(
     r"|(?<=Bearer )[A-Za-z0-9._~+/\-]{12,}=*",
 )
 
+# ---------------------------------------------------------------------------------------------
+# Which variables hold credentials
 
-def redact_secrets(text: str, keys: Iterable[str | None] = ()) -> str:
-    """``text`` with ``keys``, every configured key and key-shaped tokens replaced."""
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_SECRET_ACCESS_KEY")
+_BARE_SECRETS = frozenset({"API_KEY", "TOKEN", "SECRET", "SECRET_KEY"})
+
+
+def is_secret_name(name: str, key_variables: Iterable[str] = ()) -> bool:
+    """Whether the variable ``name`` holds a credential: ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
+    ``*_SECRET_KEY``, anything with ``PASSWORD`` in it, or one of ``key_variables``."""
+    upper = name.upper()
+    if upper.endswith(_SECRET_SUFFIXES) or upper in _BARE_SECRETS or "PASSWORD" in upper:
+        return True
+    names = key_variables if isinstance(key_variables, set | frozenset) else set(key_variables)
+    return name in names
+
+
+# ---------------------------------------------------------------------------------------------
+# Which values are secret
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_env_names: tuple[tuple[int, frozenset[str]], tuple[str, ...]] | None = None
+_matchers: dict[frozenset[str], SecretMatcher] = {}
+_MAX_MATCHERS = 8
+
+
+def register_secret(value: str | None) -> None:
+    """Treat ``value`` as a key from now on, in this process (``--api-key``, a ``!command``'s
+    output, the key a request was sent with)."""
+    if value and len(value.strip()) >= MIN_SECRET_LENGTH and value.strip() not in _registered:
+        with _lock:
+            _registered.add(value.strip())
+
+
+def configured_secrets() -> frozenset[str]:
+    """Every key value baton knows of now (see the module docstring)."""
+    values = set(_registered)
+    key_variables: frozenset[str] = frozenset()
+    try:
+        from baton.providers.catalog import configured_key_values
+        from baton.providers.catalog import key_variables as catalog_variables
+
+        key_variables = frozenset(catalog_variables())
+        values.update(configured_key_values())
+    except Exception:  # redaction must never fail the path it protects
+        pass
+    for name in _secret_variables(key_variables):
+        value = os.environ.get(name, "").strip()
+        if value:
+            values.add(value)
+    return frozenset(v for v in values if len(v) >= MIN_SECRET_LENGTH)
+
+
+def _secret_variables(key_variables: frozenset[str]) -> tuple[str, ...]:
+    """The names of the environment's credential variables (rescanned when the environment
+    grows or shrinks, or the key variables change; values are read fresh on every call)."""
+    global _env_names
+    fingerprint = (len(os.environ), key_variables)
+    if _env_names is None or _env_names[0] != fingerprint:
+        names = tuple(name for name in os.environ if is_secret_name(name, key_variables))
+        _env_names = (fingerprint, names)
+    return _env_names[1]
+
+
+def secret_matcher(extra: Iterable[str | None] = ()) -> SecretMatcher:
+    """The matcher for :func:`configured_secrets` (plus ``extra`` values), built once per set."""
+    values = configured_secrets()
+    more = [v.strip() for v in extra if v and len(v.strip()) >= MIN_SECRET_LENGTH]
+    if more:
+        values = values.union(more)
+    matcher = _matchers.get(values)
+    if matcher is None:
+        matcher = SecretMatcher(values, REDACTED)
+        with _lock:
+            if len(_matchers) >= _MAX_MATCHERS:
+                _matchers.clear()
+            _matchers[values] = matcher
+    return matcher
+
+
+# ---------------------------------------------------------------------------------------------
+# Redacting
+
+
+def redact(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every form of every configured key value (and of ``extra``) replaced."""
     if not text:
         return text
-    candidates = {k for k in keys if k and len(k) >= MIN_KEY_LENGTH}
-    candidates.update(k for k in _configured_keys() if len(k) >= MIN_KEY_LENGTH)
-    for key in sorted(candidates, key=len, reverse=True):  # longest first: a key may hold another
-        if key in text:
-            text = text.replace(key, REDACTED)
-    return _KEY_SHAPES.sub(REDACTED, text)
-
-
-def _configured_keys() -> list[str]:
     try:
-        from baton.providers.catalog import known_api_keys
+        return secret_matcher(extra).redact(text)
+    except Exception:  # a bug here must not take a tool result or an error message down
+        return _KEY_SHAPES.sub(REDACTED, text)
 
-        return known_api_keys()
-    except Exception:  # redaction must never fail the error path it protects
-        return []
+
+def redact_partial(text: str) -> str:
+    """:func:`redact` for output still streaming in: a tail that may be the start of a key is
+    held back (the next update, or the final result, shows it redacted or as it was)."""
+    if not text:
+        return text
+    try:
+        return secret_matcher().redact_partial(text)
+    except Exception:
+        return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def redact_json(value: Any, matcher: SecretMatcher | None = None) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with keys redacted from every string; the
+    containers are changed in place and ``value`` is returned (a string: a new one)."""
+    try:
+        matcher = matcher if matcher is not None else secret_matcher()
+    except Exception:
+        return value
+    if not matcher:
+        return value
+    if isinstance(value, str):
+        return matcher.redact(value)
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            renamed = {}
+            for key, item in node.items():
+                if isinstance(item, str):
+                    clean = matcher.redact(item)
+                    if clean is not item:
+                        node[key] = clean
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+                if isinstance(key, str):
+                    clean_key = matcher.redact(key)
+                    if clean_key is not key:
+                        renamed[key] = clean_key
+            for old, new in renamed.items():
+                node[new] = node.pop(old)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    clean = matcher.redact(item)
+                    if clean is not item:
+                        node[index] = clean
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+    return value
+
+
+def redact_secrets(text: str, keys: Iterable[str | None] = ()) -> str:
+    """A provider error's ``text`` with ``keys``, every configured key (in every form) and
+    key-shaped tokens replaced."""
+    if not text:
+        return text
+    return _KEY_SHAPES.sub(REDACTED, redact(text, keys))

@@ -43,6 +43,7 @@ from baton.providers.messages import AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
 from baton.providers.options import StreamOptions
+from baton.providers.redact import redact_secrets, register_secret
 from baton.providers.sse import SseDecoder
 
 logger = logging.getLogger(__name__)
@@ -181,6 +182,7 @@ class _Run:
         self.api_key = api_key
         if not api_key:
             _require_key(self.model, self.options)
+        register_secret(api_key)  # from now on it is redacted wherever it shows up
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
             self.options.on_payload(request.body)
@@ -296,8 +298,6 @@ class _Run:
             self.stream.push(ErrorEvent("error", output))
 
     def _redact(self, message: str) -> str:
-        from baton.providers.redact import redact_secrets
-
         return redact_secrets(message, [self.api_key, self.options.api_key])
 
     def _finish_error(self, message: str) -> None:

@@ -32,6 +32,7 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from baton.providers.redact import redact
 from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -296,10 +297,12 @@ def default_export_path(store: SessionStore, fmt: Literal["html", "markdown"], d
 def write_export(
     store: SessionStore, out_path: Path | None, fmt: str | None = None, leaf_id: str | None = None
 ) -> Path:
-    """Render and write an export (mode 0600: transcripts may hold secrets); returns its path."""
+    """Render and write an export (mode 0600: transcripts may hold secrets) with every configured
+    key redacted; returns its path."""
     kind = normalize_format(fmt, out_path)
     target = out_path or default_export_path(store, kind)
     text = render_markdown(store, leaf_id) if kind == "markdown" else render_html(store, leaf_id)
+    text = redact(text)  # a file written before keys were redacted, or another tool's, may hold one
     target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

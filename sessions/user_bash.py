@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 
 from baton.agent.messages import BashExecutionMessage
+from baton.agent.redaction import redact_result
 from baton.agent.tool import AgentToolResult, ToolError
 from baton.providers.messages import TextContent
 
@@ -25,6 +26,7 @@ async def run_user_bash(
 
     def forward(partial: AgentToolResult) -> None:
         if on_output is not None:
+            partial = redact_result(partial, partial=True)
             on_output("".join(b.text for b in partial.content if isinstance(b, TextContent)))
 
     tool = BashTool(cwd, default_timeout=None)
@@ -32,6 +34,7 @@ async def run_user_bash(
         result = await tool.execute("user-bash", {"command": command}, signal, forward)
     except ToolError as exc:
         result = AgentToolResult.text(str(exc), exc.details, is_error=True)
+    result = redact_result(result)  # the output goes to the screen, the session file, the model
     details = result.details if isinstance(result.details, dict) else {}
     return BashExecutionMessage(
         command=command,

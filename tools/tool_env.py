@@ -1,9 +1,12 @@
-"""The environment tool commands run in: this process's, without credentials.
+"""The environment tool commands, hooks and MCP servers run in: this process's, without credentials.
 
 A command the model runs must not read the user's API keys (a prompt injection in a file the
-model reads could send them anywhere). Dropped: every ``*_API_KEY`` and ``*_TOKEN`` variable and
-every variable that holds a provider key (the built-in providers' key variables and those
-``models.json`` names), unless the ``bash.passEnv`` setting lists it.
+model reads could send them anywhere), and neither may a hook or an MCP server, which need their
+configuration, not the user's keys. Dropped: every variable that holds a credential
+(:func:`providers.redact.is_secret_name`: ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
+``*_SECRET_KEY``, ``*PASSWORD*``, the built-in providers' key variables and those ``models.json``
+names), unless the ``bash.passEnv`` setting lists it. A hook or server gets this environment plus
+exactly what its own configuration names.
 """
 
 from __future__ import annotations
@@ -11,8 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
-_BARE_SECRETS = frozenset({"API_KEY", "TOKEN"})
+from baton.providers.redact import is_secret_name
 
 _pass_env: frozenset[str] = frozenset()
 
@@ -29,12 +31,8 @@ def pass_env() -> frozenset[str]:
 
 
 def is_secret_variable(name: str, key_variables: Iterable[str] = ()) -> bool:
-    """Whether ``name`` looks like a credential (``*_API_KEY``, ``*_TOKEN``, a key variable)."""
-    upper = name.upper()
-    if upper.endswith(_SECRET_SUFFIXES) or upper in _BARE_SECRETS:
-        return True
-    names = key_variables if isinstance(key_variables, set | frozenset) else set(key_variables)
-    return name in names
+    """Whether ``name`` looks like a credential (see :func:`providers.redact.is_secret_name`)."""
+    return is_secret_name(name, key_variables)
 
 
 def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] | None = None) -> dict[str, str]:
@@ -48,4 +46,4 @@ def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] 
         named = frozenset(key_variables())  # one set for every variable (it was rebuilt per name)
     except Exception:  # a broken catalog must not stop a command from running
         named = frozenset()
-    return {k: v for k, v in source.items() if k in kept or not is_secret_variable(k, named)}
+    return {k: v for k, v in source.items() if k in kept or not is_secret_name(k, named)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from baton.providers.redact import register_secret
 from baton.tui.cli_args import EXIT_USAGE, CliArgs
 from baton.tui.cli_errors import CliError
 
@@ -18,7 +19,14 @@ MAX_KEY_BYTES = 64 * 1024
 
 def resolve_api_key_args(args: CliArgs) -> bool:
     """Replace ``--api-key -`` / ``--api-key-file`` with the key itself in ``args.api_key``;
-    returns True when the key was read from standard input (which then holds no prompt)."""
+    returns True when the key was read from standard input (which then holds no prompt).
+    The key is redacted from every output from then on (:mod:`providers.redact`)."""
+    from_stdin = _resolve(args)
+    register_secret(args.api_key)
+    return from_stdin
+
+
+def _resolve(args: CliArgs) -> bool:
     if args.api_key_file is not None:
         if args.api_key is not None:
             raise CliError("use either --api-key or --api-key-file, not both", EXIT_USAGE)

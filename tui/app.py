@@ -366,6 +366,21 @@ class BatonApp(App[int]):
         self.notice(f"⚠ No API key for {model.provider}: set {variable} (or apiKey in {models_json}), "
                     "or pick another model with /model.", "warning")
 
+    def _fatal_error(self) -> None:
+        """Textual's crash report, without local variables (they may hold a key, cut to a
+        prefix no redaction recognises) and with keys redacted from the traceback."""
+        import rich
+        from rich.segment import Segments
+        from rich.traceback import Traceback
+
+        from baton.tui.output_redaction import redact_segments
+
+        self.bell()
+        report = Traceback(show_locals=False, width=None, suppress=[rich])
+        segments = redact_segments(list(self.console.render(report, self.console.options)))
+        self._exit_renderables.append(Segments(segments))
+        self._close_messages_no_wait()
+
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()

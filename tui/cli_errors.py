@@ -7,6 +7,7 @@ Every :class:`~baton.providers.errors.BatonError` that reaches the CLI is report
 from __future__ import annotations
 
 from baton.providers.errors import BatonError, ConfigurationError
+from baton.providers.redact import redact
 from baton.tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE
 
 
@@ -28,4 +29,4 @@ def exit_code(error: BatonError) -> int:
 def one_line(error: BatonError) -> str:
     """The message printed for ``error``: the CLI's own as written, any other folded onto one line."""
     text = str(error) if isinstance(error, CliError) else " ".join(str(error).split())
-    return f"baton: {text or type(error).__name__}"
+    return redact(f"baton: {text or type(error).__name__}")

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 def run(argv: list[str]) -> int:
     """Parse ``argv`` and run the requested mode; returns the exit code."""
+    from baton.tui.output_redaction import install as redact_outputs
+
+    redact_outputs()  # tracebacks and last-resort log records: no keys
     args = parse_args(argv)
     frame: InstantFrame | None = None
     try:

@@ -20,6 +20,7 @@ def list_models_command(search: str) -> int:
     from baton.providers.catalog import find_models, has_api_key, list_models, models_json_errors
     from baton.providers.demo import demo_model
     from baton.providers.ollama import discover_ollama_models
+    from baton.providers.redact import redact
 
     models = find_models(search) if search else list_models()
     local = discover_ollama_models()
@@ -37,10 +38,10 @@ def list_models_command(search: str) -> int:
             "yes" if keyed else "-",
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    table = "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows)
+    print(redact(table))  # models.json names what it likes; a key shows nowhere
     if len(rows) == 1:
-        print(f"no models match {search!r}", file=sys.stderr)
+        print(redact(f"no models match {search!r}"), file=sys.stderr)
     for error in models_json_errors():
-        print(f"baton: models.json: {error}", file=sys.stderr)
+        print(redact(f"baton: models.json: {error}"), file=sys.stderr)
     return EXIT_OK

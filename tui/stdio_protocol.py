@@ -29,8 +29,10 @@ def claim_stdout() -> TextIO:
 
 
 def log_to_file(mode: str) -> None:
-    """Send log records (warnings and above from libraries, info from baton) to a file."""
+    """Send log records (warnings and above from libraries, info from baton) to a file, with
+    keys redacted."""
     from baton.providers.paths import baton_home
+    from baton.tui.output_redaction import RedactingFormatter
 
     try:
         logs = baton_home() / "logs"
@@ -38,7 +40,7 @@ def log_to_file(mode: str) -> None:
         handler: logging.Handler = logging.FileHandler(logs / f"{mode}.log", encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)

@@ -1,21 +1,25 @@
 """Running one command hook: JSON on stdin, stdout/stderr collected, killed at its timeout.
 
 The command runs through the shell in its own process group (so a timeout or an abort kills
-what it started too), in the session's directory, with ``CLAUDE_PROJECT_DIR`` and
-``BATON_PROJECT_DIR`` set. Nothing here raises: a command that cannot start is an outcome too.
+what it started too), in the session's directory, in the environment bash commands get (no
+credentials: :mod:`tools.tool_env`) with ``CLAUDE_PROJECT_DIR`` and ``BATON_PROJECT_DIR`` set.
+Its output is redacted (:mod:`providers.redact`) before anything reads it: it may become a tool
+result, context for the model or a warning on the screen. Nothing here raises: a command that
+cannot start is an outcome too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.redact import redact
 from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command
+from baton.tools.tool_env import tool_environment
 
 MAX_OUTPUT_BYTES = 256 * 1024
 
@@ -48,7 +52,7 @@ class HookOutcome:
 
 async def run_hook_command(command: str, payload: dict[str, Any], cwd: Path, timeout: float) -> HookOutcome:
     """Run ``command`` with ``payload`` as JSON on stdin; never raises."""
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(cwd), "BATON_PROJECT_DIR": str(cwd)}
+    env = {**tool_environment(), "CLAUDE_PROJECT_DIR": str(cwd), "BATON_PROJECT_DIR": str(cwd)}
     try:
         proc = await asyncio.create_subprocess_exec(
             *shell_command(command),
@@ -72,7 +76,7 @@ async def run_hook_command(command: str, payload: dict[str, Any], cwd: Path, tim
     except asyncio.CancelledError:
         await asyncio.shield(kill_group(proc.pid))
         raise
-    return HookOutcome(command, proc.returncode, _text(out), _text(err))
+    return HookOutcome(command, proc.returncode, redact(_text(out)), redact(_text(err)))
 
 
 async def _communicate(proc: asyncio.subprocess.Process, data: bytes) -> tuple[bytes, bytes]:

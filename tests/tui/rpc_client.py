@@ -17,9 +17,9 @@ from tests.tui.cli_harness import baton_command, baton_env
 class RpcProcess:
     """``baton --mode rpc`` with a reader thread collecting every stdout line (parsed)."""
 
-    def __init__(self, home: Path, cwd: Path, *args: str) -> None:
+    def __init__(self, home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            baton_command("--mode", "rpc", *args), cwd=cwd, env=baton_env(home),
+            baton_command("--mode", "rpc", *args), cwd=cwd, env=baton_env(home, **(env or {})),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         self.lines: list[dict[str, Any]] = []

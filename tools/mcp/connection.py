@@ -4,7 +4,9 @@ The SDK's client lives in a task of its own (its context must be entered and lef
 calls come from the agent's tool tasks. A call whose connection closes (the server crashed or
 disconnected) fails with a clear error and marks the server crashed; the next call restarts it,
 at most :data:`MAX_RESTARTS_PER_MINUTE` times a minute. Aborting a call cancels it, and the SDK
-sends the server ``notifications/cancelled``. A stdio server's stderr goes to a log file.
+sends the server ``notifications/cancelled``. A stdio server's stderr goes to a log file, redacted
+(:mod:`tools.mcp.stderr_log`). A stdio server starts in the environment bash commands get (no
+credentials, :mod:`tools.tool_env`) plus the ``env`` its entry names.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import os
 import sys
 import threading
 import time
@@ -22,8 +23,11 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from baton.providers.errors import BatonError
+from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
+from baton.tools.mcp.stderr_log import RedactedStderr
+from baton.tools.tool_env import tool_environment
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -159,6 +163,7 @@ class McpConnection:
 
     async def _run(self) -> None:
         log: TextIO | None = None
+        stderr: RedactedStderr | None = None
         try:
             changed = changed_files(self.config.pins)
             if changed:  # checked at every start: a restart must not run a rewritten server either
@@ -168,10 +173,16 @@ class McpConnection:
             from mcp import Client
 
             log = self._open_log()
-            transport = self._transport(log)
+            if self.config.transport != "http":
+                stderr, log = RedactedStderr(log), None  # the pump closes the log at EOF
+            transport = self._transport(stderr.writer if stderr is not None else None)
             client = Client(transport, client_info=_client_info())
-            async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                await client.__aenter__()
+            try:
+                async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                    await client.__aenter__()
+            finally:
+                if stderr is not None:
+                    stderr.release()  # started (or failed to): the server holds its own copy
             try:
                 self.tools = await self._list_tools(client)
                 self._client = client
@@ -190,6 +201,8 @@ class McpConnection:
             self._set("failed", _describe(exc))
         finally:
             self._ready.set()
+            if stderr is not None:
+                stderr.release()
             if log is not None:
                 with contextlib.suppress(OSError):
                     log.close()
@@ -197,11 +210,11 @@ class McpConnection:
     def _open_log(self) -> TextIO:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log: TextIO = self.log_path.open("a", encoding="utf-8", errors="replace")
-        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.describe()}\n")
+        log.write(redact(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.describe()}\n"))
         log.flush()
         return log
 
-    def _transport(self, log: TextIO) -> Any:
+    def _transport(self, log: TextIO | None) -> Any:
         config = self.config
         if config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -214,9 +227,10 @@ class McpConnection:
         cwd = Path(config.cwd).expanduser() if config.cwd else self.cwd
         if not cwd.is_absolute():
             cwd = self.cwd / cwd
+        # The user's keys stay out; what the server's entry names (its ``env``) goes in.
         params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env={**os.environ, **config.env}, cwd=str(cwd))
-        return stdio_client(params, errlog=log)
+                                       env={**tool_environment(), **config.env}, cwd=str(cwd))
+        return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
     async def _list_tools(self, client: Any) -> list[ServerTool]:
         tools: list[ServerTool] = []
