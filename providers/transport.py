@@ -39,6 +39,7 @@ from baton.providers.adapter import (
     WireAdapter,
 )
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
+from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth
 from baton.providers.messages import AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
@@ -188,8 +189,7 @@ class _Run:
 
     async def _attempts(self, request: HttpRequest) -> None:
         options = self.options
-        # "replace": a lone surrogate (undecodable tool output) must not make the request unsendable.
-        body = json.dumps(request.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        body = _request_body(request.body)
         headers = httpx.Headers(
             {"content-type": "application/json", "accept": "text/event-stream", "user-agent": _USER_AGENT}
         )
@@ -458,9 +458,22 @@ def _raise_stray_error(lines: list[str]) -> None:
     raise ProviderError(message, status=http, retryable=retryable)
 
 
+def _request_body(payload: dict[str, Any]) -> bytes:
+    """The JSON body, always valid: ``NaN`` and the infinities (from an old session file) are
+    sent as ``null``, which every provider accepts, instead of making every request unsendable;
+    "replace": so is a lone surrogate (undecodable tool output)."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(clamp_depth(payload, 4 * MAX_LINE_DEPTH), ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "replace")
+
+
 def _describe_unexpected(exc: Exception) -> str:
     if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
         return f"Malformed JSON in the provider's stream: {exc}"
+    if isinstance(exc, RecursionError):  # an adapter's json.loads on an event a thousand levels deep
+        return "Malformed JSON in the provider's stream: an event is nested too deeply to read"
     return f"Unexpected error while streaming: {type(exc).__name__}: {exc}"
 
 

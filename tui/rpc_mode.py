@@ -11,10 +11,10 @@ run, waits for it to be saved, and exits 0. The command handlers live in :mod:`t
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
 from baton.providers.errors import BatonError
+from baton.providers.json_depth import loads_bounded
 from baton.tui.json_mode import LineWriter, dumps, event_line
 from baton.tui.stdio_protocol import LineTooLong, claim_stdout, log_to_file, open_stdin, read_line
 
@@ -67,8 +67,8 @@ class RpcServer:
         if not raw.strip():
             return
         try:
-            command = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            command = loads_bounded(raw)  # nested too deeply: a parse error like any other
+        except ValueError as exc:
             self._emit_in_order(error_response("parse", None, f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict) or not isinstance(command.get("type"), str):

@@ -8,10 +8,10 @@ line silently, or stop on a JSON value that is not an object.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import deque
 from typing import Any
 
+from baton.providers.json_depth import loads_bounded
 from baton.tui.json_mode import LineWriter, dumps
 from baton.tui.stdio_protocol import LineTooLong, read_line
 
@@ -68,8 +68,8 @@ class StdioTransport:
             if not raw.strip():
                 continue
             try:
-                message = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
+                message = loads_bounded(raw)  # nested too deeply: a parse error like any other
+            except ValueError as exc:
                 self.send_now(error_message(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
                 continue
             problem = _problem(message)

@@ -1,0 +1,165 @@
+"""Bad input never takes the session down (issue 23, part 5), with the real ``baton``.
+
+A hostile local provider over a real socket, hostile RPC/ACP clients on real pipes, hostile
+session files: every case ends in a clear error, the session file stays valid and resumable,
+and the process neither crashes nor outlives the client that drove it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.providers.json_depth import MAX_VALUE_DEPTH
+from baton.sessions import SessionStore
+from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
+from tests.replay_server import ReplayServer, Reply
+from tests.tui.cli_harness import (
+    baton_command,
+    baton_env,
+    run_baton,
+    session_files,
+    session_messages,
+    write_models_json,
+)
+from tests.tui.rpc_client import RpcProcess
+
+OC = "openai-completions"
+MODEL = ("--model", "replay/replay-model")
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def configure(home: Path, server: ReplayServer, api: str = OC, **settings: Any) -> None:
+    write_models_json(home, {"replay": models_json_provider(api, server.url)})
+    if settings:
+        (home / "settings.json").write_text(json.dumps(settings))
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]  # every line must be JSON
+
+
+def assert_valid_and_resumable(home: Path, workdir: Path, server: ReplayServer) -> None:
+    """The session file is strict JSON line by line, loads without a warning, and ``-c``
+    continues it with the provider answering."""
+    [path] = session_files(home)
+    for line in path.read_text(encoding="utf-8").split("\n")[:-1]:  # JSONL: LF only
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the session file"))
+    assert SessionStore.load(path).warnings == []
+    server.replies.append(Reply.sse(text_reply(OC, "resumed fine")))  # type: ignore[union-attr]
+    again = run_baton(home, workdir, "-p", "-c", *MODEL, "go on")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "resumed fine\n"
+
+
+# --------------------------------------------------------------------------------------------
+# 1. Deep nesting
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_tool_call_nested_300_deep_fails_with_a_clear_result_and_the_session_goes_on(
+    api: str, home: Path, workdir: Path
+) -> None:
+    arguments = {"command": "echo deep", "x": nested(300)}
+    replies = [Reply.sse(tool_call_reply(api, "call_1", "bash", arguments, chunk=200)),
+               Reply.sse(text_reply(api, "understood"))]
+    with ReplayServer(replies) as server:
+        configure(home, server, api)
+        result = run_baton(home, workdir, "-p", "--mode", "json", *MODEL, "go")
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr and "serial" not in result.stderr
+        lines = json_lines(result.stdout)
+        assert lines[-1]["type"] == "agent_end"
+        end = next(line for line in lines if line["type"] == "tool_execution_end")
+        assert end["isError"] is True
+        assert f"nested more than {MAX_VALUE_DEPTH} levels deep" in end["result"]["content"][0]["text"]
+        assert "echo deep" not in json.dumps(server.requests[1].json())  # refused, never run or resent
+        stored = session_messages(session_files(home)[0])
+        assert [m["role"] for m in stored] == ["user", "assistant", "toolResult", "assistant"]
+        assert stored[1]["content"][-1]["arguments"] == {}
+        server.replies = [Reply.sse(text_reply(api, "resumed fine"))]
+        again = run_baton(home, workdir, "-p", "-c", *MODEL, "go on")
+        assert again.returncode == 0 and again.stdout == "resumed fine\n", again.stderr
+
+
+def test_rpc_deep_tool_call_then_the_next_prompt_is_answered(home: Path, workdir: Path) -> None:
+    replies = [Reply.sse(tool_call_reply(OC, "call_1", "bash", {"command": "ls", "x": nested(300)})),
+               Reply.sse(text_reply(OC, "first done")),
+               Reply.sse(text_reply(OC, "second answer"))]
+    with ReplayServer(replies) as server:
+        configure(home, server)
+        rpc = RpcProcess(home, workdir, *MODEL)
+        try:
+            assert rpc.call({"type": "prompt", "message": "one"})["success"] is True
+            rpc.event("agent_end")
+            assert rpc.call({"type": "prompt", "message": "two"})["success"] is True
+            rpc.event("agent_end")
+            answer = rpc.call({"type": "get_last_assistant_text"})
+            assert answer["data"] == {"text": "second answer"}
+            assert rpc.close_stdin() == 0
+        finally:
+            rpc.kill()
+        stderr = rpc.proc.stderr.read().decode() if rpc.proc.stderr else ""
+        assert "Traceback" not in stderr
+        assert_valid_and_resumable(home, workdir, server)
+
+
+def test_rpc_a_line_of_200000_brackets_is_a_parse_error_and_reading_goes_on(home: Path, workdir: Path) -> None:
+    rpc = RpcProcess(home, workdir, "--model", "demo/baton-demo", "--no-session")
+    try:
+        rpc.send_raw(b"[" * 200_000 + b"\n")
+        error = rpc.wait_for(lambda m: m.get("type") == "response")
+        assert error["command"] == "parse" and error["success"] is False
+        assert "nested more than" in error["error"]
+        assert rpc.call({"type": "get_state"})["success"] is True
+        assert rpc.close_stdin() == 0
+    finally:
+        rpc.kill()
+
+
+def test_acp_a_line_of_200000_brackets_is_a_parse_error_and_reading_goes_on(home: Path, workdir: Path) -> None:
+    proc = subprocess.Popen(baton_command("--mode", "acp", "--model", "demo/baton-demo"), cwd=workdir,
+                            env=baton_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"{" * 100_000 + b"[" * 100_000 + b"\n")
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}\n')
+        proc.stdin.flush()
+        error = json.loads(proc.stdout.readline())
+        assert error["error"]["code"] == -32700 and "nested more than" in error["error"]["data"]["details"]
+        assert json.loads(proc.stdout.readline())["result"]["protocolVersion"] == 1
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_session_file_with_a_line_nested_200000_deep_still_continues(home: Path, workdir: Path) -> None:
+    with ReplayServer([Reply.sse(text_reply(OC, "first"))]) as server:
+        configure(home, server)
+        assert run_baton(home, workdir, "-p", *MODEL, "hello").returncode == 0
+        [path] = session_files(home)
+        with path.open("a", encoding="utf-8") as handle:  # what a hostile or broken tool wrote
+            handle.write('{"type": "custom", "id": "evil0001", "parentId": null, "data": ')
+            handle.write("[" * 200_000 + "]" * 200_000 + "}\n")
+        server.replies.append(Reply.sse(text_reply(OC, "still here")))  # type: ignore[union-attr]
+        result = run_baton(home, workdir, "-p", "-c", *MODEL, "again")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "still here\n" and "Traceback" not in result.stderr
+        listed = run_baton(home, workdir, "--export", str(path), str(workdir / "out.html"))
+        assert listed.returncode == 0, listed.stderr
+    texts = json.dumps(server.requests[1].json())
+    assert "first" in texts and "hello" in texts  # the history before the bad line is intact
