@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from baton.providers.json_depth import MAX_VALUE_DEPTH
+from baton.providers.projection import MAX_TOOL_CALL_CHARS
 from baton.sessions import SessionStore
 from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
-from tests.replay_server import ReplayServer, Reply
+from tests.replay_server import RecordedRequest, ReplayServer, Reply
 from tests.tui.cli_harness import (
     baton_command,
     baton_env,
@@ -163,3 +164,37 @@ def test_a_session_file_with_a_line_nested_200000_deep_still_continues(home: Pat
         assert listed.returncode == 0, listed.stderr
     texts = json.dumps(server.requests[1].json())
     assert "first" in texts and "hello" in texts  # the history before the bad line is intact
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Oversized tool calls
+
+
+def test_ten_megabytes_of_bash_arguments_never_block_the_session(home: Path, workdir: Path) -> None:
+    huge = "x" * 10_000_000
+    calls: list[RecordedRequest] = []
+
+    def provider(request: RecordedRequest) -> Reply:
+        calls.append(request)
+        if len(calls) == 1:
+            return Reply.sse(tool_call_reply(OC, "call_1", "bash", {"command": f": {huge}"}, chunk=65536))
+        if len(request.body) > 4 * MAX_TOOL_CALL_CHARS:  # what a real provider answers to 2.6M tokens
+            return Reply.json_error(400, {"error": {"message": "This model's maximum context length is 200000 "
+                                                               "tokens. However, your messages resulted in 2600000 "
+                                                               "tokens.", "code": "context_length_exceeded"}})
+        return Reply.sse(text_reply(OC, f"answer {len(calls)}"))
+
+    with ReplayServer(provider) as server:
+        configure(home, server)
+        first = run_baton(home, workdir, "-p", *MODEL, "go", timeout=180)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout == "answer 2\n"
+        second = run_baton(home, workdir, "-p", "-c", *MODEL, "and now?", timeout=180)
+        assert second.returncode == 0, second.stderr
+        assert second.stdout == "answer 3\n"
+    sent = calls[2].json()["messages"]
+    call = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]
+    arguments = json.loads(call["function"]["arguments"])
+    assert len(arguments["command"]) < 2 * MAX_TOOL_CALL_CHARS and "characters cut here" in arguments["command"]
+    stored = session_messages(session_files(home)[0])
+    assert stored[1]["content"][0]["arguments"]["command"] == f": {huge}"  # the file keeps it whole
