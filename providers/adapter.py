@@ -49,6 +49,9 @@ from baton.providers.tool_ids import IdNormalizer
 RETRY_AFTER_TOO_LONG = "the server asked to retry after"
 """Part of the error message when a ``Retry-After`` exceeds the retry limit: no later retry
 (the session's included) may try again earlier than the server asked."""
+REQUEST_TIME_LIMIT = "the time limit for one request"
+"""Part of the error message when a request ran past ``request_timeout``: not retried (the
+session's retry included), since a stream that slow would only use the time up again."""
 
 
 @dataclass(slots=True)

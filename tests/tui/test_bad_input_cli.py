@@ -16,6 +16,7 @@ import pytest
 
 from baton.providers.json_depth import MAX_VALUE_DEPTH
 from baton.providers.projection import MAX_TOOL_CALL_CHARS
+from baton.providers.sse import MAX_LINE
 from baton.sessions import SessionStore
 from tests.provider_scripts import APIS, models_json_provider, text_reply, tool_call_reply
 from tests.replay_server import RecordedRequest, ReplayServer, Reply
@@ -198,3 +199,48 @@ def test_ten_megabytes_of_bash_arguments_never_block_the_session(home: Path, wor
     assert len(arguments["command"]) < 2 * MAX_TOOL_CALL_CHARS and "characters cut here" in arguments["command"]
     stored = session_messages(session_files(home)[0])
     assert stored[1]["content"][0]["arguments"]["command"] == f": {huge}"  # the file keeps it whole
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Endless streams
+
+
+def _final_error(stdout: str) -> str:
+    end = json_lines(stdout)[-1]
+    assert end["type"] == "agent_end"
+    message: str = end["messages"][-1]["errorMessage"]
+    return message
+
+
+def test_an_endless_sse_line_is_cut_at_the_cap_with_an_error_naming_it(home: Path, workdir: Path) -> None:
+    megabyte = b"y" * (1024 * 1024)
+    chunks = [b"data: {"] + [megabyte] * (MAX_LINE // len(megabyte) + 2)
+    endless = Reply(chunks=chunks, stall_after=len(chunks))  # and then nothing, the line never ends
+    with ReplayServer([endless]) as server:
+        configure(home, server, retry={"idleTimeoutMs": 5000, "enabled": False})
+        result = run_baton(home, workdir, "-p", "--mode", "json", *MODEL, "go")
+        assert len(server.requests) == 1  # not retried: the same line would come again
+    assert result.returncode == 1
+    assert "longer than the 8 MiB limit" in _final_error(result.stdout)
+
+
+def test_keep_alive_comments_do_not_hold_a_dead_stream_open(home: Path, workdir: Path) -> None:
+    comments = Reply(chunks=[b": keep-alive\n\n"] * 600, delay=0.05)  # 30 s of comments, then nothing
+    with ReplayServer(lambda request: comments) as server:
+        configure(home, server, retry={"idleTimeoutMs": 1000, "enabled": False})
+        result = run_baton(home, workdir, "-p", "--mode", "json", *MODEL, "go")
+        assert result.returncode == 1
+        assert "Stream idle" in _final_error(result.stdout)
+
+
+def test_a_stream_that_drips_forever_ends_at_the_request_time_limit(home: Path, workdir: Path) -> None:
+    drip = Reply.sse(text_reply(OC, "abcdefghijklmnopqrstuvwxyz" * 8, chunk=1), chunk_size=120, delay=0.25)
+    with ReplayServer(lambda request: drip) as server:
+        configure(home, server, retry={"requestTimeoutMs": 2000, "baseDelayMs": 10})
+        result = run_baton(home, workdir, "-p", "--mode", "json", *MODEL, "go")
+        assert len(server.requests) == 1  # the session does not retry a request that used its time up
+    assert result.returncode == 1
+    error = _final_error(result.stdout)
+    assert "the time limit for one request (retry.requestTimeoutMs)" in error
+    stored = session_messages(session_files(home)[0])[-1]
+    assert stored["stopReason"] == "error" and stored["content"][0]["text"].startswith("abc")  # partial kept
