@@ -107,23 +107,27 @@ def session_header(session: CodingSession) -> dict[str, Any]:
 class LineWriter:
     """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
 
-    When the reader goes away (a closed pipe), writing stops and ``on_closed`` is called once:
-    nobody is watching the run any more."""
+    When the output fails (the reader went away: ``EPIPE``, a reset socket, a closed or full
+    stream), writing stops for good, ``on_closed`` is called once and :meth:`wait_closed`
+    returns: nobody is watching the run any more, so the mode aborts it and exits instead of
+    producing output for no one."""
 
     def __init__(self, out: TextIO, on_closed: Callable[[], None] | None = None) -> None:
         self._out = out
         self._flush_scheduled = False
         self._loop = asyncio.get_running_loop()
         self._on_closed = on_closed
+        self._closed_event = asyncio.Event()
         self.closed = False
 
     def write(self, line: str) -> None:
+        """Queue one line (a newline is added); dropped once the output has closed."""
         if self.closed:
             return
         line = join_surrogates(line)  # a file name that is not UTF-8 in a tool result
         try:
             self._out.write(line + "\n")
-        except BrokenPipeError:
+        except (OSError, ValueError):  # ValueError: the stream itself was closed
             self._close()
             return
         if not self._flush_scheduled:
@@ -131,16 +135,22 @@ class LineWriter:
             self._loop.call_soon(self.flush)
 
     def flush(self) -> None:
+        """Write out what is buffered."""
         self._flush_scheduled = False
         if self.closed:
             return
         try:
             self._out.flush()
-        except BrokenPipeError:
+        except (OSError, ValueError):
             self._close()
+
+    async def wait_closed(self) -> None:
+        """Return once the output has closed."""
+        await self._closed_event.wait()
 
     def _close(self) -> None:
         self.closed = True
+        self._closed_event.set()
         silence_stdout()
         if self._on_closed is not None:
             self._on_closed()

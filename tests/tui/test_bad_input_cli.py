@@ -244,3 +244,88 @@ def test_a_stream_that_drips_forever_ends_at_the_request_time_limit(home: Path, 
     assert "the time limit for one request (retry.requestTimeoutMs)" in error
     stored = session_messages(session_files(home)[0])[-1]
     assert stored["stopReason"] == "error" and stored["content"][0]["text"].startswith("abc")  # partial kept
+
+
+# --------------------------------------------------------------------------------------------
+# 4. A dead client
+
+
+def _endless_answer() -> Reply:
+    return Reply.sse(text_reply(OC, ["word "] * 100_000), chunk_size=2048, delay=0.002)
+
+
+def _read_some(proc: subprocess.Popen[bytes], amount: int = 20_000) -> None:
+    assert proc.stdout is not None
+    got = 0
+    while got < amount:
+        chunk = proc.stdout.read1(65536)
+        assert chunk, "baton stopped writing"
+        got += len(chunk)
+
+
+def test_rpc_client_that_stops_reading_mid_stream_ends_baton(home: Path, workdir: Path) -> None:
+    with ReplayServer(lambda request: _endless_answer()) as server:
+        configure(home, server)
+        proc = subprocess.Popen(baton_command("--mode", "rpc", *MODEL), cwd=workdir, env=baton_env(home),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(b'{"id": "1", "type": "prompt", "message": "talk"}\n')
+            proc.stdin.flush()
+            _read_some(proc)
+            proc.stdout.close()  # the client is gone; its end of stdin is still open
+            assert proc.wait(timeout=30) == 1
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stored = session_messages(session_files(home)[0])
+    assert stored[-1]["stopReason"] == "aborted" and "word" in stored[-1]["content"][0]["text"]
+
+
+def test_acp_client_that_stops_reading_mid_stream_ends_baton(home: Path, workdir: Path) -> None:
+    with ReplayServer(lambda request: _endless_answer()) as server:
+        configure(home, server)
+        proc = subprocess.Popen(baton_command("--mode", "acp", *MODEL), cwd=workdir, env=baton_env(home),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+
+            def send(message: dict[str, Any]) -> None:
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+                proc.stdin.flush()
+
+            send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+            json.loads(proc.stdout.readline())
+            send({"id": 2, "method": "session/new", "params": {"cwd": str(workdir), "mcpServers": []}})
+            session_id = json.loads(proc.stdout.readline())["result"]["sessionId"]
+            send({"id": 3, "method": "session/prompt",
+                  "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}})
+            _read_some(proc)
+            proc.stdout.close()
+            assert proc.wait(timeout=30) == 1
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stored = session_messages(session_files(home)[0])
+    assert stored[-1]["stopReason"] == "aborted" and "word" in stored[-1]["content"][0]["text"]
+
+
+def test_json_mode_reader_that_goes_away_aborts_and_saves(home: Path, workdir: Path) -> None:
+    with ReplayServer(lambda request: _endless_answer()) as server:
+        configure(home, server)
+        proc = subprocess.Popen(baton_command("-p", "--mode", "json", *MODEL, "talk"), cwd=workdir,
+                                env=baton_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            _read_some(proc)
+            assert proc.stdout is not None
+            proc.stdout.close()
+            assert proc.wait(timeout=30) == 1
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert session_messages(session_files(home)[0])[-1]["stopReason"] == "aborted"
