@@ -329,3 +329,30 @@ def test_json_mode_reader_that_goes_away_aborts_and_saves(home: Path, workdir: P
                 proc.kill()
                 proc.wait()
     assert session_messages(session_files(home)[0])[-1]["stopReason"] == "aborted"
+
+
+# --------------------------------------------------------------------------------------------
+# 5. Escaping
+
+
+def test_bidi_overrides_in_command_output_are_shown_not_obeyed(home: Path, workdir: Path) -> None:
+    command = "printf 'evil \\342\\200\\256hs.txt and \\342\\201\\246iso\\342\\201\\251 z\\342\\200\\213w'"
+    result = run_baton(home, workdir, "-p", "--mode", "json", "--model", "demo/baton-demo", f"run {command}")
+    assert result.returncode == 0, result.stderr
+    end = next(line for line in json_lines(result.stdout) if line["type"] == "tool_execution_end")
+    text = end["result"]["content"][0]["text"]
+    assert "evil <U+202E>hs.txt and <U+2066>iso<U+2069> z<U+200B>w" in text
+    assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in text)
+
+
+def test_markdown_export_of_a_hostile_session_renders_no_markup(home: Path, workdir: Path, tmp_path: Path) -> None:
+    from tests.sessions.test_export import hostile_session_file, unsafe_markup
+
+    path = hostile_session_file(tmp_path)
+    out = tmp_path / "out.md"
+    result = run_baton(home, workdir, "--export", str(path), str(out))
+    assert result.returncode == 0, result.stderr
+    from markdown_it import MarkdownIt
+
+    assert unsafe_markup(MarkdownIt("commonmark").render(out.read_text())) == []
+    assert "<U+202E>" in out.read_text() and "\u202e" not in out.read_text()
