@@ -296,6 +296,8 @@ class ToolBatch:
             await self._finish(call, _error(text))
 
     async def _prepare(self, call: ToolCall) -> _Prepared | _Outcome:
+        if call.argument_error is not None:  # refused as they arrived (nested too deeply)
+            return _error(call.argument_error)
         tool = self.tools.get(call.name)
         if tool is None:
             return _error(not_found_text(call.name))
@@ -303,6 +305,8 @@ class ToolBatch:
             args = tool.parameters.model_validate(call.arguments)
         except ValidationError as exc:
             return _error(validation_error_text(call, exc))
+        except Exception as exc:  # a validator that choked (e.g. JSON inside a string, too deep)
+            return _error(f'Validation failed for tool "{call.name}": {_exception_text(exc)}')
         if self.before_tool_call is not None:
             context = ToolCallContext(self.assistant_message, call, args, list(self.history))
             try:

@@ -8,7 +8,6 @@ Transport, retries, abort, idle timeouts and error events are the driver's job
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,6 +24,13 @@ from baton.providers.events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+)
+from baton.providers.json_depth import (
+    MAX_VALUE_DEPTH,
+    JsonTooDeepError,
+    clamp_depth,
+    depth_exceeds,
+    loads_bounded,
 )
 from baton.providers.messages import (
     AssistantMessage,
@@ -43,6 +49,9 @@ from baton.providers.tool_ids import IdNormalizer
 RETRY_AFTER_TOO_LONG = "the server asked to retry after"
 """Part of the error message when a ``Retry-After`` exceeds the retry limit: no later retry
 (the session's included) may try again earlier than the server asked."""
+REQUEST_TIME_LIMIT = "the time limit for one request"
+"""Part of the error message when a request ran past ``request_timeout``: not retried (the
+session's retry included), since a stream that slow would only use the time up again."""
 
 
 @dataclass(slots=True)
@@ -285,9 +294,14 @@ class MessageBuilder:
         if tail:
             state.raw.append(tail)
         if arguments is not None:
-            state.block.arguments = arguments
+            if depth_exceeds(arguments, MAX_VALUE_DEPTH):
+                state.block.refuse_arguments(too_deep_text(state.block.name))
+            else:  # NaN and the infinities (an adapter's json.loads takes them) become null
+                state.block.arguments = clamp_depth(arguments, MAX_VALUE_DEPTH)
         elif state.raw:
-            state.block.arguments = _strict_or_best(state)
+            _set_strict_or_best(state)
+        elif state.parser.too_deep:
+            state.block.refuse_arguments(too_deep_text(state.block.name))
         self.emit(ToolCallEndEvent(index, state.block, self.output))
 
     # --- whole message --------------------------------------------------------------------
@@ -323,10 +337,27 @@ class MessageBuilder:
         return None
 
 
-def _strict_or_best(state: _OpenToolCall) -> dict[str, Any]:
-    raw = "".join(state.raw)
+def too_deep_text(name: str) -> str:
+    """The error a call whose arguments nest past :data:`MAX_VALUE_DEPTH` is answered with."""
+    return (
+        f'Tool call "{name}" was not executed: its arguments are nested more than {MAX_VALUE_DEPTH} '
+        "levels deep. Re-issue the tool call with flatter arguments."
+    )
+
+
+def _set_strict_or_best(state: _OpenToolCall) -> None:
+    """The strict parse of everything streamed (``NaN`` and the infinities as ``null``, as
+    JavaScript writes them), else the best-effort one; arguments nested past the cap are refused
+    either way."""
+    block = state.block
     try:
-        value = json.loads(raw)
+        value = clamp_depth(loads_bounded("".join(state.raw), MAX_VALUE_DEPTH, allow_nan=True), MAX_VALUE_DEPTH)
+    except JsonTooDeepError:
+        block.refuse_arguments(too_deep_text(block.name))
+        return
     except ValueError:
-        return state.parser.finish()
-    return value if isinstance(value, dict) else {}
+        value = state.parser.finish()
+        if state.parser.too_deep:
+            block.refuse_arguments(too_deep_text(block.name))
+            return
+    block.arguments = value if isinstance(value, dict) else {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 
 
 def now_ms() -> int:
@@ -75,6 +75,19 @@ class ToolCall(_Wire):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     thought_signature: str | None = Field(default=None, alias="thoughtSignature")
+    _argument_error: str | None = PrivateAttr(default=None)
+
+    @property
+    def argument_error(self) -> str | None:
+        """Why the arguments were refused as they arrived (they are then ``{}``): the call is
+        answered with this error instead of running. Never stored or sent."""
+        private = self.__pydantic_private__  # None on copies made without validation
+        return private.get("_argument_error") if private else None
+
+    def refuse_arguments(self, reason: str) -> None:
+        """Drop the arguments and record why (see :attr:`argument_error`)."""
+        self.arguments = {}
+        self._argument_error = reason
 
 
 UserContentBlock: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]

@@ -31,7 +31,11 @@ class StreamOptions:
     timeout: float = 600.0
     """Overall connect/read timeout in seconds for one HTTP attempt."""
     idle_timeout: float = 120.0
-    """An open stream that delivers no bytes for this many seconds ends as an error."""
+    """An open stream that delivers no event for this many seconds ends as an error (keep-alive
+    comments are not events)."""
+    request_timeout: float | None = 600.0
+    """The most one request may take in all, retries and their waits included (``None``: no
+    limit): a stream that drips forever ends as an error, its partial content kept."""
     max_retries: int = 3
     """Attempts in total for retryable failures before any content streamed."""
     retry_base_delay: float = 1.0

@@ -6,31 +6,57 @@ events. Lines may end in LF, CRLF or CR; comment lines (``: ...``) are skipped; 
 ``data:`` lines are joined with ``\\n``; ``event:`` names it (``"message"`` when absent).
 Work is linear in the input: a long line arriving in many chunks is buffered as parts, not
 re-concatenated per chunk.
+
+Memory is bounded: a line, or an event's data, longer than :data:`MAX_LINE` characters raises
+:class:`SseLimitError` (a provider once streamed one endless line until it held 1.16 GB). The
+largest real events (a Responses ``response.completed`` repeating the whole answer, a Gemini
+function call sent whole) stay far below it. The error is not retryable: a line that long is
+no network blip, and asking again would pay for the same stream once more.
 """
 
 from __future__ import annotations
 
 import codecs
 
+from baton.providers.errors import ProviderError
+
 SseEvent = tuple[str, str]
 """``(event name, data)``."""
 MAX_STRAY = 64 * 1024
+MAX_LINE = 8 * 1024 * 1024
+"""The longest line, and the most data one event may carry, in characters (8 MiB)."""
+
+
+class SseLimitError(ProviderError):
+    """The stream sent a line or an event longer than :data:`MAX_LINE`; it was stopped."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The provider sent {what} longer than the {MAX_LINE // (1024 * 1024)} MiB limit "
+            f"({MAX_LINE} characters); the stream was stopped",
+            retryable=False,
+        )
 
 
 class SseDecoder:
     """Turns a byte stream into ``(event, data)`` pairs; one instance per response."""
 
-    __slots__ = ("_data", "_event", "_skip_lf", "_started", "_stray_size", "_tail", "_utf8", "stray")
+    __slots__ = (
+        "_data", "_data_size", "_event", "_skip_lf", "_started", "_stray_size", "_tail", "_tail_size", "_utf8",
+        "stray",
+    )
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._tail: list[str] = []
         """The unterminated last line so far, in parts."""
+        self._tail_size = 0
         self._skip_lf = False
         """The previous chunk ended in ``\\r``: a leading ``\\n`` belongs to that line end."""
         self._started = False
         self._event = ""
         self._data: list[str] = []
+        self._data_size = 0
         self.stray: list[str] = []
         """Lines that are no SSE field at all (at most :data:`MAX_STRAY` characters kept): some
         servers (Gemini) write a mid-stream error as bare, pretty-printed JSON."""
@@ -61,17 +87,25 @@ class SseDecoder:
                 self._skip_lf = True
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\n" not in text:
-            self._tail.append(text)
+            self._grow_tail(text)
             return []
         if self._tail:
-            self._tail.append(text)
-            text = "".join(self._tail)
+            head, _, rest = text.partition("\n")
+            self._grow_tail(head)
+            text = "".join(self._tail) + "\n" + rest
             self._tail.clear()
+            self._tail_size = 0
         lines = text.split("\n")
         last = lines.pop()
         if last:
-            self._tail.append(last)
+            self._grow_tail(last)
         return self._lines(lines)
+
+    def _grow_tail(self, part: str) -> None:
+        self._tail_size += len(part)
+        if self._tail_size > MAX_LINE:
+            raise SseLimitError("a line")
+        self._tail.append(part)
 
     def close(self) -> list[SseEvent]:
         """The body ended cleanly: flush the last line and a final event lacking its blank line."""
@@ -82,6 +116,7 @@ class SseDecoder:
         if self._tail:
             line = "".join(self._tail)
             self._tail.clear()
+            self._tail_size = 0
             events += self._lines([line])
         if self._data:
             events += self._lines([""])
@@ -95,9 +130,13 @@ class SseDecoder:
                 if data:
                     events.append((self._event or "message", "\n".join(data)))
                     data.clear()
+                    self._data_size = 0
                 self._event = ""
             elif line.startswith("data:"):
                 value = line[5:]
+                self._data_size += len(value)
+                if self._data_size > MAX_LINE:
+                    raise SseLimitError("an event")
                 data.append(value[1:] if value.startswith(" ") else value)
             elif line[0] == ":":
                 continue
@@ -109,6 +148,8 @@ class SseDecoder:
                     self._event = value
                 elif name == "data":  # "data" with no colon: an empty data line
                     data.append(value)
+                elif len(line) > MAX_LINE:
+                    raise SseLimitError("a line")
                 elif name not in ("id", "retry") and self._stray_size < MAX_STRAY:
                     self.stray.append(line)
                     self._stray_size += len(line)

@@ -12,6 +12,11 @@ semantics (what pi shows while a tool call streams):
 - an unfinished key, or a key without a value yet, is absent;
 - open objects and arrays appear with what they hold so far.
 
+Nesting is capped (``max_depth``, default :data:`~providers.json_depth.MAX_VALUE_DEPTH`): an
+object or array that would open deeper makes the input hopeless (``{}``) and sets
+:attr:`StreamingJsonParser.too_deep`, so no value nested past the cap ever exists, not even
+while it streams.
+
 Unlike partial-json-parser, which trims the whole input first, whitespace received at the end
 of an open string is part of its value. Input that cannot become JSON (or whose top level is not
 an object) gives ``{}``, as pi does.
@@ -28,10 +33,11 @@ reaches an eighth of it; the value then lags the input by at most that eighth un
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import Any
+
+from baton.providers.json_depth import MAX_VALUE_DEPTH, JsonTooDeepError, loads_bounded
 
 _START, _OBJ_OPEN, _KEY, _COLON, _VALUE, _ARR_OPEN, _AFTER = 0, 1, 2, 3, 4, 5, 6
 _STRING, _NUMBER, _LITERAL, _DONE, _ERROR = 7, 8, 9, 10, 11
@@ -55,21 +61,19 @@ _LAG_FRACTION = 8
 """A lagging string is brought up to date once the unseen part reaches 1/8 of its length."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_streaming_json(text: str) -> dict[str, Any]:
     """Best-effort parse of possibly incomplete JSON; never raises.
 
     Complete JSON object -> that object; an incomplete one -> the partial value (see the module
-    docstring); empty, hopeless or non-object input -> ``{}``.
+    docstring); empty, hopeless, too deeply nested or non-object input -> ``{}``.
     """
     if not text or text.isspace():
         return {}
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value = loads_bounded(text, MAX_VALUE_DEPTH)
+    except JsonTooDeepError:
+        return {}
+    except ValueError:
         parser = StreamingJsonParser()
         parser.feed(text)
         return parser.finish()
@@ -85,7 +89,10 @@ class StreamingJsonParser:
     keeps a reference to may lag by up to an eighth (see the module docstring). Never raises.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_depth: int = MAX_VALUE_DEPTH) -> None:
+        self._max_depth = max_depth
+        self.too_deep = False
+        """The input opened an object or array deeper than ``max_depth`` (the value is ``{}``)."""
         self._state = _START
         self._root: dict[str, Any] | None = None
         self._stack: list[Any] = []
@@ -171,6 +178,10 @@ class StreamingJsonParser:
             if state in (_VALUE, _ARR_OPEN):
                 if c == '"':
                     self._open_string_value()
+                elif (c == "{" or c == "[") and len(self._stack) >= self._max_depth:
+                    self.too_deep = True
+                    i = self._fail()
+                    continue
                 elif c == "{":
                     child: dict[str, Any] = {}
                     self._put(child, False)

@@ -16,7 +16,9 @@
    stamped with its turn's timestamp so the output is deterministic.
 
 Tool results that answer no call of the turn before them (their call was dropped in rule 3, or
-was already answered) are dropped too: every provider rejects them.
+was already answered) are dropped too: every provider rejects them. Oversized tool-call
+arguments and tool results are cut for the request (:mod:`providers.projection`), so no single
+runaway call makes every later request too large to send.
 
 The stored transcript is never changed: messages that need no change are returned as the same
 objects (complete messages are treated as immutable), changed ones are new objects.
@@ -42,6 +44,7 @@ from baton.providers.messages import (
 )
 from baton.providers.models import Model
 from baton.providers.options import ThinkingHandoff
+from baton.providers.projection import project_arguments, project_result
 
 AnyMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 
@@ -199,6 +202,7 @@ def _transform(
             if pending.pop(new_id, None) is None:  # not a call of the last turn, or answered
                 counts.orphans += 1
                 continue
+            message = project_result(message)
             result_content: list[Any] | None = message.content
             if result_content is None:
                 result_content = []
@@ -226,7 +230,7 @@ def _transform(
                 continue
             if message.content is None:
                 message = _with(message, "content", [])
-            elif message.model == target_id and message.provider == target_provider and message.api == target_api:
+            if message.model == target_id and message.provider == target_provider and message.api == target_api:
                 message = _own_assistant(message, pending)
             else:
                 message = _foreign_assistant(message, normalize, drop_thinking, id_map, pending, counts)
@@ -251,17 +255,33 @@ def _transform(
 
 def _own_assistant(message: AssistantMessage, calls: dict[str, ToolCall]) -> AssistantMessage:
     """A message from the target model itself: everything is replayed except empty thinking
-    without a signature. Its tool calls are added to ``calls``."""
-    blank = False
+    without a signature, and oversized tool arguments are cut. Its tool calls are added to
+    ``calls``."""
+    blank = cut = False
     for block in message.content:
         if type(block) is ToolCall:
             calls[block.id] = block
+            if project_arguments(block.arguments) is not block.arguments:
+                cut = True
         elif type(block) is ThinkingContent and _is_blank_thinking(block):
             blank = True
-    if not blank:
+    if not blank and not cut:
         return message
-    content = [b for b in message.content if not (type(b) is ThinkingContent and _is_blank_thinking(b))]
+    content = [
+        _cut_call(b) if type(b) is ToolCall else b
+        for b in message.content
+        if not (type(b) is ThinkingContent and _is_blank_thinking(b))
+    ]
+    for block in content:
+        if type(block) is ToolCall:
+            calls[block.id] = block
     return _replace(message, content=content)
+
+
+def _cut_call(block: ToolCall) -> ToolCall:
+    """``block`` with its arguments cut for the request, when they are oversized."""
+    arguments = project_arguments(block.arguments)
+    return block if arguments is block.arguments else _with(block, "arguments", arguments)
 
 
 def _is_blank_thinking(block: ThinkingContent) -> bool:
@@ -284,6 +304,10 @@ def _foreign_assistant(
     block: Any
     for block in message.content:
         if type(block) is ToolCall:
+            cut = _cut_call(block)
+            if cut is not block:
+                block = cut
+                changed = True
             old_id = block.id
             new_id = old_id if normalize is None else normalize(old_id)
             if new_id != old_id:

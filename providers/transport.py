@@ -7,7 +7,10 @@ Everything that is not protocol-specific lives here, once, for every adapter:
 
 * retries of rate limits, overload, 5xx and dropped connections *before any content streamed*,
   with exponential backoff honouring ``Retry-After`` / ``retry-after-ms`` (abortable);
-* the idle timeout (no bytes for ``options.idle_timeout`` seconds ends the stream as an error);
+* the idle timeout: no event for ``options.idle_timeout`` seconds ends the stream as an error
+  (keep-alive comments are bytes but not events, so they cannot hold a dead stream open);
+* the time limit of the whole request (``options.request_timeout``, retries included): a
+  stream that drips forever ends as an error naming the limit;
 * abort (``options.signal``): the HTTP response is closed at once, the stream ends ``aborted``
   with the partial content kept;
 * failures of any kind become an ``error`` event; nothing raises out of the stream.
@@ -31,6 +34,7 @@ from typing import Any
 import httpx
 
 from baton.providers.adapter import (
+    REQUEST_TIME_LIMIT,
     RETRY_AFTER_TOO_LONG,
     FrameDecoder,
     HttpRequest,
@@ -39,6 +43,7 @@ from baton.providers.adapter import (
     WireAdapter,
 )
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
+from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth
 from baton.providers.messages import AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
@@ -149,7 +154,7 @@ class _Run:
             watcher = asyncio.get_running_loop().create_task(self._watch(signal, asyncio.current_task()))
         try:
             request = self._build_request()
-            await self._attempts(request)
+            await self._attempts_in_time(request)
             self._finish_ok()
         except asyncio.CancelledError:
             self._finish_aborted()
@@ -188,10 +193,23 @@ class _Run:
             self.options.on_payload(request.body)
         return request
 
+    async def _attempts_in_time(self, request: HttpRequest) -> None:
+        limit = self.options.request_timeout
+        deadline = asyncio.timeout(limit if limit is not None and limit > 0 else None)
+        try:
+            async with deadline:
+                await self._attempts(request)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            assert limit is not None
+            raise ProviderError(
+                f"Request stopped after {limit:g} s, {REQUEST_TIME_LIMIT} (retry.requestTimeoutMs)"
+            ) from None
+
     async def _attempts(self, request: HttpRequest) -> None:
         options = self.options
-        # "replace": a lone surrogate (undecodable tool output) must not make the request unsendable.
-        body = json.dumps(request.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        body = _request_body(request.body)
         headers = httpx.Headers(
             {"content-type": "application/json", "accept": "text/event-stream", "user-agent": _USER_AGENT}
         )
@@ -253,14 +271,20 @@ class _Run:
         create_frames: Callable[[], FrameDecoder] | None = getattr(self.adapter, "create_frame_decoder", None)
         frames = create_frames() if create_frames is not None else SseDecoder()
         feed = decoder.feed
+        idle = self.options.idle_timeout
+        clock = time.monotonic
+        last_event = clock()
         try:
             async for chunk in response.aiter_bytes():
-                for event, data in frames.feed(chunk):
-                    feed(event, data)
+                events = frames.feed(chunk)
+                if events:
+                    last_event = clock()
+                    for event, data in events:
+                        feed(event, data)
+                elif clock() - last_event > idle:  # bytes, but no event: keep-alive comments
+                    raise _idle_error(idle)
         except httpx.ReadTimeout as exc:
-            raise ProviderError(
-                f"Stream idle: no data received for {self.options.idle_timeout:g} s", retryable=True
-            ) from exc
+            raise _idle_error(idle) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"Connection lost while streaming: {_exc_text(exc)}", retryable=True) from exc
         for event, data in frames.close():
@@ -458,9 +482,26 @@ def _raise_stray_error(lines: list[str]) -> None:
     raise ProviderError(message, status=http, retryable=retryable)
 
 
+def _request_body(payload: dict[str, Any]) -> bytes:
+    """The JSON body, always valid: ``NaN`` and the infinities (from an old session file) are
+    sent as ``null``, which every provider accepts, instead of making every request unsendable;
+    "replace": so is a lone surrogate (undecodable tool output)."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(clamp_depth(payload, 4 * MAX_LINE_DEPTH), ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "replace")
+
+
+def _idle_error(idle: float) -> ProviderError:
+    return ProviderError(f"Stream idle: no data received for {idle:g} s", retryable=True)
+
+
 def _describe_unexpected(exc: Exception) -> str:
     if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
         return f"Malformed JSON in the provider's stream: {exc}"
+    if isinstance(exc, RecursionError):  # an adapter's json.loads on an event a thousand levels deep
+        return "Malformed JSON in the provider's stream: an event is nested too deeply to read"
     return f"Unexpected error while streaming: {type(exc).__name__}: {exc}"
 
 

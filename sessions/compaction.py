@@ -36,6 +36,7 @@ from baton.providers.messages import (
     UserMessage,
 )
 from baton.providers.models import Model
+from baton.providers.projection import project_message
 from baton.sessions.context import entry_message
 from baton.sessions.entries import (
     BranchSummaryEntry,
@@ -380,6 +381,7 @@ def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
     """The conversation as plain text, so the summariser reads it instead of continuing it."""
     parts: list[str] = []
     for message in convert_to_llm(list(messages)):
+        message = project_message(message)  # a runaway tool call is cut here as in any request
         if isinstance(message, UserMessage):
             content = message.content
             text = content if isinstance(content, str) else "".join(

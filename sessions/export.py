@@ -4,8 +4,10 @@ Model and tool output is untrusted. In HTML every piece of text goes through ``h
 after terminal control sequences are stripped; the page carries no script at all and a
 Content-Security-Policy that forbids scripts and remote loads, so nothing in a transcript can
 run or phone home. Images are embedded only as ``data:`` URIs of known image types whose payload
-is plain base64. In Markdown, prose is escaped the same way (renderers pass raw HTML through)
-and code goes in fences longer than any backtick run inside it.
+is plain base64. In Markdown, prose is escaped the same way (renderers pass raw HTML through) and
+its ``[`` too, so no link or image can form (a ``javascript:`` link, a remote image that phones
+home when the file is viewed); names go in code spans and code in fences, each longer than any
+backtick run inside it, so nothing breaks out of them.
 """
 
 from __future__ import annotations
@@ -191,8 +193,23 @@ def render_html(store: SessionStore, leaf_id: str | None = None) -> str:
 
 
 def md_text(text: str) -> str:
-    """Prose for Markdown: control sequences stripped, HTML markup neutralised."""
-    return html.escape(clean(text), quote=False)
+    """Prose for Markdown: control sequences stripped, HTML markup neutralised, and ``[``
+    escaped so that no link, image or link definition forms."""
+    return html.escape(clean(text), quote=False).replace("[", "\\[")
+
+
+def md_line(text: str) -> str:
+    """:func:`md_text` on one line (a heading or a list item cannot be split)."""
+    return md_text(" ".join(text.splitlines()))
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span (shown literally) on one line, delimited by more
+    backticks than any run inside it."""
+    body = " ".join(clean(text).splitlines())
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * (longest + 1)
+    return f"{ticks} {body} {ticks}"
 
 
 def fence(text: str, lang: str = "") -> str:
@@ -211,7 +228,7 @@ def _md_blocks(content: str | list[Any]) -> str:
         if isinstance(block, TextContent):
             parts.append(md_text(block.text))
         elif isinstance(block, ImageContent):
-            parts.append(f"*[image: {md_text(block.mime_type)}]*")
+            parts.append(f"*\\[image: {md_line(block.mime_type)}]*")
     return "\n\n".join(parts)
 
 
@@ -221,7 +238,7 @@ def _entry_markdown(entry: SessionEntry) -> str:
         if isinstance(message, UserMessage):
             return f"## User\n\n{_md_blocks(message.content)}"
         if isinstance(message, AssistantMessage):
-            parts = [f"## Assistant ({md_text(message.provider)}/{md_text(message.model)})"]
+            parts = [f"## Assistant ({md_line(message.provider)}/{md_line(message.model)})"]
             for block in message.content:
                 if isinstance(block, TextContent) and block.text.strip():
                     parts.append(md_text(block.text))
@@ -229,31 +246,31 @@ def _entry_markdown(entry: SessionEntry) -> str:
                     quoted = "\n".join(f"> {line}" for line in md_text(block.thinking).split("\n"))
                     parts.append(f"> *thinking*\n{quoted}")
                 elif isinstance(block, ToolCall):
-                    parts.append(f"**Tool call:** `{md_text(block.name)}`\n\n{fence(_json(block.arguments), 'json')}")
+                    parts.append(f"**Tool call:** {code_span(block.name)}\n\n{fence(_json(block.arguments), 'json')}")
             if message.stop_reason in ("error", "aborted"):
-                parts.append(f"*[{message.stop_reason}] {md_text(message.error_message or '')}*")
+                parts.append(f"*\\[{md_line(message.stop_reason)}] {md_line(message.error_message or '')}*")
             return "\n\n".join(parts)
         if isinstance(message, ToolResultMessage):
             texts = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
             state = " (error)" if message.is_error else ""
-            return f"### Tool result: `{md_text(message.tool_name)}`{state}\n\n{fence(texts)}"
+            return f"### Tool result: {code_span(message.tool_name)}{state}\n\n{fence(texts)}"
         if isinstance(message, BashExecutionMessage):
-            return f"### Bash: `{md_text(message.command)}`\n\n{fence(message.output)}"
+            return f"### Bash: {code_span(message.command)}\n\n{fence(message.output)}"
         if isinstance(message, CustomMessage):
-            return f"### {md_text(message.custom_type)}\n\n{_md_blocks(message.content)}"
+            return f"### {md_line(message.custom_type)}\n\n{_md_blocks(message.content)}"
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-            return f"### {message.role}\n\n{md_text(message.summary)}"
+            return f"### {md_line(message.role)}\n\n{md_text(message.summary)}"
         return ""
     if isinstance(entry, CompactionEntry):
         return f"### Compaction ({entry.tokens_before:,} tokens before)\n\n{md_text(entry.summary)}"
     if isinstance(entry, BranchSummaryEntry):
         return f"### Branch summary\n\n{md_text(entry.summary)}"
     if isinstance(entry, CustomMessageEntry):
-        return f"### {md_text(entry.custom_type)}\n\n{_md_blocks(entry.content)}"
+        return f"### {md_line(entry.custom_type)}\n\n{_md_blocks(entry.content)}"
     if isinstance(entry, ModelChangeEntry):
-        return f"*model → {md_text(entry.provider)}/{md_text(entry.model_id)}*"
+        return f"*model → {md_line(entry.provider)}/{md_line(entry.model_id)}*"
     if isinstance(entry, ThinkingLevelChangeEntry):
-        return f"*thinking → {md_text(entry.thinking_level)}*"
+        return f"*thinking → {md_line(entry.thinking_level)}*"
     return ""
 
 
@@ -261,11 +278,11 @@ def render_markdown(store: SessionStore, leaf_id: str | None = None) -> str:
     """The branch root → ``leaf_id`` (default: the current leaf) as Markdown."""
     title = store.name or f"Session {store.session_id}"
     head = [
-        f"# {md_text(title)}",
+        f"# {md_line(title)}",
         "",
-        f"- id: `{store.session_id}`",
-        f"- cwd: `{md_text(store.cwd)}`",
-        f"- started: {store.header.timestamp}",
+        f"- id: {code_span(store.session_id)}",
+        f"- cwd: {code_span(store.cwd)}",
+        f"- started: {md_line(store.header.timestamp)}",
     ]
     parts = ["\n".join(head)]
     parts.extend(p for p in (_entry_markdown(e) for e in store.branch_path(leaf_id)) if p)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
 
+from baton.providers.json_depth import MAX_LINE_DEPTH, loads_bounded
 from baton.providers.paths import sessions_dir
 from baton.sessions.entries import iso_to_ms
 from baton.sessions.errors import SessionNotFoundError
@@ -98,8 +98,8 @@ def read_session_info(path: Path) -> SessionInfo | None:
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
-        except ValueError:
+            line = loads_bounded(raw, MAX_LINE_DEPTH, allow_nan=True)
+        except ValueError:  # not JSON, or nested too deeply to read safely
             if header is None:
                 return None
             continue

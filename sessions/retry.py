@@ -3,8 +3,9 @@
 Retryable: overloaded, rate limits, 5xx / server errors, dropped connections and timeouts.
 A stream that went idle is retried too. Never retried: context overflow (compaction handles
 it), aborts, a ``Retry-After`` longer than ``retry.maxDelayMs`` (the adapter already failed on it
-with the provider's message: retrying sooner than asked would only be refused again), and anything
-else (bad request, authentication, ...), which a retry cannot fix.
+with the provider's message: retrying sooner than asked would only be refused again), a request
+that ran past ``retry.requestTimeoutMs`` (the same stream would use the time up again), and
+anything else (bad request, authentication, ...), which a retry cannot fix.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import re
 from typing import TYPE_CHECKING
 
-from baton.providers.adapter import RETRY_AFTER_TOO_LONG
+from baton.providers.adapter import REQUEST_TIME_LIMIT, RETRY_AFTER_TOO_LONG
 from baton.providers.messages import AssistantMessage
 from baton.providers.options import StreamOptions
 from baton.providers.overflow import is_context_overflow
@@ -38,7 +39,7 @@ def is_retryable_error(message: AssistantMessage, context_window: int = 0) -> bo
         return False
     if is_context_overflow(message, context_window):
         return False
-    if RETRY_AFTER_TOO_LONG in message.error_message:
+    if RETRY_AFTER_TOO_LONG in message.error_message or REQUEST_TIME_LIMIT in message.error_message:
         return False
     return _RETRYABLE.search(message.error_message) is not None
 
@@ -62,6 +63,10 @@ async def sleep_unless_aborted(delay_ms: int, signal: asyncio.Event) -> bool:
 
 
 def retry_stream_options(retry: RetrySettings) -> StreamOptions:
-    """The stream options the ``retry`` settings set: the longest ``Retry-After`` honoured and
-    the stream idle timeout (both in seconds); the rest are defaults."""
-    return StreamOptions(max_retry_delay=retry.max_delay_ms / 1000, idle_timeout=retry.idle_timeout_ms / 1000)
+    """The stream options the ``retry`` settings set: the longest ``Retry-After`` honoured, the
+    stream idle timeout and the time limit of one request (in seconds); the rest are defaults."""
+    return StreamOptions(
+        max_retry_delay=retry.max_delay_ms / 1000,
+        idle_timeout=retry.idle_timeout_ms / 1000,
+        request_timeout=retry.request_timeout_ms / 1000 if retry.request_timeout_ms else None,
+    )

@@ -57,7 +57,11 @@ class RetrySettings(_Section):
     max_delay_ms: int = Field(default=60_000, ge=0)
     """The longest wait: a server asking (``Retry-After``) for more fails at once instead."""
     idle_timeout_ms: int = Field(default=120_000, gt=0)
-    """A stream that delivers nothing for this long ends as a (retryable) error."""
+    """A stream that delivers no event for this long ends as a (retryable) error; keep-alive
+    comments do not count."""
+    request_timeout_ms: int = Field(default=600_000, ge=0)
+    """The most one request may take in all, its own retries included (0: no limit). A stream
+    still going then ends as an error that is not retried, its partial answer kept."""
 
 
 class BashSettings(_Section):

@@ -31,6 +31,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from baton.agent.messages import AgentMessage
+from baton.providers.json_depth import (
+    MAX_LINE_DEPTH,
+    JsonTooDeepError,
+    clamp_depth,
+    clamp_object,
+    loads_bounded,
+    text_depth_exceeds,
+)
 from baton.providers.messages import ImageContent, TextContent
 from baton.providers.surrogates import join_surrogates
 from baton.sessions.context import SessionContext, build_session_context
@@ -70,13 +78,36 @@ def dump_line(data: dict[str, Any]) -> bytes:
     """One JSONL line (compact JSON, UTF-8, newline-terminated).
 
     Never fails on a string: a lone surrogate (undecodable command-line bytes, half an emoji)
-    becomes U+FFFD (split pairs are joined), with one warning per process."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    becomes U+FFFD (split pairs are joined), with one warning per process. ``NaN`` and the
+    infinities raise ``ValueError`` (they are not JSON: :func:`entry_line` writes ``null``)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         _warn_replaced()
         return join_surrogates(text).encode("utf-8", "replace")
+
+
+def entry_line(entry: SessionEntry | SessionHeader) -> bytes:
+    """The line for ``entry``; never fails on what the entry holds, and never writes a line
+    that loading would refuse.
+
+    An entry that cannot be written as it is (a value nested past what pydantic serialises or
+    past :data:`MAX_LINE_DEPTH`, a ``NaN``) is written with its free-form values clamped
+    (:func:`clamp_object`): the file stays valid JSONL that loads and resumes, and the problem
+    is logged once per entry."""
+    try:
+        line = dump_line(entry.to_dict())
+    except (ValueError, TypeError, RecursionError) as exc:
+        problem: Exception = exc
+    else:
+        if line.count(b"[") + line.count(b"{") <= MAX_LINE_DEPTH or not text_depth_exceeds(
+            line.decode("utf-8", "replace"), MAX_LINE_DEPTH
+        ):
+            return line
+        problem = JsonTooDeepError(MAX_LINE_DEPTH)
+    logger.warning("session entry %s saved with values cut: %s", getattr(entry, "id", "header"), problem)
+    return dump_line(clamp_depth(clamp_object(entry).to_dict(), MAX_LINE_DEPTH))
 
 
 _replaced_warned = False
@@ -470,7 +501,7 @@ class SessionStore:
         if self._rewrite_pending:
             self._rewrite(extra=entry)
             return
-        line = dump_line(entry.to_dict())
+        line = entry_line(entry)
         if self._tail.truncate_to is not None:
             os.ftruncate(self._fd, self._tail.truncate_to)
         elif self._tail.add_newline:
@@ -501,10 +532,10 @@ class SessionStore:
 
     def _lines(self, extra: SessionEntry | None) -> bytes:
         self.header.version = CURRENT_VERSION
-        parts = [dump_line(self.header.to_dict())]
-        parts.extend(dump_line(e.to_dict()) for e in self.entries)
+        parts = [entry_line(self.header)]
+        parts.extend(entry_line(e) for e in self.entries)
         if extra is not None:
-            parts.append(dump_line(extra.to_dict()))
+            parts.append(entry_line(extra))
         return b"".join(parts)
 
 
@@ -529,7 +560,7 @@ class LineReader:
         """A line that is not valid UTF-8 but otherwise whole JSON, decoded with U+FFFD for the
         bad bytes (as pi does), so one damaged byte does not drop the entry; else ``None``."""
         try:
-            value = json.loads(raw.decode("utf-8", "replace"))
+            value = loads_bounded(raw.decode("utf-8", "replace"), MAX_LINE_DEPTH, allow_nan=True)
         except ValueError:
             return None
         self.report.warnings.append(
@@ -547,8 +578,11 @@ class LineReader:
             unterminated = not raw.endswith(b"\n")
             if not raw.strip():
                 continue
+            too_deep = False
             try:
-                value = json.loads(raw)
+                value = loads_bounded(raw, MAX_LINE_DEPTH, allow_nan=True)
+            except JsonTooDeepError:  # json.loads would raise RecursionError, pydantic fail later
+                value, too_deep = None, True
             except ValueError:  # includes invalid UTF-8
                 value = self._lossy(raw, number)
             if not seen_header:
@@ -564,6 +598,10 @@ class LineReader:
                         f"{path.name}: the last line is incomplete (torn write) and was skipped"
                     )
                     self.tail = TailFix(truncate_to=start)
+                elif too_deep:
+                    self.report.warnings.append(
+                        f"{path.name}: line {number} is nested more than {MAX_LINE_DEPTH} levels deep and was skipped"
+                    )
                 else:
                     self.report.warnings.append(f"{path.name}: line {number} is not a JSON object and was skipped")
                 continue

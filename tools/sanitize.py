@@ -6,14 +6,25 @@ DCS/SOS/PM/APC strings, two- and three-byte ESC sequences, their 8-bit C1 forms)
 C0/C1 control characters except newline and tab. Carriage returns and backspaces are applied the
 way a progress bar means them: a line rewritten with ``\\r`` keeps only its last segment, and
 ``x\\by`` keeps ``y``. Used on command output, by the TUI and by exports.
+
+Characters that change what text *looks* like without being seen are shown instead of obeyed:
+the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which make
+a command or a name read as something else than it is ("Trojan Source": an override before
+``txt.sh`` shows ``hs.txt``), and the zero-width spaces that make two different names look alike
+(U+200B, U+2060, U+FEFF) become a visible ``<U+202E>``.
+The joiners (U+200C, U+200D) stay: emoji and several scripts need them.
 """
 
 from __future__ import annotations
 
 import re
 
-# Anything that needs work: C0 except \t and \n, DEL, C1.
-_NEEDS_WORK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Shown as <U+XXXX>: bidi embeddings, overrides and isolates; zero-width spaces.
+_REVEALED = "\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff"
+_REVEAL = re.compile(f"[{_REVEALED}]")
+
+# Anything that needs work: C0 except \t and \n, DEL, C1, and the characters shown as code points.
+_NEEDS_WORK = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_REVEALED}]")
 
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7F)) + b"\n\t"
 
@@ -40,8 +51,9 @@ def strip_control_sequences(text: str) -> str:
     """Remove terminal control sequences and control characters (keeping ``\\n`` and ``\\t``).
 
     ``\\r\\n`` becomes ``\\n``; a line containing bare ``\\r`` keeps its last non-empty segment
-    (what a progress bar finally shows); backspace erases the character before it. Text without
-    control characters is returned unchanged (and fast)."""
+    (what a progress bar finally shows); backspace erases the character before it; bidi
+    controls and zero-width spaces become ``<U+XXXX>``. Text without any of these is returned
+    unchanged (and fast)."""
     if text.isascii():
         if not text.encode("ascii").translate(None, _PRINTABLE_ASCII):
             return text  # fast path: nothing but printable ASCII, newlines and tabs
@@ -55,7 +67,14 @@ def strip_control_sequences(text: str) -> str:
         text = "\n".join(_last_segment(line) for line in text.split("\n"))
     if "\b" in text:
         text = "\n".join(_apply_backspaces(line) if "\b" in line else line for line in text.split("\n"))
-    return _CONTROLS.sub("", text)
+    text = _CONTROLS.sub("", text)
+    if not text.isascii():
+        text = _REVEAL.sub(_code_point, text)
+    return text
+
+
+def _code_point(match: re.Match[str]) -> str:
+    return f"<U+{ord(match.group()):04X}>"
 
 
 def _has_c1_introducer(text: str) -> bool:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageUpdateEvent
+from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth, clamp_object
 from baton.providers.messages import now_ms
 from baton.providers.surrogates import join_surrogates
 from baton.sessions.events import AutoRetryStartEvent
@@ -33,13 +35,44 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.sessions import CodingSession
 
+logger = logging.getLogger(__name__)
+
 _DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
-dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-"""One compact JSON line (no newline); non-ASCII kept as is (the framing is LF only)."""
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
+
+
+def dumps(payload: Any) -> str:
+    """One compact JSON line (no newline); non-ASCII kept as is (the framing is LF only).
+
+    Always valid JSON: ``NaN`` and the infinities become ``null``, and a value nested deeper than
+    a reader could parse is cut (:func:`~providers.json_depth.clamp_depth`)."""
+    try:
+        return _encode(payload)
+    except (ValueError, RecursionError):
+        return _encode(clamp_depth(payload, MAX_LINE_DEPTH))
 
 
 def event_line(event: Any) -> str:
-    """The JSON line for one session/agent event."""
+    """The JSON line for one session/agent event; never raises.
+
+    An event that cannot be serialised as it is goes out with its free-form values cut
+    (:func:`~providers.json_depth.clamp_object`) and a ``serializationError`` saying why; if
+    even that fails, as ``{"type", "serializationError"}``, so a reader still sees every event
+    (``agent_end`` included) and learns what was lost."""
+    try:
+        return dumps(_event_dict(event))
+    except (ValueError, TypeError, RecursionError) as exc:
+        problem = f"this event could not be serialised as it is: {exc}"
+        logger.warning("%s event: %s", getattr(event, "type", "unknown"), problem)
+        try:
+            data = _event_dict(clamp_object(event))
+        except (ValueError, TypeError, RecursionError):
+            data = {"type": getattr(event, "type", "unknown")}
+        data["serializationError"] = problem
+        return dumps(data)
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
     if isinstance(event, MessageUpdateEvent):
         from baton.providers.events import event_to_dict
 
@@ -50,8 +83,9 @@ def event_line(event: Any) -> str:
         }
         if inner.type not in _DELTA_TYPES:
             out["message"] = event.message.to_json_dict()
-        return dumps(out)
-    return dumps(event.to_dict())
+        return out
+    data: dict[str, Any] = event.to_dict()
+    return data
 
 
 def session_header(session: CodingSession) -> dict[str, Any]:
@@ -74,23 +108,27 @@ def session_header(session: CodingSession) -> dict[str, Any]:
 class LineWriter:
     """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
 
-    When the reader goes away (a closed pipe), writing stops and ``on_closed`` is called once:
-    nobody is watching the run any more."""
+    When the output fails (the reader went away: ``EPIPE``, a reset socket, a closed or full
+    stream), writing stops for good, ``on_closed`` is called once and :meth:`wait_closed`
+    returns: nobody is watching the run any more, so the mode aborts it and exits instead of
+    producing output for no one."""
 
     def __init__(self, out: TextIO, on_closed: Callable[[], None] | None = None) -> None:
         self._out = out
         self._flush_scheduled = False
         self._loop = asyncio.get_running_loop()
         self._on_closed = on_closed
+        self._closed_event = asyncio.Event()
         self.closed = False
 
     def write(self, line: str) -> None:
+        """Queue one line (a newline is added); dropped once the output has closed."""
         if self.closed:
             return
         line = join_surrogates(line)  # a file name that is not UTF-8 in a tool result
         try:
             self._out.write(line + "\n")
-        except BrokenPipeError:
+        except (OSError, ValueError):  # ValueError: the stream itself was closed
             self._close()
             return
         if not self._flush_scheduled:
@@ -98,16 +136,22 @@ class LineWriter:
             self._loop.call_soon(self.flush)
 
     def flush(self) -> None:
+        """Write out what is buffered."""
         self._flush_scheduled = False
         if self.closed:
             return
         try:
             self._out.flush()
-        except BrokenPipeError:
+        except (OSError, ValueError):
             self._close()
+
+    async def wait_closed(self) -> None:
+        """Return once the output has closed."""
+        await self._closed_event.wait()
 
     def _close(self) -> None:
         self.closed = True
+        self._closed_event.set()
         silence_stdout()
         if self._on_closed is not None:
             self._on_closed()

@@ -5,19 +5,26 @@ gets one ``{"type": "response", "command", "success", "data"? | "error"?}`` line
 command's ``id`` when it had one). Events are JSON mode's lines (:func:`json_mode.event_line`).
 ``prompt`` answers at once and the run streams as events. A line that is not a JSON command gets
 an error response (command ``parse``) and the process keeps reading; EOF on stdin aborts any
-run, waits for it to be saved, and exits 0. The command handlers live in :mod:`tui.rpc_commands`.
+run, waits for it to be saved, and exits 0; so does a closed stdout (the client died, or stopped
+reading), with exit code 1. The command handlers live in :mod:`tui.rpc_commands`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
 from baton.providers.errors import BatonError
+from baton.providers.json_depth import loads_bounded
 from baton.tui.json_mode import LineWriter, dumps, event_line
 from baton.tui.session_features import ignored_project_notice
-from baton.tui.stdio_protocol import LineTooLong, claim_stdout, log_to_file, open_stdin, read_line
+from baton.tui.stdio_protocol import (
+    LineTooLong,
+    claim_stdout,
+    log_to_file,
+    open_stdin,
+    read_line_unless_closed,
+)
 
 if TYPE_CHECKING:
     from baton.sessions import CodingSession
@@ -68,8 +75,8 @@ class RpcServer:
         if not raw.strip():
             return
         try:
-            command = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            command = loads_bounded(raw)  # nested too deeply: a parse error like any other
+        except ValueError as exc:
             self._emit_in_order(error_response("parse", None, f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict) or not isinstance(command.get("type"), str):
@@ -105,7 +112,7 @@ class RpcServer:
         """Read commands until EOF, then abort whatever runs and wait for it to finish."""
         while not self.writer.closed:
             try:
-                raw = await read_line(reader)
+                raw = await read_line_unless_closed(reader, self.writer.wait_closed())
             except LineTooLong as exc:
                 self.emit(error_response("parse", None, f"Failed to parse command: {exc}"))
                 continue
@@ -124,7 +131,8 @@ class RpcServer:
 
 
 async def run_rpc_mode(session: CodingSession) -> int:
-    """Serve pi's RPC protocol on stdin/stdout until EOF; returns the exit code (0)."""
+    """Serve pi's RPC protocol on stdin/stdout until EOF; returns the exit code (0, or 1 when
+    stdout closed first)."""
     out = claim_stdout()
     log_to_file("rpc")
     writer = LineWriter(out, on_closed=session.abort)
@@ -140,6 +148,6 @@ async def run_rpc_mode(session: CodingSession) -> int:
         writer.flush()
         try:
             out.flush()
-        except (BrokenPipeError, ValueError):
+        except (OSError, ValueError):
             pass
-    return 0
+    return 1 if writer.closed else 0

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Awaitable
 from typing import TextIO
 
 # Lines longer than this are an error, not a reason to grow memory without bound.
@@ -100,6 +101,23 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
     if line.endswith(b"\r"):
         line = line[:-1]
     return line
+
+
+async def read_line_unless_closed(reader: asyncio.StreamReader, closed: Awaitable[None]) -> bytes | None:
+    """:func:`read_line`, or ``None`` as soon as ``closed`` completes: once the output is gone
+    (the client died, or closed the pipe it reads), a mode stops reading even when its input
+    stays open, and ends like at EOF."""
+    read = asyncio.ensure_future(read_line(reader))
+    waiter = asyncio.ensure_future(closed)
+    try:
+        await asyncio.wait({read, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not read.done():
+            read.cancel()
+    if read.cancelled() or not read.done():
+        return None
+    return read.result()
 
 
 async def _discard_line(reader: asyncio.StreamReader, consumed: int) -> None:

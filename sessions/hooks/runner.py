@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.json_depth import MAX_VALUE_DEPTH, loads_bounded
 from baton.providers.redact import redact
 from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command
@@ -44,8 +45,8 @@ class HookOutcome:
         if not text.startswith("{"):
             return None
         try:
-            value = json.loads(text)
-        except ValueError:
+            value = loads_bounded(text, MAX_VALUE_DEPTH)
+        except ValueError:  # not JSON, or nested too deeply
             return None
         return value if isinstance(value, dict) else None
 

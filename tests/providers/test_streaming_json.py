@@ -140,13 +140,16 @@ def test_lenient_like_pis_repair_raw_control_characters_and_bad_escapes() -> Non
 
 def test_deep_nesting_does_not_overflow_the_stack() -> None:
     text = '{"a": ' + "[" * 50_000
-    value = parse_streaming_json(text)
-    depth = 0
-    node: Any = value["a"]
-    while node:
-        node = node[0]
-        depth += 1
-    assert depth == 49_999
+    assert parse_streaming_json(text) == {}
+    assert parse_streaming_json(text + "]" * 50_000 + "}") == {}
+
+
+def test_nesting_past_the_cap_is_refused_while_it_streams() -> None:
+    parser = StreamingJsonParser(max_depth=4)
+    assert parser.feed('{"a": [[') == {"a": [[]]}
+    assert parser.feed("[") == {"a": [[[]]]} and not parser.too_deep  # four levels: the cap
+    assert parser.feed("[1]]]]}") == {} and parser.too_deep
+    assert parser.finish() == {}
 
 
 def test_feed_returns_the_live_value() -> None:

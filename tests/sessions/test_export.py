@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import base64
 import html.parser
+import json
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baton.agent.messages import BashExecutionMessage
 from baton.providers.messages import (
@@ -82,6 +86,7 @@ def test_markdown_export_neutralises_markup_and_fences_code(tmp_path: Path) -> N
     out = export_session(path, tmp_path / "out.md")
     text = out.read_text()
     prose = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1$", "", text)  # code fences render literally
+    prose = re.sub(r"(`+) .*? \1", "", prose)  # and so do code spans
     assert "<script>" in text and "<script>" not in prose and "&lt;script&gt;" in prose
     assert "\x1b" not in text
     assert "`````\nout <script>" in text, "code fences outgrow the backticks inside"
@@ -96,3 +101,107 @@ def test_fence_is_longer_than_any_backtick_run() -> None:
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="Unknown export format"):
         export_session(_session(tmp_path), tmp_path / "x.pdf", "pdf")
+
+
+# --------------------------------------------------------------------------------------------
+# Everything a session file may hold, hostile (issue 23): the header and every entry kind
+
+
+HOSTILE = (EVIL + "`<b onmouseover=alert(3)>`[l](javascript:alert(4))![i](http://evil.test/t.png)"
+           "\n[ref]: javascript:alert(5)\n\u202etxt.sh\u2066x\u2069")
+_SAFE_TAGS = frozenset({"html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3",
+                        "div", "section", "details", "summary", "pre", "img", "p", "code", "em", "strong",
+                        "blockquote", "ul", "li", "hr", "br"})
+
+
+class _Unsafe(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, ...]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _SAFE_TAGS:
+            self.found.append(("tag", tag))
+        for name, value in attrs:
+            lowered = (value or "").lower()
+            remote = tag == "img" and name == "src" and not lowered.startswith("data:image/")
+            if name.startswith("on") or "javascript:" in lowered or remote or name in ("href", "action"):
+                self.found.append((tag, name, value or ""))
+
+
+def unsafe_markup(rendered_html: str) -> list[tuple[str, ...]]:
+    """Tags, handlers and links in rendered HTML that a transcript must never produce."""
+    parser = _Unsafe()
+    parser.feed(rendered_html)
+    return parser.found
+
+
+def hostile_session_file(directory: Path, text: str = HOSTILE) -> Path:
+    """A session file whose every string a reader sees holds ``text``."""
+    usage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+    def entry(number: int, kind: str, **fields: Any) -> dict[str, Any]:
+        parent = f"e{number - 1:07d}" if number > 1 else None
+        return {"type": kind, "id": f"e{number:07d}", "parentId": parent, "timestamp": "t" + text, **fields}
+
+    lines = [
+        {"type": "session", "version": 3, "id": "id" + text, "timestamp": "2024" + text, "cwd": "/w" + text},
+        entry(1, "session_info", name="n" + text),
+        entry(2, "message", message={"role": "user", "content": "u" + text, "timestamp": 1}),
+        entry(3, "message", message={
+            "role": "assistant", "api": "a" + text, "provider": "p" + text, "model": "m" + text, "usage": usage,
+            "content": [{"type": "text", "text": "t" + text}, {"type": "thinking", "thinking": "th" + text},
+                        {"type": "toolCall", "id": "c1", "name": "n" + text, "arguments": {"k" + text: "v" + text}}],
+            "stopReason": "error", "errorMessage": "e" + text, "timestamp": 2}),
+        entry(4, "message", message={
+            "role": "toolResult", "toolCallId": "c1", "toolName": "tn" + text, "isError": True, "timestamp": 3,
+            "content": [{"type": "text", "text": "r" + text}, {"type": "image", "data": "AAAA",
+                                                              "mimeType": "image/png" + text}]}),
+        entry(5, "message", message={"role": "bashExecution", "command": "c" + text, "output": "o" + text,
+                                     "exitCode": 1, "cancelled": False, "truncated": False, "timestamp": 4}),
+        entry(6, "model_change", provider="p" + text, modelId="m" + text),
+        entry(7, "thinking_level_change", thinkingLevel="high" + text),
+        entry(8, "compaction", summary="s" + text, firstKeptEntryId="e0000002", tokensBefore=5),
+        entry(9, "branch_summary", fromId="e0000002", summary="b" + text),
+        entry(10, "custom_message", customType="ct" + text, content="cm" + text, display=True),
+        entry(11, "label", targetId="e0000002", label="l" + text),
+        entry(12, "message", message={"role": "custom", "customType": "cu" + text, "display": True, "timestamp": 5,
+                                      "content": [{"type": "text", "text": "cx" + text}]}),
+    ]
+    path = directory / "hostile.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_markdown_export_of_every_field_renders_no_markup_links_or_remote_images(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    path = hostile_session_file(tmp_path)
+    assert SessionStore.load(path).warnings == []
+    text = export_session(path, tmp_path / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(text)) == []
+    assert "<U+202E>txt.sh<U+2066>x<U+2069>" in text and "\u202e" not in text
+
+
+def test_html_export_of_every_field_escapes_it(tmp_path: Path) -> None:
+    text = export_session(hostile_session_file(tmp_path), tmp_path / "out.html").read_text()
+    assert unsafe_markup(text) == []
+    assert "\u202e" not in text and "&lt;U+202E&gt;txt.sh" in text
+
+
+_PIECES = [*"<>\"'`&=/()[]!:;\n\\ #*_~", "on", "javascript:", "script", "img", "src", "http://x", "\u202e", "\x1b",
+           "<script>", "<img src=x onerror=alert(1)>", "![i](http://x/t.png)", "[l](javascript:alert(1))",
+           "\n[r]: javascript:alert(1)\n", "``", "\n```\n", "<b onmouseover=alert(1)>"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_exports_never_render_markup_whatever_the_text(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    from markdown_it import MarkdownIt
+
+    directory = tmp_path_factory.mktemp("export")
+    path = hostile_session_file(directory, text)
+    assert unsafe_markup(export_session(path, directory / "out.html").read_text()) == []
+    markdown = export_session(path, directory / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []

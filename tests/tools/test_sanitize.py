@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from baton.tools.sanitize import strip_control_sequences
 
 CONTROL: tuple[Literal["Cc"]] = ("Cc",)
+REVEALED = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u2060\ufeff"
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,31 @@ def test_output_has_no_control_characters(text: str) -> None:
     assert out.count("\n") <= text.count("\n")
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=CONTROL)))
+@given(st.text(alphabet=st.characters(blacklist_categories=CONTROL, blacklist_characters=REVEALED)))
 def test_printable_text_is_untouched(text: str) -> None:
     assert strip_control_sequences(text) == text
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("rm -rf ~/\u202etxt.sh", "rm -rf ~/<U+202E>txt.sh"),
+        ("a\u202ab\u202bc\u202cd\u202de", "a<U+202A>b<U+202B>c<U+202C>d<U+202D>e"),
+        ("\u2066x\u2067y\u2068z\u2069", "<U+2066>x<U+2067>y<U+2068>z<U+2069>"),
+        ("same\u200bname and\u2060joined\ufeff", "same<U+200B>name and<U+2060>joined<U+FEFF>"),
+        ("\x1b[31m\u202ered\x1b[0m", "<U+202E>red"),
+    ],
+)
+def test_bidi_controls_and_zero_width_spaces_are_shown_as_code_points(raw: str, shown: str) -> None:
+    assert strip_control_sequences(raw) == shown
+
+
+def test_joiners_that_emoji_and_scripts_need_stay() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467 \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    assert strip_control_sequences(family) is family
+
+
+@given(st.text() | st.text(alphabet=st.sampled_from([*REVEALED, "a", " ", "\n", "\x1b", "[", "\r", "\u200d"])))
+def test_no_bidi_control_or_zero_width_space_survives(text: str) -> None:
+    out = strip_control_sequences(text)
+    assert not any(ch in REVEALED for ch in out)

@@ -26,7 +26,7 @@ _FAST_METHODS = ("initialize", "session/new")
 
 
 async def run_acp_mode(args: CliArgs) -> int:
-    """Serve ACP until the editor closes stdin; returns the exit code (0)."""
+    """Serve ACP until the editor closes stdin (exit code 0) or stdout (1)."""
     out = claim_stdout()
     log_to_file("acp")
     writer = LineWriter(out)
@@ -38,7 +38,7 @@ async def run_acp_mode(args: CliArgs) -> int:
     finally:
         await agent.shutdown()
         writer.flush()
-    return 0
+    return 1 if writer.closed else 0
 
 
 async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bool:

@@ -8,12 +8,12 @@ line silently, or stop on a JSON value that is not an object.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import deque
 from typing import Any
 
+from baton.providers.json_depth import loads_bounded
 from baton.tui.json_mode import LineWriter, dumps
-from baton.tui.stdio_protocol import LineTooLong, read_line
+from baton.tui.stdio_protocol import LineTooLong, read_line_unless_closed
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -54,12 +54,15 @@ class StdioTransport:
         self._pushed.appendleft(message)
 
     async def receive(self) -> dict[str, Any] | None:
-        """The next valid message; ``None`` at EOF."""
+        """The next valid message; ``None`` at EOF, and once stdout has closed (the editor is
+        gone: the connection ends, which aborts and saves every run)."""
         if self._pushed:
             return self._pushed.popleft()
         while True:
+            if self._writer.closed:
+                return None
             try:
-                raw = await read_line(self._reader)
+                raw = await read_line_unless_closed(self._reader, self._writer.wait_closed())
             except LineTooLong as exc:
                 self.send_now(error_message(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
                 continue
@@ -68,8 +71,8 @@ class StdioTransport:
             if not raw.strip():
                 continue
             try:
-                message = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
+                message = loads_bounded(raw)  # nested too deeply: a parse error like any other
+            except ValueError as exc:
                 self.send_now(error_message(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
                 continue
             problem = _problem(message)
