@@ -36,6 +36,11 @@ EFFORT_NAMES = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "def
 """Reasoning effort values baton understands (models.dev's ``reasoning_options``)."""
 
 
+_MODEL_KEYS = frozenset({"id", "name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "releaseDate",
+                         "knowledge", "compat"})
+_COST_KEYS = frozenset({"input", "output", "cacheRead", "cacheWrite"})
+
+
 def overlay_path() -> Path:
     """``$BATON_HOME/catalog-overlay.json``."""
     return baton_home() / OVERLAY_FILE
@@ -85,9 +90,7 @@ def model_problem(model: Any) -> str | None:
     model_id = model.get("id")
     if not isinstance(model_id, str) or not MODEL_ID.fullmatch(model_id):
         return "id: not a usable model id"
-    allowed = {"id", "name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "releaseDate",
-               "knowledge", "compat"}
-    extra = set(model) - allowed
+    extra = model.keys() - _MODEL_KEYS
     if extra:
         return f"fields not allowed here: {', '.join(sorted(extra))}"
     name = model.get("name", model_id)
@@ -102,7 +105,7 @@ def model_problem(model: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 100_000_000:
             return f"{key}: must be a positive number of tokens"
     cost = model.get("cost", {})
-    if not isinstance(cost, dict) or set(cost) - {"input", "output", "cacheRead", "cacheWrite"}:
+    if not isinstance(cost, dict) or cost.keys() - _COST_KEYS:
         return "cost: must hold input/output/cacheRead/cacheWrite prices"
     for key, price in cost.items():
         if isinstance(price, bool) or not isinstance(price, int | float) or not 0 <= price <= 100_000:
