@@ -20,7 +20,7 @@ DEFAULT_MODELS: tuple[str, ...] = (
     "openai/gpt-5.1",
     "google/gemini-2.5-pro",
     "openrouter/anthropic/claude-sonnet-4.5",
-    "xai/grok-4",
+    "xai/grok-4.3",
     "groq/openai/gpt-oss-120b",
     "mistral/mistral-large-latest",
     "deepseek/deepseek-chat",
