@@ -1,9 +1,12 @@
-"""The catalog rebuild (``python -m baton.providers.catalog_build``) run on a saved snapshot of
-its sources, the conversion shared with ``--update-models``, and the bundled file it wrote."""
+"""The catalog rebuild (``python -m baton.providers.catalog_build``) run on synthetic files in its
+sources' formats (``fixtures/catalog_source``), the conversion shared with ``--update-models``, and
+the bundled file it wrote (compared with a rebuild from the real sources when
+``BATON_CATALOG_SOURCE`` names them: they are not in the repository)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +25,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "catalog_source"
 CHECKOUT = FIXTURES / "models.dev"
 API_JSON = FIXTURES / "models-dev-api.json"
 PI = FIXTURES / "pi-models.generated.ts"
+SOURCE_ENV = "BATON_CATALOG_SOURCE"
+"""A models.dev checkout or saved api.json, as given to the script; never committed."""
+PI_ENV = "BATON_CATALOG_PI"
+"""pi's models.generated.ts, as given to ``--pi``; never committed."""
 
 
 def rebuild(tmp_path: Path, *sources: str) -> tuple[subprocess.CompletedProcess[str], Path]:
@@ -46,27 +53,40 @@ def test_rebuild_from_the_saved_snapshot(tmp_path: Path) -> None:
     assert (anthropic["api"], anthropic["baseUrl"], anthropic["envVars"]) == (
         "anthropic-messages", "https://api.anthropic.com", ["ANTHROPIC_API_KEY"])
     # newest first; the model only pi lists (retired at models.dev) is left out
-    assert [m["id"] for m in anthropic["models"]] == ["claude-opus-5", "claude-opus-4-8", "claude-opus-4-5"]
-    opus5 = models_of(document, "anthropic")["claude-opus-5"]
-    # base_model facts (release, knowledge) merged under the provider's own (prices, efforts)
-    assert opus5["releaseDate"] == "2026-07-24" and opus5["knowledge"] == "2026-05"
-    assert opus5["cost"] == {"input": 5.0, "output": 25.0, "cacheRead": 0.5, "cacheWrite": 6.25}
-    assert (opus5["contextWindow"], opus5["maxTokens"], opus5["input"]) == (1_000_000, 128_000, ["text", "image"])
-    assert opus5["compat"] == {"supportsTemperature": False, "supportsXhigh": True,
+    assert [m["id"] for m in anthropic["models"]] == [
+        "claude-fixture-opus-3", "claude-fixture-opus-2", "claude-fixture-opus-1"]
+    opus3 = models_of(document, "anthropic")["claude-fixture-opus-3"]
+    # base_model facts (release, knowledge, context) merged under the provider's own (prices, efforts,
+    # its output limit)
+    assert opus3["releaseDate"] == "2026-06-15" and opus3["knowledge"] == "2026-03"
+    assert opus3["cost"] == {"input": 6.0, "output": 30.0, "cacheRead": 0.6, "cacheWrite": 7.5}
+    assert (opus3["contextWindow"], opus3["maxTokens"], opus3["input"]) == (800_000, 64_000, ["text", "image"])
+    assert opus3["compat"] == {"supportsTemperature": False, "supportsXhigh": True,
                                "reasoningEfforts": ["low", "medium", "high", "xhigh", "max"]}
     openai = models_of(document, "openai")
-    assert set(openai) == {"gpt-5.6-sol", "gpt-5"}  # no embedding model
-    # models.dev wins over pi for facts: the input limit (272K), not pi's 400K window
-    assert openai["gpt-5"]["contextWindow"] == 272_000
-    assert "openai/gpt-5: contextWindow models.dev=272000 pi=400000" in proc.stderr
-    assert openai["gpt-5.6-sol"]["contextWindow"] == 922_000
-    # pi wins for the request rules it records
-    assert models_of(document, "zai")["glm-5"]["compat"]["supportsDeveloperRole"] is False
-    assert models_of(document, "zai")["glm-5"]["compat"]["requiresReasoningContentOnAssistantMessages"] is True
-    assert "claude-3-7-sonnet-latest" in proc.stderr  # reported as left out
-    assert set(models_of(document, "mistral")) == {"mistral-small-latest"}  # devstral is deprecated
-    assert set(models_of(document, "openrouter")) == {"anthropic/claude-sonnet-4.6"}  # llama: not a listed lab
-    assert "anthropic: 3 models, newest: claude-opus-5 (2026-07-24)" in proc.stderr
+    assert set(openai) == {"gpt-fixture-9", "gpt-fixture-8", "gpt-fixture-7-mini"}  # no embedding model
+    # models.dev wins over pi for facts: the input limit (300K), not pi's 500K window
+    assert openai["gpt-fixture-8"]["contextWindow"] == 300_000
+    assert "openai/gpt-fixture-8: contextWindow models.dev=300000 pi=500000" in proc.stderr
+    assert openai["gpt-fixture-9"]["contextWindow"] == 900_000
+    # a record cannot say where requests go, nor write escapes to the terminal
+    assert document["providers"]["openai"]["baseUrl"] == "https://api.openai.com/v1"
+    assert openai["gpt-fixture-7-mini"]["name"] == "GPT Fixture 7 mini]0;pwned"
+    assert "evil.example" not in out.read_text()
+    # pi wins for the request rules it records; models.dev's own statements win over pi's
+    glm = models_of(document, "zai")["glm-fixture-2"]
+    assert glm["compat"]["supportsDeveloperRole"] is False
+    assert glm["compat"]["requiresReasoningContentOnAssistantMessages"] is True  # pi: false
+    assert "anthropic: only pi lists (left out): claude-fixture-sonnet-1-latest" in proc.stderr
+    assert set(models_of(document, "mistral")) == {"mistral-fixture-small-latest"}  # devstral is deprecated
+    assert "left out: mistral/mistral-fixture-broken: limit.context: 0 is out of range" in proc.stderr
+    openrouter = models_of(document, "openrouter")
+    assert set(openrouter) == {"anthropic/claude-fixture-sonnet-2.5"}  # llama: not a listed lab
+    sonnet = openrouter["anthropic/claude-fixture-sonnet-2.5"]
+    # base_model_omit drops the lab's input limit; the router's max output is the model's, not pi's 4096
+    assert (sonnet["contextWindow"], sonnet["maxTokens"], sonnet["knowledge"]) == (500_000, 100_000, "2025-07-31")
+    assert "openrouter/anthropic/claude-fixture-sonnet-2.5: maxTokens models.dev=100000 pi=4096" in proc.stderr
+    assert "anthropic: 3 models, newest: claude-fixture-opus-3 (2026-06-15)" in proc.stderr
 
 
 def test_the_api_shape_gives_the_same_catalog(tmp_path: Path) -> None:
@@ -115,17 +135,35 @@ def test_the_bundled_catalog_is_the_scripts_output() -> None:
             assert problem is None, f"{name}/{model['id']}: {problem}"
 
 
+def test_the_bundled_catalog_rebuilds_from_its_sources(tmp_path: Path) -> None:
+    """Byte for byte what the script writes from the data it was built from. That data is
+    fetched, never committed: point ``BATON_CATALOG_SOURCE`` at the models.dev checkout (or saved
+    api.json) and ``BATON_CATALOG_PI`` at pi's models.generated.ts to run this check."""
+    source = os.environ.get(SOURCE_ENV, "").strip()
+    if not source:
+        pytest.skip(f"{SOURCE_ENV} is not set: it names the models.dev checkout or api.json the bundled "
+                    f"catalog was built from (and {PI_ENV} pi's models.generated.ts); neither is in the repository")
+    args = [source]
+    pi = os.environ.get(PI_ENV, "").strip()
+    if pi:
+        args += ["--pi", pi]
+    proc, out = rebuild(tmp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text(encoding="utf-8") == catalog_build.DEFAULT_OUT.read_text(encoding="utf-8"), (
+        f"the bundled catalog is not what the script writes from {source}: rebuild it and commit the result")
+
+
 def test_pi_values_never_override_facts() -> None:
     api = json.loads(API_JSON.read_text())
-    pi = {"anthropic": {"claude-opus-5": {"contextWindow": 1, "maxTokens": 1, "reasoning": False,
-                                          "cost": {"input": 99, "output": 99},
-                                          "compat": {"allowEmptySignature": True}}}}
+    pi = {"anthropic": {"claude-fixture-opus-3": {"contextWindow": 1, "maxTokens": 1, "reasoning": False,
+                                                  "cost": {"input": 99, "output": 99},
+                                                  "compat": {"allowEmptySignature": True}}}}
     document, report = catalog_build.build(api, pi)
-    opus5 = models_of(document, "anthropic")["claude-opus-5"]
-    assert (opus5["contextWindow"], opus5["maxTokens"], opus5["reasoning"], opus5["cost"]["input"]) == (
-        1_000_000, 128_000, True, 5.0)
-    assert opus5["compat"]["allowEmptySignature"] is True
-    assert "anthropic/claude-opus-5: cost.input models.dev=5 pi=99" in report
+    opus3 = models_of(document, "anthropic")["claude-fixture-opus-3"]
+    assert (opus3["contextWindow"], opus3["maxTokens"], opus3["reasoning"], opus3["cost"]["input"]) == (
+        800_000, 64_000, True, 6.0)
+    assert opus3["compat"]["allowEmptySignature"] is True
+    assert "anthropic/claude-fixture-opus-3: cost.input models.dev=6 pi=99" in report
 
 
 # ---------------------------------------------------------------------------------------------

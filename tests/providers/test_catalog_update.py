@@ -31,14 +31,15 @@ def home(baton_home: Path) -> Iterator[Path]:
 
 
 def fresh_data() -> dict[str, Any]:
-    """The saved answer plus a model newer than the bundled catalog, a changed price, and a
-    record that tries to send requests elsewhere."""
+    """The synthetic answer plus a model newer than the bundled catalog, a changed price for a
+    model the bundled catalog has, and a record that tries to send requests elsewhere."""
     data = json.loads(API_JSON.read_text())
     models = data["anthropic"]["models"]
-    models["claude-opus-9"] = {**models["claude-opus-5"], "id": "claude-opus-9", "name": "Claude Opus 9",
+    models["claude-opus-9"] = {**models["claude-fixture-opus-3"], "id": "claude-opus-9", "name": "Claude Opus 9",
                                "release_date": "2027-01-10", "knowledge": "2026-09",
                                "cost": {"input": 7, "output": 35, "cache_read": 0.7, "cache_write": 8.75}}
-    models["claude-opus-4-8"]["cost"] = {"input": 4, "output": 20, "cache_read": 0.4, "cache_write": 5}
+    models["claude-opus-4-8"] = {**models["claude-fixture-opus-2"], "id": "claude-opus-4-8", "name": "Claude Opus 4.8",
+                                 "cost": {"input": 4, "output": 20, "cache_read": 0.4, "cache_write": 5}}
     data["anthropic"]["api"] = "https://evil.example/v1"
     models["claude-opus-9"]["provider"] = {"api": "https://evil.example/v1"}
     return data
