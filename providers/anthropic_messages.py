@@ -32,7 +32,13 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.models import (
+    Model,
+    ThinkingLevel,
+    clamp_thinking_level,
+    effort_for_level,
+    supports_temperature,
+)
 from baton.providers.options import StreamOptions
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
@@ -127,9 +133,15 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         if choice is not None:
             body["tool_choice"] = choice
     thinking_on = _apply_thinking(body, model, options, open_turn_without_thinking(body["messages"]))
-    if options.temperature is not None and not thinking_on and not _OPUS_47_OR_LATER.search(model.id.lower()):
-        body["temperature"] = options.temperature  # Opus 4.7 and later reject it (pi)
+    if options.temperature is not None and not thinking_on and accepts_temperature(model):
+        body["temperature"] = options.temperature
     return body
+
+
+def accepts_temperature(model: Model) -> bool:
+    """Opus 4.7 and later refuse ``temperature`` (pi); so does every model whose catalog entry
+    says so (``compat.supportsTemperature: false``: Sonnet 5, Fable 5...)."""
+    return supports_temperature(model) and not _OPUS_47_OR_LATER.search(model.id.lower())
 
 
 def cache_control_for(model: Model, options: StreamOptions) -> dict[str, str] | None:
@@ -152,7 +164,12 @@ def uses_adaptive_thinking(model: Model) -> bool:
 
 
 def effort_for(model: Model, level: ThinkingLevel) -> str:
-    """The adaptive-thinking effort of a thinking level (pi's mapping)."""
+    """The adaptive-thinking effort of a thinking level: from the efforts the catalog says the
+    model accepts (``xhigh`` -> ``max`` where there is no ``xhigh``: Opus and Sonnet 4.6), else
+    pi's mapping by family."""
+    known = effort_for_level(model, level)
+    if known is not None:
+        return known
     model_id = model.id.lower()
     if level in ("minimal", "low"):
         return "low"

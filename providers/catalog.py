@@ -1,5 +1,12 @@
-"""The model catalog: built-in models (kept as data in ``catalog_data.json``) plus the user's
-``$BATON_HOME/models.json`` (pi's format), model lookup for the CLI, and API keys.
+"""The model catalog: built-in models (kept as data in ``catalog_data.json``, rebuilt by
+``python -m baton.providers.catalog_build``), the overlay ``baton --update-models`` downloads
+(``$BATON_HOME/catalog-overlay.json``), the user's ``$BATON_HOME/models.json`` (pi's format),
+model lookup for the CLI, and API keys. Later sources win: bundled < overlay < models.json.
+
+A ``provider/id`` the catalog does not list, under a provider it knows, is not an error: the
+model gets the provider's protocol and the window, thinking and image support of its nearest
+sibling (prices unknown), and :attr:`Model.inferred_from` says which (:func:`inference_notice`).
+Claude Code's aliases ``opus``, ``sonnet`` and ``haiku`` name Anthropic's newest of each family.
 
 ``models.json`` overrides or adds: a provider entry with ``models`` adds them (replacing a
 built-in model with the same provider and id); an entry with only ``baseUrl`` / ``headers`` /
@@ -19,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.providers.catalog_infer import ALIASES, alias_target, infer_model
+from baton.providers.catalog_overlay import load_overlay, overlay_path
 from baton.providers.errors import ConfigurationError
 from baton.providers.models import Model
 from baton.providers.models_json import (
@@ -50,7 +59,7 @@ class ModelNotFoundError(ConfigurationError, LookupError):
 
 @dataclass
 class _Catalog:
-    key: tuple[str, int, int]
+    key: tuple[tuple[str, int, int], ...]
     models: list[Model]
     errors: list[str]
     api_keys: dict[str, str] = field(default_factory=dict)
@@ -111,20 +120,23 @@ def _file_key(path: Path) -> tuple[str, int, int]:
 def _load() -> _Catalog:
     global _catalog
     path = models_json_path()
-    key = _file_key(path)
+    overlay = overlay_path()
+    key = (_file_key(path), _file_key(overlay))
     if _catalog is not None and _catalog.key == key:
         return _catalog
     try:
-        _catalog = _build(path, key)
+        _catalog = _build(path, overlay, key)
     except Exception as exc:  # a bug here must not take the CLI down: keep the built-ins
-        _catalog = _Catalog(key, _builtin_models({}), [f"{path}: could not be applied: {exc}"])
+        _catalog = _Catalog(key, _builtin_models({}, {}), [f"{path}: could not be applied: {exc}"])
     return _catalog
 
 
-def _build(path: Path, key: tuple[str, int, int]) -> _Catalog:
+def _build(path: Path, overlay_file: Path, key: tuple[tuple[str, int, int], ...]) -> _Catalog:
     configs, errors = load_models_json(path)
     builtin = _builtin()
-    models = _builtin_models(configs)
+    overlay, overlay_errors = load_overlay(overlay_file, set(builtin))
+    errors = [*overlay_errors, *errors]
+    models = _builtin_models(configs, overlay)
     index = {(m.provider, m.id): i for i, m in enumerate(models)}
     for config in configs.values():
         base = builtin.get(config.name)
@@ -161,14 +173,24 @@ def _named_variables(configs: dict[str, ProviderConfig]) -> set[str]:
     return {v for v in values if _VARIABLE_NAME.fullmatch(v)}
 
 
-def _builtin_models(configs: dict[str, ProviderConfig]) -> list[Model]:
+def _with_overlay(bundled: list[dict[str, Any]], downloaded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The bundled models with the downloaded ones over them (same id replaced, new ones added),
+    newest first (the sort is stable: equal dates keep the catalog's order)."""
+    if not downloaded:
+        return bundled
+    fresh = {m["id"]: m for m in downloaded}
+    merged = [fresh.pop(m["id"], m) for m in bundled] + list(fresh.values())
+    return sorted(merged, key=lambda m: m.get("releaseDate") or "", reverse=True)
+
+
+def _builtin_models(configs: dict[str, ProviderConfig], overlay: dict[str, list[dict[str, Any]]]) -> list[Model]:
     models: list[Model] = []
     for provider, entry in _builtin().items():
         config = configs.get(provider)
         base_url = config.base_url if config and config.base_url else entry["baseUrl"]
         headers = _provider_headers(config) if config else None
         overrides = config.model_overrides if config else {}
-        for definition in entry["models"]:
+        for definition in _with_overlay(entry["models"], overlay.get(provider)):
             data = {**definition, "api": entry["api"], "provider": provider, "baseUrl": base_url}
             override = overrides.get(definition["id"])
             if override:
@@ -258,13 +280,19 @@ def models_json_errors() -> list[str]:
 
 
 def get_model(ref: str) -> Model:
-    """The model for ``provider/id`` (exact, case-insensitive) or a bare ``id`` offered by exactly
-    one provider. Raises :class:`ModelNotFoundError` with up to five suggestions otherwise."""
+    """The model for ``provider/id`` (exact, case-insensitive), a bare ``id`` offered by exactly
+    one provider, or a Claude Code alias (``opus``, ``sonnet``, ``haiku``). An id the catalog
+    does not know under a provider it knows is inferred (:attr:`Model.inferred_from` is set).
+    Raises :class:`ModelNotFoundError` with up to five suggestions otherwise."""
     wanted = ref.strip()
     models = _load().models
     if not wanted:
         raise ModelNotFoundError(ref, "No model given (use provider/id; see baton --list-models)", [])
     lowered = wanted.lower()
+    if lowered in ALIASES:
+        target = alias_target(lowered, models)
+        if target is not None:
+            return target
     provider, sep, model_id = lowered.partition("/")
     if sep:
         for model in models:
@@ -278,12 +306,31 @@ def get_model(ref: str) -> Model:
         raise ModelNotFoundError(
             ref, f"Model id '{wanted}' is offered by several providers; use one of: {', '.join(refs)}", refs
         )
+    if sep:
+        inferred = infer_model(wanted.partition("/")[0], wanted.partition("/")[2], models)
+        if inferred is not None:
+            return inferred
     suggestions = _suggestions(wanted, models)
     if suggestions:
         message = f"Unknown model '{wanted}'. Did you mean: {', '.join(suggestions)}?"
     else:
         message = f"Unknown model '{wanted}' (see baton --list-models)"
     raise ModelNotFoundError(ref, message, suggestions)
+
+
+def inference_notice(model: Model) -> str | None:
+    """One line for a model the catalog does not list (``None`` for a listed one)."""
+    if model.inferred_from is None:
+        return None
+    source = f"the limits of {model.inferred_from}" if model.inferred_from else "generic limits"
+    return (f"{model.ref} is not in the model catalog: using {model.api} with {source} "
+            f"({_fmt_k(model.context_window)} context, thinking {'on' if model.reasoning else 'off'}, "
+            f"images {'yes' if model.supports_images else 'no'}); prices unknown, cost shows $0 "
+            f"(baton --update-models may know it)")
+
+
+def _fmt_k(tokens: int) -> str:
+    return f"{tokens // 1000}K" if tokens < 1_000_000 else f"{tokens / 1_000_000:g}M"
 
 
 def _suggestions(ref: str, models: list[Model]) -> list[str]:

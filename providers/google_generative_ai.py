@@ -35,7 +35,15 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.models import (
+    Model,
+    ThinkingLevel,
+    accepted_efforts,
+    clamp_thinking_level,
+    effort_for_level,
+    lowest_effort,
+    supports_temperature,
+)
 from baton.providers.options import StreamOptions
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
@@ -130,7 +138,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         if config is not None:
             body["toolConfig"] = config
     generation: dict[str, Any] = {"maxOutputTokens": options.max_tokens or model.max_tokens}
-    if options.temperature is not None:
+    if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
     thinking = thinking_config(model, options.thinking)
     if thinking is not None:
@@ -149,6 +157,16 @@ def thinking_config(model: Model, requested: ThinkingLevel | None) -> dict[str, 
     is_pro3 = bool(_GEMINI3_PRO.search(model_id))
     is_flash3 = bool(_GEMINI3_FLASH.search(model_id))
     level = clamp_thinking_level(model, requested or "off")
+    major = gemini_major_version(model_id)
+    if (major or 0) >= 3 and accepted_efforts(model) is not None:
+        # Gemini 3 and later take a level; the catalog says which (3.1 Pro has medium, 3.8
+        # Flash no minimal) and "off" is the least one
+        chosen = lowest_effort(model) if level == "off" else effort_for_level(model, level)
+        if chosen in ("minimal", "low", "medium", "high"):
+            config: dict[str, Any] = {"thinkingLevel": chosen.upper()}
+            if level != "off":
+                config["includeThoughts"] = True
+            return config
     if level == "off":
         if is_pro3:
             return {"thinkingLevel": "LOW"}

@@ -42,6 +42,13 @@ class Model(_Wire):
     max_tokens: int = Field(default=16_384, alias="maxTokens")
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
+    release_date: str | None = Field(default=None, alias="releaseDate")
+    """``YYYY-MM-DD`` (or ``YYYY-MM``) when the model came out, where the catalog knows it."""
+    knowledge: str | None = None
+    """The training data's cut-off (``YYYY-MM`` or ``YYYY-MM-DD``), where known."""
+    inferred_from: str | None = Field(default=None, alias="inferredFrom")
+    """Set on a model the catalog does not list: the ``provider/id`` whose window, thinking and
+    image support it was given (its prices are unknown: zero)."""
 
     def model_post_init(self, context: Any, /) -> None:
         if not self.name:
@@ -79,6 +86,54 @@ def calculate_cost(model: Model, usage: Usage) -> None:
     cost.cache_read = model.cost.cache_read * usage.cache_read / 1_000_000
     cost.cache_write = model.cost.cache_write * usage.cache_write / 1_000_000
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+
+_EFFORT_ORDER = ("minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def accepted_efforts(model: Model) -> list[str] | None:
+    """The reasoning effort values the model accepts (``compat.reasoningEfforts``, from the
+    catalog), or ``None`` when the catalog does not say (the adapter's family rules decide)."""
+    efforts = (model.compat or {}).get("reasoningEfforts")
+    if isinstance(efforts, list) and efforts and all(isinstance(e, str) for e in efforts):
+        return efforts
+    return None
+
+
+def effort_for_level(model: Model, level: ThinkingLevel) -> str | None:
+    """The effort to send for a thinking level other than ``off``: the level itself when the
+    model accepts it, else the nearest stronger effort it accepts (``xhigh`` becomes ``max``
+    where there is no ``xhigh``; ``medium`` becomes ``high`` where only high and max exist), else
+    its strongest. ``None`` when the catalog does not say which efforts the model accepts."""
+    efforts = accepted_efforts(model)
+    if efforts is None or level == "off":
+        return None
+    positive = [effort for effort in _EFFORT_ORDER if effort in efforts]
+    if not positive:
+        return "default" if "default" in efforts else None
+    wanted = _EFFORT_ORDER.index(level)
+    for effort in positive:
+        if _EFFORT_ORDER.index(effort) >= wanted:
+            return effort
+    return positive[-1]
+
+
+def lowest_effort(model: Model) -> str | None:
+    """The least reasoning the model accepts (``none`` when it can turn reasoning off), for the
+    ``off`` level; ``None`` when the catalog does not say."""
+    efforts = accepted_efforts(model)
+    if efforts is None:
+        return None
+    for effort in ("none", *_EFFORT_ORDER):
+        if effort in efforts:
+            return effort
+    return None
+
+
+def supports_temperature(model: Model) -> bool:
+    """False for models that refuse a ``temperature`` (``compat.supportsTemperature: false``,
+    from the catalog: Claude Opus 4.7 and later, OpenAI's reasoning models...)."""
+    return (model.compat or {}).get("supportsTemperature") is not False
 
 
 def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:

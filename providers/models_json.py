@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.providers.catalog_overlay import DATE
 from baton.providers.dispatch import known_apis
 from baton.providers.json_depth import load_config_json
 from baton.providers.redact import redact, register_secret
@@ -24,7 +25,8 @@ from baton.providers.redact import redact, register_secret
 SUPPORTED_APIS: tuple[str, ...] = known_apis()
 COMMAND_TIMEOUT = 10.0
 
-_MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat")
+_MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat",
+                 "releaseDate", "knowledge")
 _COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 
 _command_cache: dict[str, str | None] = {}
@@ -241,6 +243,10 @@ def _is_str_map(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
+def _is_date(value: Any) -> bool:
+    return isinstance(value, str) and DATE.fullmatch(value) is not None
+
+
 def _positive_int(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -274,6 +280,8 @@ def _model(entry: Any, where: str, problems: _Problems, *, require_id: bool) -> 
         "maxTokens": (_positive_int, "must be a positive integer"),
         "headers": (_is_str_map, "must be an object of string values"),
         "compat": (lambda v: isinstance(v, dict), "must be an object"),
+        "releaseDate": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
+        "knowledge": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
     }
     for key in _MODEL_FIELDS:
         if key not in entry or key == "cost":

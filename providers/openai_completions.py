@@ -32,7 +32,14 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from baton.providers.models import Model, clamp_thinking_level
+from baton.providers.models import (
+    Model,
+    accepted_efforts,
+    clamp_thinking_level,
+    effort_for_level,
+    lowest_effort,
+    supports_temperature,
+)
 from baton.providers.options import StreamOptions
 from baton.providers.tool_ids import IdNormalizer, is_mistral, normalize_completions, normalize_mistral
 from baton.providers.wire_common import (
@@ -131,7 +138,8 @@ def detect_compat(model: Model) -> Compat:
     return Compat(
         supports_store=not non_standard,
         supports_developer_role=not non_standard,
-        supports_reasoning_effort=not (is_grok or is_zai),
+        # Grok 4 took no effort; the Grok models whose accepted efforts the catalog lists do
+        supports_reasoning_effort=not is_zai and (not is_grok or accepted_efforts(model) is not None),
         supports_usage_in_streaming=True,
         max_tokens_field="max_tokens" if (is_mistral or "chutes.ai" in url) else "max_completion_tokens",
         requires_tool_result_name=is_mistral,
@@ -214,7 +222,7 @@ def build_body(model: Model, context: Context, options: StreamOptions, compat: C
     if compat.supports_store:
         body["store"] = False
     body[compat.max_tokens_field] = default_max_tokens(model, options)
-    if options.temperature is not None:
+    if options.temperature is not None and supports_temperature(model):
         body["temperature"] = options.temperature
     if context.tools:
         body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
@@ -235,7 +243,10 @@ def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, 
         return
     level = clamp_thinking_level(model, options.thinking) if options.thinking else "off"
     enabled = level != "off"
-    effort = compat.reasoning_effort_map.get(level, level)
+    # an explicit compat map first, then the efforts the catalog says the model accepts (none
+    # to choose from: send none and let the model think as it does)
+    known = accepted_efforts(model) is not None
+    effort = compat.reasoning_effort_map.get(level) or effort_for_level(model, level) or (None if known else level)
     fmt = compat.thinking_format
     if fmt == "zai":
         body["thinking"] = {"type": "enabled" if enabled else "disabled"}
@@ -245,13 +256,15 @@ def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, 
         body["chat_template_kwargs"] = {"enable_thinking": enabled}
     elif fmt == "openrouter":
         if enabled:
-            body["reasoning"] = {"effort": effort}
+            body["reasoning"] = {"effort": effort} if effort else {"enabled": True}
     elif fmt == "deepseek":
         body["thinking"] = {"type": "enabled" if enabled else "disabled"}
-        if enabled and compat.supports_reasoning_effort:
+        if enabled and effort and compat.supports_reasoning_effort:
             body["reasoning_effort"] = effort
-    elif enabled and compat.supports_reasoning_effort:
+    elif enabled and effort and compat.supports_reasoning_effort:
         body["reasoning_effort"] = effort
+    elif options.thinking == "off" and compat.supports_reasoning_effort and lowest_effort(model) == "none":
+        body["reasoning_effort"] = "none"  # the model thinks unless told not to (Groq's Qwen, Mistral Small 4)
 
 
 def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:

@@ -30,7 +30,15 @@ from baton.providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
+from baton.providers.models import (
+    Model,
+    ThinkingLevel,
+    accepted_efforts,
+    clamp_thinking_level,
+    effort_for_level,
+    lowest_effort,
+    supports_temperature,
+)
 from baton.providers.options import StreamOptions
 from baton.providers.tool_ids import IdNormalizer, normalize_responses
 from baton.providers.wire_common import (
@@ -102,8 +110,8 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         body["prompt_cache_retention"] = "24h"
     if compat.get("supportsMaxOutputTokens", True):
         body["max_output_tokens"] = max(default_max_tokens(model, options), MIN_OUTPUT_TOKENS)
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    if options.temperature is not None and supports_temperature(model):
+        body["temperature"] = options.temperature  # reasoning models refuse it
     if context.tools:
         body["tools"] = [convert_tool(tool) for tool in context.tools]
     if options.tool_choice is not None:
@@ -127,6 +135,12 @@ def _reasoning(model: Model, level: ThinkingLevel | None) -> dict[str, Any] | No
         if not isinstance(effort, str) or not effort:
             return None
         return {"effort": effort} if level == "off" else {"effort": effort, "summary": "auto"}
+    if accepted_efforts(model) is not None:  # the catalog says which efforts the model takes
+        if level == "off":
+            lowest = lowest_effort(model)
+            return {"effort": lowest} if lowest in ("none", "minimal") else None
+        effort = effort_for_level(model, level)
+        return {"effort": effort, "summary": "auto"} if effort else None
     if level == "off":
         effort = _off_effort(model)
         return {"effort": effort} if effort else None

@@ -136,6 +136,10 @@ class Settings(_Section):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     display: Literal["fullscreen", "inline"] = "fullscreen"
     """``inline`` runs the interactive app in the terminal's normal screen (as ``--inline``)."""
+    models_update_url: str | None = None
+    """Where ``baton --update-models`` downloads models.dev's data (default
+    ``https://models.dev/api.json``; a mirror). Read from the user's settings only: a project's
+    ``.baton/settings.json`` cannot choose where model data comes from."""
 
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.replay_server import PI_SESSIONS, PROVIDER_STREAMS, SHARED_DIR
+from tests.tui.cli_harness import KEY_VARS
 
 
 @pytest.fixture
@@ -31,9 +32,7 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "baton-home"
     home.mkdir()
     monkeypatch.setenv("BATON_HOME", str(home))
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY",
-                "DEEPSEEK_API_KEY", "CEREBRAS_API_KEY"):
+    for var in KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return home
 

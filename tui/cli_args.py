@@ -28,6 +28,7 @@ examples:
   baton --mode acp                       serve an editor over the Agent Client Protocol
   baton --model anthropic/claude-sonnet-4-5:high
   baton --list-models gpt
+  baton --update-models                  refresh the model catalog from models.dev
   baton --checkpoints                    the latest session's checkpoints as JSON
 
 environment:
@@ -58,6 +59,7 @@ class CliArgs:
     append_system_prompt: str | None = None
     list_models: str | None = None
     list_models_requested: bool = False
+    update_models: bool = False
     export: list[str] = field(default_factory=list)
     checkpoints: str | None = None
     """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
@@ -112,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--append-system-prompt", metavar="TEXT", help="append to the system prompt")
     p.add_argument("--list-models", nargs="?", const="", metavar="SEARCH",
                    help="list available models (optionally filtered) and exit")
+    p.add_argument("--update-models", action="store_true",
+                   help="download current model data (models.dev) into the catalog, then exit")
     p.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
                    help="export a session file to HTML (or .md) and exit")
     p.add_argument("--checkpoints", nargs="?", const="", metavar="SESSION",
@@ -156,6 +160,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         append_system_prompt=ns.append_system_prompt,
         list_models=ns.list_models,
         list_models_requested=ns.list_models is not None,
+        update_models=ns.update_models,
         export=ns.export or [],
         checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,

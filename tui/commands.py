@@ -79,22 +79,23 @@ def _price(model: Model) -> str:
     cost = model.cost
     if not cost.input and not cost.output:
         return "—"
-    return f"${cost.input:g}/${cost.output:g}"
+    return f"${cost.input:.3g}/${cost.output:.3g}"
 
 
 def model_items(
     models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None, *, width: int = 110
 ) -> list[PickerItem[Model]]:
-    """Picker rows for ``models`` in aligned columns fitted to ``width`` cells: id, name, context,
-    price ($/Mtok in/out), capabilities and key status; the current one marked, those without a
-    key (``missing``: ref → variable to set) dimmed. The name column goes first when space is short."""
+    """Picker rows for ``models`` in aligned columns fitted to ``width`` cells: id, name, release
+    month, context, price ($/Mtok in/out), capabilities and key status; the current one marked,
+    those without a key (``missing``: ref → variable to set) dimmed. The name column goes first
+    when space is short."""
     missing = missing or {}
     price_width = max((len(_price(m)) for m in models), default=1)
     key_width = 6 if missing else 0  # "no key"; the detail line names the variable
     longest_ref = min(max((len(m.ref) for m in models), default=10), 44)
-    # On a narrow screen the capabilities, then the price, then the context size give way, so
-    # that ids stay whole and rows do not wrap.
-    optional = {"caps": 2 + 9, "price": 2 + price_width, "ctx": 2 + 9}
+    # On a narrow screen the capabilities, then the release month, the price and the context
+    # size give way, so that ids stay whole and rows do not wrap.
+    optional = {"caps": 2 + 9, "date": 2 + 7, "price": 2 + price_width, "ctx": 2 + 9}
     while optional and width - 2 - (2 + key_width if key_width else 0) - sum(optional.values()) < min(longest_ref, 30):
         del optional[next(iter(optional))]
     fixed = 2 + sum(optional.values()) + (2 + key_width if key_width else 0)
@@ -112,6 +113,8 @@ def model_items(
         ]
         if name_width >= 6:
             parts += ["  ", (fit_cells(model.name, name_width), "$text-muted")]
+        if "date" in optional:
+            parts += ["  ", (f"{(model.release_date or '')[:7]:<7}", "$text-muted")]
         if "ctx" in optional:
             parts += ["  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted")]
         if "price" in optional:
@@ -150,17 +153,30 @@ def handoff_summary(app: BatonApp, model: Model) -> str | None:
     return str(preview.summary())
 
 
+def model_facts(model: Model) -> str:
+    """``Released 2026-07-24 · knowledge to 2026-05 · `` (what the catalog knows), or ``""``."""
+    facts = []
+    if model.release_date:
+        facts.append(f"Released {model.release_date}")
+    if model.knowledge:
+        facts.append(f"knowledge to {model.knowledge}")
+    return " · ".join(facts) + " · " if facts else ""
+
+
 def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Callable[[Model], Content | None]:
     def detail(model: Model) -> Content | None:
+        facts = (clean(model_facts(model)), "$text-muted")
         if missing and model.ref in missing:
-            return Content.styled(f"No API key: set {missing[model.ref]} to use this model.", "$text-warning")
+            return Content.assemble(facts, (f"No API key: set {missing[model.ref]} to use this model.",
+                                            "$text-warning"))
         current = app.session.model
         if model.ref == current.ref and model.api == current.api:
-            return Content.styled("(current model)", "$text-muted")
+            return Content.assemble(facts, ("(current model)", "$text-muted"))
         summary = handoff_summary(app, model)
         if summary is None:
-            return Content.styled("Handoff: the whole conversation carries over unchanged.", "$text-success")
-        return Content.assemble(("Handoff: ", "bold"), clean(summary))
+            return Content.assemble(facts, ("Handoff: the whole conversation carries over unchanged.",
+                                            "$text-success"))
+        return Content.assemble(facts, ("Handoff: ", "bold"), clean(summary))
 
     return detail
 

@@ -37,6 +37,10 @@ def run(argv: list[str]) -> int:
             from baton.tui.checkpoints_cli import checkpoints_command
 
             return checkpoints_command(args)
+        if args.update_models:
+            from baton.tui.list_models import update_models_command
+
+            return update_models_command()
         if args.list_models_requested:
             from baton.tui.list_models import list_models_command
 

@@ -20,7 +20,7 @@ DEFAULT_MODELS: tuple[str, ...] = (
     "openai/gpt-5.1",
     "google/gemini-2.5-pro",
     "openrouter/anthropic/claude-sonnet-4.5",
-    "xai/grok-4",
+    "xai/grok-4.3",
     "groq/openai/gpt-oss-120b",
     "mistral/mistral-large-latest",
     "deepseek/deepseek-chat",
@@ -66,16 +66,36 @@ def lookup_model(ref: str) -> Model:
     if ref in (DEMO_MODEL_REF, "baton-demo"):
         return demo_model()
     try:
-        return get_model(ref)
+        model = get_model(ref)
     except ModelNotFoundError as exc:
-        if ref.startswith("ollama/"):
-            from baton.providers.ollama import discover_ollama_models
-
-            name = ref.split("/", 1)[1]
-            for model in discover_ollama_models():
-                if model.id in (name, f"{name}:latest"):
-                    return model
+        local = _ollama_model(ref)
+        if local is not None:
+            return local
         raise CliError(_with_models_json_errors(str(exc)), EXIT_USAGE) from exc
+    if model.inferred_from is not None:  # a running Ollama knows its own models better than a guess
+        return _ollama_model(ref) or model
+    return model
+
+
+def _ollama_model(ref: str) -> Model | None:
+    if not ref.startswith("ollama/"):
+        return None
+    from baton.providers.ollama import discover_ollama_models
+
+    name = ref.split("/", 1)[1]
+    for model in discover_ollama_models():
+        if model.id in (name, f"{name}:latest"):
+            return model
+    return None
+
+
+def note_inferred_model(model: Model | None, settings: Settings) -> None:
+    """Say once (with the settings' other warnings) that ``model`` is not in the catalog."""
+    from baton.providers.catalog import inference_notice
+
+    notice = inference_notice(model) if model is not None else None
+    if notice and notice not in settings.problems:
+        settings.problems.append(notice)
 
 
 def _with_models_json_errors(message: str) -> str:
@@ -223,6 +243,7 @@ async def open_session(args: CliArgs) -> CodingSession:
     cwd = Path.cwd()
     settings = load_settings(project_dir=cwd, trust_project=True if args.trust_project else None)
     model, level = resolve_model(args, settings)
+    note_inferred_model(model, settings)
     extra_models: list[Model] = []
     if not args.print_mode:
         from baton.providers.ollama import discover_ollama_models

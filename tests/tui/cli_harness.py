@@ -9,8 +9,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
-            "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "CEREBRAS_API_KEY")
+from baton.providers import catalog_build
+from baton.providers.models_dev import PROVIDERS
+
+
+def _key_variables() -> tuple[str, ...]:
+    """Every variable a built-in provider's key may be read from: those the bundled catalog names
+    (what baton reads) and those of the provider table it is rebuilt from."""
+    bundled = json.loads(catalog_build.DEFAULT_OUT.read_text(encoding="utf-8"))["providers"]
+    names = [var for entry in bundled.values() for var in entry.get("envVars") or ()]
+    names += [var for spec in PROVIDERS for var in spec.env_vars]
+    return tuple(dict.fromkeys(names))
+
+
+KEY_VARS = _key_variables()
+"""Provider key variables no test may inherit from the developer's environment."""
 
 
 def baton_env(home: Path, **extra: str) -> dict[str, str]:
