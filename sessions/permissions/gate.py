@@ -25,6 +25,7 @@ from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
 from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
+from baton.tools.path_pins import PathPins
 from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
 from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
 from baton.tools.shell import StartedCommand, start_command
@@ -86,6 +87,8 @@ class Permissions:
         self._host_failures = 0
         self._sandboxed_runs = 0
         self.warnings: list[str] = []
+        self.pins = PathPins()
+        """The real path each allowed file-tool call was judged by; the tool opens that one."""
 
     @property
     def mode(self) -> ApprovalMode:
@@ -142,6 +145,7 @@ class Permissions:
         args = dict(call.arguments or {})
         decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
         if decision.action == "allow":
+            self._pin(call.id, decision)
             self._sandboxed[call.id] = decision.sandbox
             if decision.sandbox:
                 self._absent[call.id] = self._absent_protected()
@@ -167,6 +171,7 @@ class Permissions:
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
+            self._pin(call.id, decision)
             self._sandboxed[call.id] = False
             rule = await self._remember(answer, request)
             reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
@@ -178,6 +183,10 @@ class Permissions:
         text = denied_text(answer.reason)
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
+
+    def _pin(self, call_id: str, decision: Decision) -> None:
+        if decision.path is not None:
+            self.pins.pin(call_id, decision.path)
 
     async def _block(
         self, call_id: str, tool: str, decision: Decision, by: str, reason: str, text: str, *, needed: bool = False
@@ -193,7 +202,7 @@ class Permissions:
         if not isinstance(path, str):
             return None
         try:
-            return change_preview(tool, args, self.policy.workspace.resolve(path))
+            return change_preview(tool, args, self.policy.workspace.resolve(path, tool))
         except Exception:  # a preview is a nicety; never let it stop the question
             logger.exception("could not build the change preview")
             return None
@@ -241,6 +250,7 @@ class Permissions:
     async def after(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult | None:
         """The after-gate: notice a sandbox denial, offer to run the command again without it."""
         call = context.tool_call
+        self.pins.drop(call.id)
         sandboxed = self._sandboxed.pop(call.id, False)
         created = [p for p in self._absent.pop(call.id, []) if os.path.lexists(p)]
         if created:

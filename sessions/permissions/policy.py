@@ -58,6 +58,8 @@ class Decision:
     """The narrowest allow rule covering this call (for "allow always")."""
     sandbox: bool = False
     """bash only: run inside the sandbox."""
+    path: str | None = None
+    """File tools: the real path judged, which the tool must open and nothing else."""
 
 
 @dataclass(slots=True)
@@ -95,7 +97,7 @@ class Policy:
         if tool in PATH_TOOLS:
             raw = args.get("path")
             path = raw if isinstance(raw, str) and raw.strip() else "."
-            return _Target(tool, path=self.workspace.resolve(path))
+            return _Target(tool, path=self.workspace.resolve(path, tool))
         return _Target(tool)
 
     def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
@@ -127,7 +129,8 @@ class Policy:
         def made(
             action: Action, source: Source, reason: str, rule: Rule | None = None, sandbox: bool = False
         ) -> Decision:
-            return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox)
+            return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox,
+                            target.path)
 
         deny = self._first_match("deny", target)
         if deny is not None:
