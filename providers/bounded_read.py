@@ -67,7 +67,7 @@ def open_regular(path: StrPath, *, dir_fd: int | None = None, follow: bool = Tru
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(f"{path}: {describe_kind(mode)}, not a regular file")
+            raise NotRegularFileError(f"{describe_kind(mode)}, not a regular file")
     except BaseException:
         os.close(fd)
         raise
@@ -102,7 +102,7 @@ def read_regular(
     if len(data) > limit:
         if truncate:
             return data[:limit]
-        raise FileTooLargeError(f"{path}: larger than {format_cap(limit)}")
+        raise FileTooLargeError(f"larger than {format_cap(limit)}")
     return data
 
 

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
+from baton.providers.json_depth import load_config_json
 from baton.providers.paths import baton_home
+from baton.tools.project_files import ProjectFiles
 
 TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
@@ -41,8 +44,8 @@ def project_commands(project: Path, project_settings: dict[str, Any]) -> Project
     mcp_bytes = b""
     what: list[str] = []
     path = project / PROJECT_MCP_FILE
-    with contextlib.suppress(OSError):
-        mcp_bytes = path.read_bytes()
+    with contextlib.suppress(OSError):  # refused (a FIFO, too large, leads out): reported where it is read
+        mcp_bytes = ProjectFiles.for_dir(project).read(path, MAX_CONFIG_BYTES)
     if mcp_bytes.strip():
         what.append(f"{PROJECT_MCP_FILE} ({_server_names(mcp_bytes)})")
     hooks = project_settings.get("hooks")
@@ -58,7 +61,7 @@ def project_commands(project: Path, project_settings: dict[str, Any]) -> Project
 
 def _server_names(data: bytes) -> str:
     try:
-        servers = json.loads(data).get("mcpServers", {})
+        servers = load_config_json(data.decode("utf-8", "replace")).get("mcpServers", {})
         names = list(servers) if isinstance(servers, dict) else []
     except (ValueError, AttributeError):
         return "not valid JSON"
@@ -94,7 +97,7 @@ def remember_trust(commands: ProjectCommands) -> None:
 
 def _load() -> dict[str, str]:
     try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
+        data = load_config_json(read_regular(trust_file(), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -142,7 +142,7 @@ def open_existing(place: Anchor) -> tuple[int, os.stat_result]:
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(f"Is a directory: {place.path}")
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegularFileError(f"{place.path}: {describe_kind(info.st_mode)}, not a regular file")
+            raise NotRegularFileError(f"{describe_kind(info.st_mode)}, not a regular file")
     except BaseException:
         os.close(fd)
         raise
@@ -215,7 +215,7 @@ def _current(place: Anchor) -> os.stat_result | None:
         raise IsADirectoryError(f"Is a directory: {place.path}")
     if stat.S_ISLNK(info.st_mode):
         raise PathChangedError(errno.ELOOP, f"{place.path} is a symlink now")
-    raise NotRegularFileError(f"{place.path}: {describe_kind(info.st_mode)}, not a regular file")
+    raise NotRegularFileError(f"{describe_kind(info.st_mode)}, not a regular file")
 
 
 def current_umask() -> int:

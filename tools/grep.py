@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import sys
 from dataclasses import dataclass
@@ -45,7 +46,10 @@ from baton.tools.walk import walk
 
 DEFAULT_LIMIT = 100
 PYTHON_SEARCH_BUDGET = 120.0
-"""Seconds the Python fallback may search before it is stopped (ripgrep needs no budget)."""
+"""Seconds a search may take before it is stopped (the Python fallback, and ripgrep, which waits
+forever on a FIFO named ``.gitignore`` in the tree)."""
+RIPGREP_MEMORY = 2 * 1024 * 1024 * 1024
+"""ripgrep's heap cap: a ``.gitignore`` symlinked to ``/dev/zero`` makes it read without end."""
 _SEARCH_SCRIPT = str(Path(__file__).with_name("grep_search.py"))
 
 
@@ -241,28 +245,55 @@ async def _ripgrep(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=f"/proc/self/fd/{dir_fd}" if os.path.isdir("/proc/self/fd") else base,
     )
+    _cap_heap(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.ensure_future(proc.stderr.read())
     matches: list[GrepMatch] = []
-    more = False
-    try:
-        while not signal.is_set():
+
+    async def collect() -> bool:
+        assert proc.stdout is not None
+        while True:
             match = await _read_rg_match(proc.stdout, base)
             if match is None:
-                break
+                return False
             if len(matches) >= limit:
-                more = True
-                break
+                return True
             matches.append(match)
+
+    reading = asyncio.ensure_future(collect())
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({reading, aborted}, timeout=PYTHON_SEARCH_BUDGET,
+                                     return_when=asyncio.FIRST_COMPLETED)
     finally:
+        aborted.cancel()
+        reading.cancel()
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()
     stderr = (await stderr_task).decode("utf-8", "replace").strip()
-    if not matches and proc.returncode not in (0, 1) and not more and not signal.is_set():
-        raise ToolError(stderr or f"ripgrep exited with code {proc.returncode}")
+    if signal.is_set():
+        return matches, False
+    if reading not in done:
+        raise ToolError(
+            f"The search took longer than {PYTHON_SEARCH_BUDGET:.0f} s and was stopped (ripgrep waits forever "
+            "on a FIFO named .gitignore or .ignore in the tree); search a narrower path."
+        )
+    more = reading.result()
+    if not matches and proc.returncode not in (0, 1) and not more:
+        raise ToolError(f"ripgrep failed: {stderr or f'exit code {proc.returncode}'}")
     return matches, more
+
+
+def _cap_heap(pid: int) -> None:
+    """At most :data:`RIPGREP_MEMORY` of heap for ripgrep (set from outside right after it
+    started: a ``preexec_fn`` is not safe in a process with threads; a limit below what it
+    already uses only stops it from growing further)."""
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is not None:
+        with contextlib.suppress(ValueError, OSError):
+            prlimit(pid, resource.RLIMIT_DATA, (RIPGREP_MEMORY, RIPGREP_MEMORY))
 
 
 async def _read_rg_match(stream: asyncio.StreamReader, base: str) -> GrepMatch | None:
