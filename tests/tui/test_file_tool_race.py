@@ -105,8 +105,8 @@ class HostileModel:
         if step == 0:  # the session's first command starts its own bwrap; later ones share a long-lived one
             return calls_reply([("warm", "bash", {"command": "true"})])
         if step == 1:
-            (self.ws.parent / "swapper.py").write_text(SWAPPER)
-            command = f"nohup python3 {self.ws.parent / 'swapper.py'} {self.outside} >/dev/null 2>&1 &"
+            (self.ws / "swapper.py").write_text(SWAPPER)  # inside: the sandbox may have a private /tmp
+            command = f"nohup python3 swapper.py {self.outside} >/dev/null 2>&1 &"
             return calls_reply([("swap", "bash", {"command": command})])
         batch = step - 2
         if batch == 0:
