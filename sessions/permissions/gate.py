@@ -145,7 +145,7 @@ class Permissions:
         args = dict(call.arguments or {})
         decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
         if decision.action == "allow":
-            self._pin(call.id, decision)
+            self._pin(call.id, args, decision)
             self._sandboxed[call.id] = decision.sandbox
             if decision.sandbox:
                 self._absent[call.id] = self._absent_protected()
@@ -171,7 +171,7 @@ class Permissions:
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
-            self._pin(call.id, decision)
+            self._pin(call.id, args, decision)
             self._sandboxed[call.id] = False
             rule = await self._remember(answer, request)
             reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
@@ -184,9 +184,9 @@ class Permissions:
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
 
-    def _pin(self, call_id: str, decision: Decision) -> None:
+    def _pin(self, call_id: str, args: dict[str, Any], decision: Decision) -> None:
         if decision.path is not None:
-            self.pins.pin(call_id, decision.path)
+            self.pins.pin(call_id, args.get("path"), decision.path)
 
     async def _block(
         self, call_id: str, tool: str, decision: Decision, by: str, reason: str, text: str, *, needed: bool = False
@@ -250,7 +250,6 @@ class Permissions:
     async def after(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult | None:
         """The after-gate: notice a sandbox denial, offer to run the command again without it."""
         call = context.tool_call
-        self.pins.drop(call.id)
         sandboxed = self._sandboxed.pop(call.id, False)
         created = [p for p in self._absent.pop(call.id, []) if os.path.lexists(p)]
         if created:

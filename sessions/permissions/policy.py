@@ -33,6 +33,7 @@ from baton.sessions.permissions.rules import (
     format_rule,
 )
 from baton.sessions.permissions.shell_parts import split_command
+from baton.tools.path_pins import path_argument
 
 ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
@@ -95,9 +96,7 @@ class Policy:
         if tool == "bash":
             return _Target(tool, command=str(args.get("command", "")))
         if tool in PATH_TOOLS:
-            raw = args.get("path")
-            path = raw if isinstance(raw, str) and raw.strip() else "."
-            return _Target(tool, path=self.workspace.resolve(path, tool))
+            return _Target(tool, path=self.workspace.resolve(path_argument(args.get("path")), tool))
         return _Target(tool)
 
     def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:

@@ -38,9 +38,9 @@ def swap_for_link(folder: Path, target: Path) -> None:
     folder.symlink_to(target)
 
 
-def pinned(tool: AgentTool, call_id: str, real: Path) -> AgentTool:
+def pinned(tool: AgentTool, call_id: str, real: Path, path: str) -> AgentTool:
     pins = PathPins()
-    pins.pin(call_id, str(real))
+    pins.pin(call_id, path, str(real))
     tool.pins = pins  # type: ignore[attr-defined]
     return tool
 
@@ -52,7 +52,7 @@ async def run(tool: AgentTool, call_id: str, **args: object) -> str:
 
 async def test_write_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd: Path, outside: Path) -> None:
     (cwd / "dir").mkdir()
-    tool = pinned(WriteTool(str(cwd)), "c1", cwd / "dir" / "new.txt")
+    tool = pinned(WriteTool(str(cwd)), "c1", cwd / "dir" / "new.txt", "dir/new.txt")
     swap_for_link(cwd / "dir", outside)
     with pytest.raises(ToolError, match="the path changed after it was checked"):
         await run(tool, "c1", path="dir/new.txt", content="planted")
@@ -62,7 +62,7 @@ async def test_write_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd:
 async def test_edit_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd: Path, outside: Path) -> None:
     (cwd / "dir").mkdir()
     (cwd / "dir" / "notes.txt").write_text("inside notes\n")
-    tool = pinned(EditTool(str(cwd)), "c1", cwd / "dir" / "notes.txt")
+    tool = pinned(EditTool(str(cwd)), "c1", cwd / "dir" / "notes.txt", "dir/notes.txt")
     swap_for_link(cwd / "dir", outside)
     with pytest.raises(ToolError, match="the path changed after it was checked"):
         await run(tool, "c1", path="dir/notes.txt", oldText="secret", newText="planted")
@@ -72,7 +72,7 @@ async def test_edit_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd: 
 async def test_read_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd: Path, outside: Path) -> None:
     (cwd / "dir").mkdir()
     (cwd / "dir" / "notes.txt").write_text("inside notes\n")
-    tool = pinned(ReadTool(str(cwd)), "c1", cwd / "dir" / "notes.txt")
+    tool = pinned(ReadTool(str(cwd)), "c1", cwd / "dir" / "notes.txt", "dir/notes.txt")
     swap_for_link(cwd / "dir", outside)
     with pytest.raises(ToolError, match="the path changed after it was checked"):
         await run(tool, "c1", path="dir/notes.txt")
@@ -80,7 +80,7 @@ async def test_read_refuses_a_folder_swapped_for_a_symlink_after_the_check(cwd: 
 
 async def test_read_refuses_a_file_swapped_for_a_symlink_after_the_check(cwd: Path, outside: Path) -> None:
     (cwd / "notes.txt").write_text("inside notes\n")
-    tool = pinned(ReadTool(str(cwd)), "c1", cwd / "notes.txt")
+    tool = pinned(ReadTool(str(cwd)), "c1", cwd / "notes.txt", "notes.txt")
     (cwd / "notes.txt").unlink()
     (cwd / "notes.txt").symlink_to(outside / "notes.txt")
     with pytest.raises(ToolError, match="the path changed after it was checked"):
@@ -91,7 +91,7 @@ async def test_read_refuses_a_file_swapped_for_a_symlink_after_the_check(cwd: Pa
 async def test_listing_and_searching_refuse_a_swapped_root(cwd: Path, outside: Path, make: object) -> None:
     (cwd / "dir").mkdir()
     tool = make(str(cwd))  # type: ignore[operator]
-    pinned(tool, "c1", cwd / "dir")
+    pinned(tool, "c1", cwd / "dir", "dir")
     swap_for_link(cwd / "dir", outside)
     args: dict[str, object] = {"path": "dir"}
     if tool.name == "grep":
@@ -111,12 +111,12 @@ async def test_find_and_grep_do_not_descend_into_a_folder_that_became_a_symlink(
 
 
 async def test_write_makes_missing_folders_through_handles(cwd: Path, outside: Path) -> None:
-    tool = pinned(WriteTool(str(cwd)), "c1", cwd / "a" / "b" / "c.txt")
+    tool = pinned(WriteTool(str(cwd)), "c1", cwd / "a" / "b" / "c.txt", "a/b/c.txt")
     assert "Successfully wrote" in await run(tool, "c1", path="a/b/c.txt", content="x")
     assert (cwd / "a" / "b" / "c.txt").read_text() == "x"
     # a folder on the way that is a symlink (made by someone else) is not followed
     (cwd / "d").symlink_to(outside)
-    tool = pinned(WriteTool(str(cwd)), "c2", cwd / "d" / "e" / "f.txt")
+    tool = pinned(WriteTool(str(cwd)), "c2", cwd / "d" / "e" / "f.txt", "d/e/f.txt")
     with pytest.raises(ToolError, match="the path changed after it was checked"):
         await run(tool, "c2", path="d/e/f.txt", content="x")
     assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]
@@ -152,3 +152,15 @@ async def test_without_pins_a_tool_resolves_the_path_itself(cwd: Path, call: Cal
     (cwd / "link").symlink_to(cwd / "real")
     await call(WriteTool(str(cwd)), path="link/x.txt", content="through the link")
     assert (cwd / "real" / "x.txt").read_text() == "through the link"
+
+
+async def test_a_call_the_check_did_not_approve_is_refused(cwd: Path) -> None:
+    # pins installed (a permission check in front) but none for this call: a second call reusing
+    # another's id, or a path argument other than the one approved
+    tool = pinned(WriteTool(str(cwd)), "c1", cwd / "a.txt", "a.txt")
+    with pytest.raises(ToolError, match="did not approve"):
+        await run(tool, "c1", path="b.txt", content="x")
+    assert "Successfully wrote" in await run(tool, "c1", path="a.txt", content="x")
+    with pytest.raises(ToolError, match="did not approve"):
+        await run(tool, "c1", path="a.txt", content="again")  # a pin is taken once
+    assert not (cwd / "b.txt").exists() and (cwd / "a.txt").read_text() == "x"
