@@ -164,3 +164,29 @@ async def test_a_call_the_check_did_not_approve_is_refused(cwd: Path) -> None:
     with pytest.raises(ToolError, match="did not approve"):
         await run(tool, "c1", path="a.txt", content="again")  # a pin is taken once
     assert not (cwd / "b.txt").exists() and (cwd / "a.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("write", {"path": "a\x00b.txt", "content": "x"}),
+        ("read", {"path": "a\x00b.txt"}),
+        ("write", {"path": "new\nline.txt", "content": "x"}),
+        ("read", {"path": "/proc/self/environ"}),
+        ("read", {"path": "/dev/zero"}),
+        ("write", {"path": "~/../escape.txt", "content": "x"}),
+    ],
+    ids=["write NUL", "read NUL", "write newline", "read /proc/self/environ", "read /dev/zero", "write ~/.."],
+)
+async def test_path_tricks_through_the_real_gate(tmp_path: Path, baton_home: Path, tool: str, args: dict) -> None:
+    from tests.sessions.permissions.helpers import run_call
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outcome = await run_call(ws, tool, args)
+    if args["path"] == "new\nline.txt":  # an odd name, but inside the workspace: written there
+        assert not outcome.is_error and (ws / "new\nline.txt").read_text() == "x"
+        return
+    assert outcome.is_error, outcome.result_text
+    assert "BATON_HOME" not in outcome.result_text and str(baton_home) not in outcome.result_text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baton-home", "tmp", "ws"]
