@@ -7,18 +7,9 @@ import os
 from baton.agent.tool import ToolError
 from baton.tools.anchored import PathChangedError, open_dir
 from baton.tools.path_pins import PathPins, target_for
-from baton.tools.paths import resolve_path
 from baton.tools.truncate import DEFAULT_MAX_BYTES, TruncationResult, format_size, truncate_head
 
 UNLIMITED_LINES = 10**12
-
-
-def resolve_search_path(path: str | None, cwd: str) -> str:
-    """The absolute search root; ToolError when it does not exist."""
-    resolved = resolve_path(path or ".", cwd)
-    if not os.path.exists(resolved):
-        raise ToolError(f"Path not found: {path or '.'}")
-    return resolved
 
 
 def search_root(pins: PathPins | None, tool: str, call_id: str, path: str | None, cwd: str) -> str:
