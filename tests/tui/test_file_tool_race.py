@@ -28,43 +28,31 @@ BATCHES = 8
 WRITES_PER_BATCH = 6
 EDITS_PER_BATCH = 2
 """8 turns of 8 parallel calls: 48 writes and 16 edits (the issue measured 21 of 40 landing outside)."""
+READS_PER_BATCH = 8
 
 SWAPPER = """
-import os, sys, time
+import ctypes, os, sys, time
 out = sys.argv[1]
 hooks = os.path.join(os.getcwd(), ".g" + "it", "hooks")  # spelled so no rule sees it
 deadline = time.monotonic() + 90
-swaps = 0
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
 
-def swap_in(name, target):
-    try:
-        os.rename(name, name + ".real")
-        os.symlink(target, name)
-    except OSError:  # a file tool created the folder again meanwhile
-        pass
+def exchange(a, b):
+    # atomic: the name is always either the folder or the symlink, never missing
+    libc.renameat2(AT_FDCWD, a.encode(), AT_FDCWD, b.encode(), RENAME_EXCHANGE)
 
-def swap_out(name):
-    try:
-        os.unlink(name)
-    except OSError:
-        pass
-    try:
-        os.rename(name + ".real", name)
-    except OSError:  # a file tool created the folder again meanwhile: put that one aside
-        try:
-            os.rename(name, f"{name}.stray{swaps}")
-            os.rename(name + ".real", name)
-        except OSError:
-            pass
-
+os.symlink(out, "dir.link")
+os.symlink(hooks, "hooks.link")
 open("swapper-ready", "w").close()
+swaps = 0
 while not os.path.exists("stop-swapping") and time.monotonic() < deadline:
-    swap_in("dir", out)
-    swap_in("hooks", hooks)
-    time.sleep(0.0003)
-    swap_out("dir")
-    swap_out("hooks")
-    time.sleep(0.0003)
+    exchange("dir", "dir.link")
+    exchange("hooks", "hooks.link")
+    time.sleep(0.0001)
+    exchange("dir", "dir.link")
+    exchange("hooks", "hooks.link")
+    time.sleep(0.0001)
     swaps += 1
 open("swaps", "w").write(str(swaps))
 """
@@ -120,7 +108,9 @@ class HostileModel:
         return Reply.sse(text_reply(API, "done"))
 
 
-def run_race(home: Path, ws: Path, outside: Path, batches: list[Calls]) -> tuple[dict[str, Any], ReplayServer]:
+def run_race(
+    home: Path, ws: Path, outside: Path, batches: list[Calls], *extra: str
+) -> tuple[dict[str, Any], ReplayServer]:
     """Run ``baton -p --mode json`` against the hostile model; the tool results by call id."""
     model = HostileModel(ws, outside, batches)
     with ReplayServer(model) as server:
@@ -128,8 +118,8 @@ def run_race(home: Path, ws: Path, outside: Path, batches: list[Calls]) -> tuple
         # a private temp dir: reads of the system temp dir run unasked, and ``outside`` lies in it
         temp = ws.parent / "tmp"
         temp.mkdir()
-        result = run_baton(home, ws, "-p", "--mode", "json", "--model", "replay/replay-model", "go", timeout=180,
-                           TMPDIR=str(temp))
+        result = run_baton(home, ws, "-p", "--mode", "json", "--model", "replay/replay-model", *extra, "go",
+                           timeout=180, TMPDIR=str(temp))
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     ends = {e["toolCallId"]: e for e in events if e["type"] == "tool_execution_end"}
@@ -186,12 +176,12 @@ def test_reads_never_return_an_outside_file_while_a_sandboxed_job_swaps_folders(
     batches: list[Calls] = []
     for b in range(BATCHES):
         batches.append([
-            *[(f"r{b}.{i}", "read", {"path": "dir/notes.txt"}) for i in range(4)],
+            *[(f"r{b}.{i}", "read", {"path": "dir/notes.txt"}) for i in range(READS_PER_BATCH)],
             (f"l{b}", "ls", {"path": "dir"}),
             (f"g{b}", "grep", {"pattern": "s3cr3[t]|inside", "path": "dir"}),
             (f"f{b}", "find", {"pattern": "*.txt", "path": "dir"}),
         ])
-    ends, server = run_race(home, ws, outside, batches)
+    ends, server = run_race(home, ws, outside, batches, "--tools", "read,bash,ls,grep,find")
     leaks = [call_id for call_id, end in ends.items() if "s3cr3t" in text_of(end) or "only-outside" in text_of(end)]
     sent = sum("s3cr3t" in r.body.decode() or "only-outside" in r.body.decode() for r in server.requests)
     calls = sum(len(batch) for batch in batches)
