@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular_text
 from baton.providers.catalog_overlay import DATE
 from baton.providers.dispatch import known_apis
 from baton.providers.json_depth import load_config_json
@@ -147,7 +148,7 @@ def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     A missing file is not a problem (no entries, no messages)."""
     problems = _Problems(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:

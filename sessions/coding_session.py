@@ -235,10 +235,13 @@ class CodingSession:
         tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
         tools = _make_tools(tool_names, cwd)
         _limit_tool_processes(settings.tools.max_processes)
-        files = load_context_files(cwd) if options.context_files else []
+        refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
+        files = load_context_files(cwd, warnings=refused) if options.context_files else []
         library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
-        custom = read_text_or_file(options.system_prompt) or load_system_md(cwd)
-        appends = [a for a in (load_append_system_md(cwd), read_text_or_file(options.append_system_prompt)) if a]
+        custom = read_text_or_file(options.system_prompt) or load_system_md(cwd, warnings=refused)
+        appends = [a for a in (load_append_system_md(cwd, warnings=refused),
+                               read_text_or_file(options.append_system_prompt)) if a]
+        library.warnings[:0] = refused  # the library's warnings are the prompt's files' warnings
         prompt = build_system_prompt(
             cwd=cwd,
             tools=tool_names,

@@ -5,6 +5,11 @@ Context files are read from ``$BATON_HOME``, then every ancestor of the working 
 the root down, then the working directory itself; in each place ``AGENTS.md`` wins over
 ``CLAUDE.md``. ``.baton/SYSTEM.md`` in the working directory (else ``$BATON_HOME/SYSTEM.md``)
 replaces the default prompt; ``APPEND_SYSTEM.md`` in the same places is appended to it.
+
+They go to the provider in the system prompt, so a project's file follows the read policy of
+:mod:`baton.tools.project_files`: a symlink leading out of the project (``AGENTS.md`` ->
+``~/.ssh/id_rsa``) or into ``$BATON_HOME`` is not read, nor is a FIFO or device; each such file
+is one warning. A file larger than :data:`MAX_CONTEXT_FILE_BYTES` is cut there, with a note.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.providers.bounded_read import FileRefusedError, format_cap
 from baton.providers.paths import baton_home
+from baton.tools.project_files import ProjectFiles
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 PROJECT_CONFIG_DIR = ".baton"
@@ -27,31 +34,37 @@ class ContextFile:
     content: str
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, files: ProjectFiles, warnings: list[str] | None) -> str | None:
+    """The text of ``path`` (None when absent, a folder, or refused: then one warning)."""
+    if path.is_dir():
+        return None
     try:
-        if not path.is_file():
-            return None
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONTEXT_FILE_BYTES + 1)
-    except OSError:
+        data = files.read(path, MAX_CONTEXT_FILE_BYTES + 1, truncate=True)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if warnings is not None:
+            why = str(exc) if isinstance(exc, FileRefusedError) else f"cannot be read ({exc.strerror or exc})"
+            warnings.append(f"{path} ignored: {why}")
         return None
     text = data[:MAX_CONTEXT_FILE_BYTES].decode("utf-8", errors="replace")
     if len(data) > MAX_CONTEXT_FILE_BYTES:
-        text += f"\n\n[... truncated: {path} is larger than {MAX_CONTEXT_FILE_BYTES // 1024} KB]"
+        text += f"\n\n[... truncated: {path} is larger than {format_cap(MAX_CONTEXT_FILE_BYTES)}]"
     return text
 
 
-def _context_file_in(directory: Path) -> ContextFile | None:
+def _context_file_in(directory: Path, files: ProjectFiles, warnings: list[str] | None) -> ContextFile | None:
     for name in CONTEXT_FILE_NAMES:
-        content = _read(directory / name)
+        content = _read(directory / name, files, warnings)
         if content is not None:
             return ContextFile(directory / name, content)
     return None
 
 
-def load_context_files(cwd: Path, home: Path | None = None) -> list[ContextFile]:
+def load_context_files(cwd: Path, home: Path | None = None, warnings: list[str] | None = None) -> list[ContextFile]:
     """``AGENTS.md`` (or ``CLAUDE.md``) from ``$BATON_HOME``, each ancestor of ``cwd`` (root
-    first) and ``cwd`` itself, each file once."""
+    first) and ``cwd`` itself, each file once; a refused file adds one line to ``warnings``."""
+    files = ProjectFiles.for_dir(cwd, baton_dir=home)
     found: list[ContextFile] = []
     seen: set[Path] = set()
 
@@ -63,26 +76,27 @@ def load_context_files(cwd: Path, home: Path | None = None) -> list[ContextFile]
             seen.add(key)
             found.append(item)
 
-    add(_context_file_in(home or baton_home()))
+    add(_context_file_in(home or baton_home(), files, warnings))
     start = cwd.resolve()
     for directory in [*reversed(start.parents), start]:
-        add(_context_file_in(directory))
+        add(_context_file_in(directory, files, warnings))
     return found
 
 
-def _first_existing(cwd: Path, name: str, home: Path | None) -> str | None:
+def _first_existing(cwd: Path, name: str, home: Path | None, warnings: list[str] | None) -> str | None:
+    files = ProjectFiles.for_dir(cwd, baton_dir=home)
     for candidate in (cwd / PROJECT_CONFIG_DIR / name, (home or baton_home()) / name):
-        content = _read(candidate)
+        content = _read(candidate, files, warnings)
         if content is not None:
             return content
     return None
 
 
-def load_system_md(cwd: Path, home: Path | None = None) -> str | None:
+def load_system_md(cwd: Path, home: Path | None = None, warnings: list[str] | None = None) -> str | None:
     """The text of ``.baton/SYSTEM.md`` (else ``$BATON_HOME/SYSTEM.md``), if there is one."""
-    return _first_existing(cwd, "SYSTEM.md", home)
+    return _first_existing(cwd, "SYSTEM.md", home, warnings)
 
 
-def load_append_system_md(cwd: Path, home: Path | None = None) -> str | None:
+def load_append_system_md(cwd: Path, home: Path | None = None, warnings: list[str] | None = None) -> str | None:
     """The text of ``.baton/APPEND_SYSTEM.md`` (else ``$BATON_HOME/APPEND_SYSTEM.md``)."""
-    return _first_existing(cwd, "APPEND_SYSTEM.md", home)
+    return _first_existing(cwd, "APPEND_SYSTEM.md", home, warnings)

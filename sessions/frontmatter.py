@@ -3,13 +3,22 @@
 PyYAML's safe loader reads it: skill files in the wild use folded scalars (``description: >-``),
 nested ``metadata`` maps and lists (``allowed-tools``), which a hand-written subset would misread
 without a word. Only called when such a file exists, so the import costs nothing otherwise.
+
+Front matter comes from files a repository brings, so the loader refuses anchors and aliases (a
+391-byte "billion laughs" block expands to gigabytes: 20 s and a MemoryError at every start) and
+nesting deeper than :data:`MAX_DEPTH` (the composer recurses); the file itself is read bounded and
+regular (:mod:`baton.tools.project_files`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from baton.providers.bounded_read import FileRefusedError, FileTooLargeError, format_cap
+from baton.tools.project_files import ProjectFiles, read_bounded
 
 
 class FrontMatterError(ValueError):
@@ -41,11 +50,15 @@ def parse_front_matter(text: str) -> Document:
     raise FrontMatterError("front matter is not closed (no second '---' line)")
 
 
+MAX_DEPTH = 32
+"""Deepest nesting of maps and lists front matter may have."""
+
+
 def _load(block: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(block) if block.strip() else {}
+        data = yaml.load(block, Loader=_plain_loader()) if block.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -58,16 +71,50 @@ def _load(block: str) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def read_front_matter_file(path: Path, limit: int, what: str, warnings: list[str]) -> Document | None:
-    """Read and parse ``path`` (at most ``limit`` bytes); on any problem add one warning naming
-    ``what`` and the path, and return ``None``."""
+@functools.cache
+def _plain_loader() -> Any:
+    """PyYAML's safe loader without anchors, aliases or deep nesting (built on first use)."""
+    import yaml
+    from yaml.events import AliasEvent, CollectionStartEvent, NodeEvent
+
+    class PlainLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor is not None):
+                raise yaml.composer.ComposerError(
+                    None, None, "anchors and aliases (&name, *name) are not allowed", event.start_mark
+                )
+            nested = isinstance(event, CollectionStartEvent)
+            if nested:
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested more than {MAX_DEPTH} levels deep", event.start_mark
+                    )
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                if nested:
+                    self.depth -= 1
+
+    return PlainLoader
+
+
+def read_front_matter_file(
+    path: Path, limit: int, what: str, warnings: list[str], files: ProjectFiles | None = None
+) -> Document | None:
+    """Read and parse ``path`` (a regular file of at most ``limit`` bytes; a project's file only
+    as ``files`` allows); on any problem add one warning naming ``what`` and the path, and
+    return ``None``."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-        if len(data) > limit:
-            warnings.append(f"{what} {path} ignored: larger than {limit // 1024} KB")
-            return None
+        data = read_bounded(path, limit, files)
         return parse_front_matter(data.decode("utf-8"))
+    except FileTooLargeError:
+        warnings.append(f"{what} {path} ignored: larger than {format_cap(limit)}")
+    except FileRefusedError as exc:
+        warnings.append(f"{what} {path} ignored: {exc}")
     except (OSError, UnicodeDecodeError) as exc:
         warnings.append(f"{what} {path} ignored: cannot be read ({exc})")
     except FrontMatterError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from baton.sessions.errors import PromptRefusedError
 from baton.sessions.prompt_templates import PromptTemplate, expand_template, load_templates, template_dirs
 from baton.sessions.skills import Skill, SkillError, expand_skill, load_skills, skill_dirs
+from baton.tools.project_files import ProjectFiles
 
 _INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*)(?:[ \t]+(.*))?$", re.DOTALL)
 
@@ -29,19 +30,28 @@ class PromptCommand:
 class PromptCommands:
     """The skills and templates of one working directory."""
 
-    def __init__(self, skills: list[Skill], templates: list[PromptTemplate], warnings: list[str]) -> None:
+    def __init__(
+        self,
+        skills: list[Skill],
+        templates: list[PromptTemplate],
+        warnings: list[str],
+        files: ProjectFiles | None = None,
+    ) -> None:
         self.skills = skills
         self.templates = {t.name: t for t in templates}
         self.warnings = warnings
-        """One line per bad or shadowed file."""
+        """One line per bad, refused or shadowed file."""
+        self.files = files
+        """The read policy the files were found under (a skill is read again under it)."""
 
     @classmethod
     def load(cls, cwd: Path, *, home: Path | None = None) -> PromptCommands:
         """Discover the skills and templates for ``cwd`` (never raises)."""
         warnings: list[str] = []
-        skills = load_skills(skill_dirs(cwd, home), warnings)
-        templates = load_templates(template_dirs(cwd, home), warnings)
-        return cls(skills, templates, warnings)
+        files = ProjectFiles.for_dir(cwd, home=home)
+        skills = load_skills(skill_dirs(cwd, home), warnings, files)
+        templates = load_templates(template_dirs(cwd, home), warnings, files)
+        return cls(skills, templates, warnings, files)
 
     def commands(self) -> list[PromptCommand]:
         """Every template and skill as a ``/`` command."""
@@ -64,7 +74,7 @@ class PromptCommands:
                 known = ", ".join(s.name for s in self.skills) or "none"
                 raise PromptRefusedError(f"Unknown skill '{wanted}' (skills: {known})")
             try:
-                return expand_skill(skill, args)
+                return expand_skill(skill, args, self.files)
             except SkillError as exc:
                 raise PromptRefusedError(str(exc)) from exc
         template = self.templates.get(name.lower())

@@ -5,6 +5,8 @@ and ``~/.claude/commands/`` (first of a name wins). The file's body is the promp
 ``$9`` (shell-like split arguments), ``$@`` (all of them, space separated), ``${@:N}`` /
 ``${@:N:L}`` (a slice, from 1) and ``$ARGUMENTS`` (the argument text as typed). Front matter
 ``description`` and ``argument-hint`` show in ``/`` completion. Built-in command names win.
+A project's template is read only as :mod:`baton.tools.project_files` allows (a symlink out of the
+project is refused, as is a FIFO or device: one warning each).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from baton.providers.paths import baton_home
 from baton.sessions.frontmatter import read_front_matter_file
+from baton.tools.project_files import ProjectFiles
 
 MAX_TEMPLATE_BYTES = 256 * 1024
 
@@ -56,16 +59,19 @@ def template_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
     ]
 
 
-def load_templates(dirs: Iterable[Path], warnings: list[str]) -> list[PromptTemplate]:
-    """Every ``*.md`` template directly in ``dirs``; problems appended to ``warnings``."""
+def load_templates(
+    dirs: Iterable[Path], warnings: list[str], files: ProjectFiles | None = None
+) -> list[PromptTemplate]:
+    """Every ``*.md`` template directly in ``dirs``; problems appended to ``warnings``.
+    ``files``: the read policy for project files."""
     found: dict[str, PromptTemplate] = {}
     for root in dirs:
         try:
-            files = sorted(p for p in root.iterdir() if p.suffix == ".md" and p.is_file())
+            paths = sorted(p for p in root.iterdir() if p.suffix == ".md" and not p.is_dir())
         except OSError:
             continue
-        for path in files:
-            template = _read(path, warnings)
+        for path in paths:
+            template = _read(path, warnings, files)
             if template is None:
                 continue
             if template.name in BUILTIN_COMMANDS:
@@ -79,12 +85,12 @@ def load_templates(dirs: Iterable[Path], warnings: list[str]) -> list[PromptTemp
     return list(found.values())
 
 
-def _read(path: Path, warnings: list[str]) -> PromptTemplate | None:
+def _read(path: Path, warnings: list[str], files: ProjectFiles | None) -> PromptTemplate | None:
     name = path.stem
     if not _NAME.match(name):
         warnings.append(f"prompt template {path} ignored: '{name}' is not a valid command name")
         return None
-    doc = read_front_matter_file(path, MAX_TEMPLATE_BYTES, "prompt template", warnings)
+    doc = read_front_matter_file(path, MAX_TEMPLATE_BYTES, "prompt template", warnings, files)
     if doc is None:
         return None
     description = doc.meta.get("description")

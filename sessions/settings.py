@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, FileRefusedError, read_regular_text
 from baton.providers.json_depth import load_config_json
 from baton.providers.models import ThinkingLevel
 from baton.providers.paths import baton_home
+from baton.tools.project_files import ProjectFiles, read_bounded
 
 if TYPE_CHECKING:
     from baton.sessions.trust import ProjectTrust
@@ -248,7 +250,7 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     if project_dir is not None:
         candidate = project_settings_path(project_dir)
         if candidate.resolve() != target.resolve():
-            project_data = _read_object(candidate, problems)
+            project_data = _read_object(candidate, problems, ProjectFiles.for_dir(project_dir))
             if project_data or candidate.is_file():
                 project_file = candidate
     data = _from_pi(global_data)
@@ -313,16 +315,21 @@ def _merge_section(base: dict[str, Any], over: dict[str, Any], *, join_lists: bo
     return out
 
 
-def _read_object(target: Path, problems: list[str]) -> dict[str, Any]:
-    """The JSON object in ``target`` ({} when missing; problems noted when unreadable or invalid)."""
+def _read_object(target: Path, problems: list[str], files: ProjectFiles | None = None) -> dict[str, Any]:
+    """The JSON object in ``target`` ({} when missing; problems noted when unreadable or invalid).
+    Only a regular file of at most 1 MB is read, and a project's file only as ``files`` allows."""
     data: dict[str, Any] = {}
     try:
-        text = target.read_text(encoding="utf-8")
+        text = read_bounded(target, MAX_CONFIG_BYTES, files).decode("utf-8")
     except FileNotFoundError:
         text = ""
-    except OSError as exc:
+    except FileRefusedError as exc:
         text = ""
-        problems.append(f"{target}: cannot be read ({exc.strerror or exc}); using default settings")
+        problems.append(f"{target}: not read: {exc}; using default settings")
+    except (OSError, UnicodeDecodeError) as exc:
+        text = ""
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        problems.append(f"{target}: cannot be read ({why}); using default settings")
     if text.strip():
         try:
             loaded = load_config_json(text)
@@ -408,7 +415,7 @@ def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
     target = path or settings_path()
     data: dict[str, Any] = {}
     try:
-        text = target.read_text(encoding="utf-8")
+        text = read_regular_text(target, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         text = ""
     if text.strip():

@@ -5,10 +5,13 @@ then in ``$BATON_HOME/skills/``, ``~/.agents/skills/`` and ``~/.claude/skills/``
 of a name wins; a later one is a warning). The system prompt lists each skill's name, description
 and path, and the model reads the file when a task matches (progressive disclosure);
 ``/skill:<name> [args]`` puts a skill into the prompt explicitly. Bad files are one warning each.
+A project's skill file is read only as :mod:`baton.tools.project_files` allows (a ``SKILL.md`` or
+skill folder symlinked out of the project is refused, as is a FIFO or device).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
@@ -18,6 +21,7 @@ from typing import Any
 from baton.providers.errors import BatonError
 from baton.providers.paths import baton_home
 from baton.sessions.frontmatter import FrontMatterError, parse_front_matter, read_front_matter_file
+from baton.tools.project_files import ProjectFiles, read_bounded
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 256 * 1024
@@ -54,9 +58,9 @@ def skill_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
     ]
 
 
-def load_skills(dirs: Iterable[Path], warnings: list[str]) -> list[Skill]:
+def load_skills(dirs: Iterable[Path], warnings: list[str], files: ProjectFiles | None = None) -> list[Skill]:
     """Every valid skill under ``dirs`` (each a folder of skill folders); problems are appended
-    to ``warnings``, one line each."""
+    to ``warnings``, one line each. ``files``: the read policy for project files."""
     found: dict[str, Skill] = {}
     seen_files: set[Path] = set()
     for root in dirs:
@@ -66,10 +70,10 @@ def load_skills(dirs: Iterable[Path], warnings: list[str]) -> list[Skill]:
                 real = path.resolve()
             except OSError:
                 continue
-            if real in seen_files or not path.is_file():
+            if real in seen_files or not os.path.lexists(path) or path.is_dir():
                 continue
             seen_files.add(real)
-            skill = _read_skill(path, warnings)
+            skill = _read_skill(path, warnings, files)
             if skill is None:
                 continue
             if skill.name in found:
@@ -86,8 +90,8 @@ def _children(root: Path) -> list[Path]:
         return []
 
 
-def _read_skill(path: Path, warnings: list[str]) -> Skill | None:
-    doc = read_front_matter_file(path, MAX_SKILL_BYTES, "skill", warnings)
+def _read_skill(path: Path, warnings: list[str], files: ProjectFiles | None) -> Skill | None:
+    doc = read_front_matter_file(path, MAX_SKILL_BYTES, "skill", warnings, files)
     if doc is None:
         return None
     name = doc.meta.get("name")
@@ -131,10 +135,12 @@ def skills_prompt_section(skills: Iterable[Skill]) -> str:
     return "\n".join(lines)
 
 
-def expand_skill(skill: Skill, args: str) -> str:
-    """The prompt for ``/skill:<name> args``: the skill's instructions, then the arguments."""
+def expand_skill(skill: Skill, args: str, files: ProjectFiles | None = None) -> str:
+    """The prompt for ``/skill:<name> args``: the skill's instructions, then the arguments (the
+    file read again, under the same policy as when it was found)."""
     try:
-        body = parse_front_matter(skill.path.read_text(encoding="utf-8")).body.strip()
+        text = read_bounded(skill.path, MAX_SKILL_BYTES, files).decode("utf-8")
+        body = parse_front_matter(text).body.strip()
     except (OSError, UnicodeDecodeError, FrontMatterError) as exc:
         raise SkillError(f"cannot read skill '{skill.name}' ({skill.path}): {exc}") from exc
     block = (

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from baton.agent.messages import AgentMessage
+from baton.providers.bounded_read import NotRegularFileError, open_regular
 from baton.providers.json_depth import (
     MAX_LINE_DEPTH,
     JsonTooDeepError,
@@ -198,7 +199,9 @@ class SessionStore:
             return cls.create(target.parent, cwd if cwd is not None else Path.cwd(), path=target)
         fd = _open_locked(target)
         try:
-            with target.open("rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO or device since the check
+                raise SessionFileError(f"{target} is not a session file (not a regular file)")
+            with os.fdopen(os.dup(fd), "rb") as handle:  # the file locked is the file read
                 store = cls._from_stream(handle, target, writable=True)
         except OSError as exc:
             os.close(fd)
@@ -215,7 +218,13 @@ class SessionStore:
         target = Path(path).expanduser().absolute()
         _require_regular(target)
         try:
-            with target.open("rb") as handle:
+            fd = open_regular(target)  # never blocks on a FIFO swapped in since the check
+        except NotRegularFileError:
+            raise SessionFileError(f"{target} is not a session file (not a regular file)") from None
+        except OSError as exc:
+            raise SessionFileError(f"Cannot read session file {target}: {exc.strerror or exc}") from exc
+        try:
+            with os.fdopen(fd, "rb") as handle:
                 return cls._from_stream(handle, target, writable=False)
         except OSError as exc:
             raise SessionFileError(f"Cannot read session file {target}: {exc.strerror or exc}") from exc

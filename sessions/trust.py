@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.json_depth import load_config_json
 from baton.providers.paths import baton_home
 from baton.sessions.command_files import argv_pins, shell_command_pins
@@ -26,12 +27,12 @@ from baton.sessions.hooks.config import parse_hooks
 from baton.sessions.setting_trust import describe_held, one_line
 from baton.tools.file_pins import ABSENT, FilePin
 from baton.tools.mcp.config import McpServerConfig, parse_servers
+from baton.tools.project_files import ProjectFiles
 
 TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
 SETTINGS_PART = "settings"
 _FILE_PREFIX = "file:"
-MAX_MCP_BYTES = 4 * 1024 * 1024
 """A ``.mcp.json`` larger than this is not read (it is judged by its size alone)."""
 
 
@@ -151,15 +152,9 @@ def _setting_names(held: dict[str, Any]) -> list[str]:
 
 def _read_mcp(project: Path) -> bytes:
     path = project / PROJECT_MCP_FILE
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            return f"not a regular file: {path}".encode()
-        if size > MAX_MCP_BYTES:
-            return f"too large: {size} bytes".encode()
-        return path.read_bytes()
-    except OSError:
-        return b""
+    with contextlib.suppress(OSError):  # refused (a FIFO, too large, leads out): reported where it is read
+        return ProjectFiles.for_dir(project).read(path, MAX_CONFIG_BYTES)
+    return b""
 
 
 def _servers(project: Path, data: bytes, problems: list[str]) -> list[McpServerConfig]:
@@ -254,7 +249,7 @@ def _part_label(name: str) -> str:
 
 def _load() -> dict[str, dict[str, Any]]:
     try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
+        data = load_config_json(read_regular(trust_file(), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):

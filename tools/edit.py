@@ -5,8 +5,12 @@ together are combined; ``edits`` sent as a JSON string is accepted). Matching is
 forgiving (see :mod:`tools.edit_match`); every ``oldText`` must be unique; all edits apply or none
 does. Every byte outside the replaced spans is kept as it was (CRLF, lone CR, a UTF-8 BOM, bytes that
 are not valid UTF-8); the new text takes the file's line-ending style. Files holding NUL bytes
-(binary) and anything but a regular file are refused. The write is atomic; a hard-linked file is
-rewritten in place so every link sees the change (see :mod:`tools.fs_atomic`).
+(binary) and anything but a regular file are refused. The write is atomic (temp file + rename in
+the file's own folder). The file opened is the real path the permission check approved, walked
+through folder handles without following a symlink (:mod:`tools.anchored`); a folder swapped for a
+symlink meanwhile, or a file changed on disk between the read and the write, stops the edit. A
+file with several hard links is replaced, not written through (its other links may lie outside the
+workspace); the result says so.
 
 ``details``: ``{path, diff, patch, firstChangedLine, edits, added, removed, fuzzyMatch}`` — ``diff``
 is the line-numbered display diff the UI renders (see :mod:`tools.diff`), ``patch`` a standard
@@ -18,15 +22,24 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import stat
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.anchored import (
+    Anchor,
+    FileWrite,
+    PathChangedError,
+    anchor,
+    links_note,
+    open_existing,
+    replace_file,
+)
 from baton.tools.details import EditDetails
 from baton.tools.diff import display_diff, unified_patch
 from baton.tools.edit_match import (
+    AppliedEdits,
     Edit,
     EditMatchError,
     apply_edits,
@@ -37,11 +50,11 @@ from baton.tools.edit_match import (
     splice,
     strip_bom,
 )
-from baton.tools.file_access import FileAccess, is_text_file
+from baton.tools.file_access import FileAccess, is_text_data
 from baton.tools.file_lock import file_lock
-from baton.tools.fs_atomic import NotRegularFileError, atomic_write
+from baton.tools.fs_atomic import NotRegularFileError
 from baton.tools.params import ToolParams
-from baton.tools.paths import resolve_existing_path
+from baton.tools.path_pins import PathPins, target_for
 
 
 class EditItem(BaseModel):
@@ -126,6 +139,8 @@ class EditTool(AgentTool):
         self.cwd = cwd
         self.file_access: FileAccess | None = None
         """Reads and writes text through this backend first; see :mod:`tools.file_access`."""
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -134,35 +149,23 @@ class EditTool(AgentTool):
         args: EditParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        path = resolve_existing_path(args.path, self.cwd)
+        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
         edits = args.all_edits()
         async with file_lock(path):
-            raw = await _read_text_first(self.file_access, path, args.path)
-            if b"\x00" in raw:
+            try:
+                with anchor(path) as place:
+                    applied, outcome = await self._edit(place, args, edits, signal)
+            except PathChangedError as exc:
                 raise ToolError(
-                    f"Cannot edit {args.path}: it contains NUL bytes (a binary file). The edit tool "
-                    "changes text files only; use bash for binary files."
-                )
-            text = raw.decode("utf-8", "surrogateescape")
-            bom, content = strip_bom(text)
-            ending = detect_line_ending(content)
-            normalized = normalize_to_lf(content)
-            try:
-                applied = apply_edits(normalized, edits, args.path)
-            except EditMatchError as exc:
-                raise ToolError(str(exc), {"path": args.path}) from None
-            if signal.is_set():
-                raise ToolError("Operation aborted")
-            to_raw = lf_offset_mapper(content)
-            spans = [(to_raw(a), to_raw(b), restore_line_endings(new, ending)) for a, b, new in applied.replacements]
-            final = bom + splice(content, spans)
-            try:
-                if self.file_access is None or not await self.file_access.write_text(path, final):
-                    atomic_write(path, final.encode("utf-8", "surrogateescape"))
-            except NotRegularFileError:
-                raise ToolError(f"Cannot edit {args.path}: not a regular file.") from None
-            except OSError as exc:
-                raise ToolError(f"Could not write {args.path}: {exc.strerror or exc}.") from None
+                    f"Cannot edit {args.path}: the path changed after it was checked ({exc.strerror}); "
+                    "nothing was written."
+                ) from None
+            except FileNotFoundError:
+                raise ToolError(f"File not found: {args.path}") from None
+            except NotADirectoryError:
+                raise ToolError(f"Cannot edit {args.path}: a parent path is not a directory.") from None
+            except PermissionError:
+                raise ToolError(f"Cannot edit {args.path}: permission denied.") from None
         shown = _displayable
         diff = display_diff(shown(applied.base_content), shown(applied.new_content))
         details = {
@@ -175,39 +178,67 @@ class EditTool(AgentTool):
             "removed": diff.removed,
             "fuzzyMatch": applied.used_fuzzy_match,
         }
-        return AgentToolResult.text(f"Successfully replaced {len(edits)} block(s) in {args.path}.", details)
+        text = f"Successfully replaced {len(edits)} block(s) in {args.path}."
+        if outcome.unlinked_links:
+            text += f" {links_note(outcome.unlinked_links)}"
+        return AgentToolResult.text(text, details)
 
-
-async def _read_text_first(access: FileAccess | None, path: str, shown: str) -> bytes:
-    if access is not None and is_text_file(path):
-        text = await access.read_text(path)
-        if text is not None:
-            return text.encode("utf-8", "surrogateescape")
-    return _read(path, shown)
-
-
-def _read(path: str, shown: str) -> bytes:
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise ToolError(f"File not found: {shown}") from None
-    except IsADirectoryError:
-        raise ToolError(f"Cannot edit {shown}: it is a directory.") from None
-    except PermissionError:
-        raise ToolError(f"Cannot edit {shown}: permission denied.") from None
-    except OSError as exc:
-        raise ToolError(f"Cannot edit {shown}: {exc.strerror or exc}.") from None
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ToolError(f"Cannot edit {shown}: it is a directory.")
-        if not stat.S_ISREG(mode):
-            raise ToolError(f"Cannot edit {shown}: not a regular file (a device, FIFO or socket).")
+    async def _edit(
+        self, place: Anchor, args: EditParams, edits: list[Edit], signal: asyncio.Event
+    ) -> tuple[AppliedEdits, FileWrite]:
+        raw, info = await self._load(place, args.path)
+        if b"\x00" in raw:
+            raise ToolError(
+                f"Cannot edit {args.path}: it contains NUL bytes (a binary file). The edit tool "
+                "changes text files only; use bash for binary files."
+            )
+        text = raw.decode("utf-8", "surrogateescape")
+        bom, content = strip_bom(text)
+        ending = detect_line_ending(content)
+        normalized = normalize_to_lf(content)
         try:
-            return handle.read()
+            applied = apply_edits(normalized, edits, args.path)
+        except EditMatchError as exc:
+            raise ToolError(str(exc), {"path": args.path}) from None
+        if signal.is_set():
+            raise ToolError("Operation aborted")
+        to_raw = lf_offset_mapper(content)
+        spans = [(to_raw(a), to_raw(b), restore_line_endings(new, ending)) for a, b, new in applied.replacements]
+        final = bom + splice(content, spans)
+        try:
+            if self.file_access is not None and await self.file_access.write_text(place.path, final):
+                return applied, FileWrite(created=False, unlinked_links=0)
+            return applied, replace_file(place, final.encode("utf-8", "surrogateescape"), expect=info)
+        except NotRegularFileError:
+            raise ToolError(f"Cannot edit {args.path}: not a regular file.") from None
+        except (PathChangedError, PermissionError):
+            raise
         except OSError as exc:
-            raise ToolError(f"Cannot edit {shown}: {exc.strerror or exc}.") from None
+            raise ToolError(f"Could not write {args.path}: {exc.strerror or exc}.") from None
+
+    async def _load(self, place: Anchor, shown: str) -> tuple[bytes, os.stat_result | None]:
+        """The file's bytes (the editor's text first, when one hosts baton) and its status on disk."""
+        try:
+            fd, info = open_existing(place)
+        except FileNotFoundError:
+            text = await self.file_access.read_text(place.path) if self.file_access is not None else None
+            if text is None:
+                raise
+            return text.encode("utf-8", "surrogateescape"), None
+        except IsADirectoryError:
+            raise ToolError(f"Cannot edit {shown}: it is a directory.") from None
+        except NotRegularFileError:
+            raise ToolError(f"Cannot edit {shown}: not a regular file (a device, FIFO or socket).") from None
+        with os.fdopen(fd, "rb") as handle:
+            try:
+                data = handle.read()
+            except OSError as exc:
+                raise ToolError(f"Cannot edit {shown}: {exc.strerror or exc}.") from None
+        if self.file_access is not None and is_text_data(data):
+            text = await self.file_access.read_text(place.path)
+            if text is not None:
+                return text.encode("utf-8", "surrogateescape"), info
+        return data, info
 
 
 def _displayable(text: str) -> str:

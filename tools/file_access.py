@@ -9,7 +9,10 @@ use the disk". Binary files and images always come from the disk.
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
+
+from baton.providers.bounded_read import NotRegularFileError, open_regular
 
 
 class FileAccess(Protocol):
@@ -24,13 +27,30 @@ class FileAccess(Protocol):
         ...
 
 
-def is_text_file(path: str, sniff: int = 8192) -> bool:
-    """True unless the file on disk is an image or has a NUL byte early on (binary)."""
-    from baton.tools.images import detect_image_mime
+SNIFF_BYTES = 8192
 
+
+def is_text_file(path: str, sniff: int = SNIFF_BYTES) -> bool:
+    """True unless the file on disk is an image or has a NUL byte early on (binary). A FIFO or
+    device is never opened for reading (it could block or never end): False."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(sniff)
+        fd = open_regular(path)
+    except NotRegularFileError:
+        return False
     except OSError:
         return True  # missing or unreadable here: the host may still have it
+    try:
+        head = os.read(fd, sniff)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return is_text_data(head)
+
+
+def is_text_data(data: bytes, sniff: int = SNIFF_BYTES) -> bool:
+    """True unless ``data`` starts like an image or has a NUL byte early on (binary)."""
+    from baton.tools.images import detect_image_mime
+
+    head = data[:sniff]
     return detect_image_mime(head) is None and b"\x00" not in head

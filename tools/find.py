@@ -20,7 +20,15 @@ from pydantic import Field
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.tools.globs import PathGlob
 from baton.tools.params import ToolParams
-from baton.tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from baton.tools.path_pins import PathPins
+from baton.tools.search_common import (
+    byte_limit_notice,
+    cap_output,
+    effective_limit,
+    open_root,
+    search_root,
+    with_notices,
+)
 from baton.tools.truncate import DEFAULT_MAX_BYTES
 from baton.tools.walk import walk
 
@@ -52,6 +60,8 @@ class FindTool(AgentTool):
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -60,12 +70,16 @@ class FindTool(AgentTool):
         args: FindParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        root = resolve_search_path(args.path, self.cwd)
+        root = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
         if not os.path.isdir(root):
             raise ToolError(f"Not a directory: {args.path}")
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
         glob = PathGlob(_relative_pattern(args.pattern.strip(), root))
-        results, more = await asyncio.to_thread(_find, root, glob, limit, signal)
+        root_fd = open_root(root, args.path)
+        try:
+            results, more = await asyncio.to_thread(_find, root, root_fd, glob, limit, signal)
+        finally:
+            os.close(root_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
         details: dict[str, Any] = {
@@ -97,9 +111,9 @@ def _relative_pattern(pattern: str, root: str) -> str:
     return pattern
 
 
-def _find(root: str, glob: PathGlob, limit: int, signal: asyncio.Event) -> tuple[list[str], bool]:
+def _find(root: str, root_fd: int, glob: PathGlob, limit: int, signal: asyncio.Event) -> tuple[list[str], bool]:
     results: list[str] = []
-    for entry in walk(root, should_stop=signal.is_set):
+    for entry in walk(root, should_stop=signal.is_set, root_fd=root_fd):
         if not glob.matches(entry.rel_path):
             continue
         if len(results) >= limit:

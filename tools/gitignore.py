@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.tools.globs import glob_regex
 
 
@@ -93,13 +94,18 @@ def is_ignored(files: list[IgnoreFile], rel_path: str, is_dir: bool) -> bool:
     return ignored
 
 
-def load_ignore_file(path: str, base: str = "", prefix: str = "") -> IgnoreFile | None:
-    """Read ``path`` as a ``.gitignore`` (None when absent or unreadable)."""
+def load_ignore_file(
+    path: str, base: str = "", prefix: str = "", *, dir_fd: int | None = None
+) -> IgnoreFile | None:
+    """Read ``path`` (relative to the folder handle ``dir_fd`` when given) as a ``.gitignore``;
+    None when absent or unreadable. As git does, a symlinked ``.gitignore`` is not followed, and
+    only a regular file of at most 1 MB is read (a repository's ``.gitignore`` pointing at
+    ``/dev/zero`` or a FIFO must not hang or exhaust a search)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            rules = parse_gitignore(handle.read())
+        data = read_regular(path, MAX_CONFIG_BYTES, dir_fd=dir_fd, follow=False)
     except OSError:
         return None
+    rules = parse_gitignore(data.decode("utf-8", "replace"))
     return IgnoreFile(tuple(rules), base, prefix) if rules else None
 
 

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import sys
 from dataclasses import dataclass
@@ -28,15 +29,27 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.anchored import anchor, open_existing
 from baton.tools.globs import PathGlob
 from baton.tools.params import ToolParams
-from baton.tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from baton.tools.path_pins import PathPins
+from baton.tools.search_common import (
+    byte_limit_notice,
+    cap_output,
+    effective_limit,
+    open_root,
+    search_root,
+    with_notices,
+)
 from baton.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 from baton.tools.walk import walk
 
 DEFAULT_LIMIT = 100
 PYTHON_SEARCH_BUDGET = 120.0
-"""Seconds the Python fallback may search before it is stopped (ripgrep needs no budget)."""
+"""Seconds a search may take before it is stopped (the Python fallback, and ripgrep, which waits
+forever on a FIFO named ``.gitignore`` in the tree)."""
+RIPGREP_MEMORY = 2 * 1024 * 1024 * 1024
+"""ripgrep's heap cap: a ``.gitignore`` symlinked to ``/dev/zero`` makes it read without end."""
 _SEARCH_SCRIPT = str(Path(__file__).with_name("grep_search.py"))
 
 
@@ -84,6 +97,8 @@ class GrepTool(AgentTool):
     def __init__(self, cwd: str, use_ripgrep: bool | None = None) -> None:
         self.cwd = cwd
         self.use_ripgrep = use_ripgrep
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -92,19 +107,25 @@ class GrepTool(AgentTool):
         args: GrepParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        root = resolve_search_path(args.path, self.cwd)
+        root = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
         is_dir = os.path.isdir(root)
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
         context = max(0, args.context or 0)
         rg = shutil.which("rg") if self.use_ripgrep is not False else None
-        if rg is not None:
-            engine = "ripgrep"
-            matches, more = await _ripgrep(rg, args, root, limit, signal)
-        else:
-            engine = "python"
-            regex = _compile(args)
-            glob = PathGlob(args.glob) if args.glob and is_dir else None
-            matches, more = await _python_search(root, is_dir, regex, glob, limit, signal)
+        # the folder searched (the root, or a file's folder) is held open and searched through its
+        # handle: a folder swapped for a symlink after the check cannot redirect the search
+        dir_fd = open_root(root if is_dir else os.path.dirname(root), args.path)
+        try:
+            if rg is not None:
+                engine = "ripgrep"
+                matches, more = await _ripgrep(rg, args, root, dir_fd, is_dir, limit, signal)
+            else:
+                engine = "python"
+                regex = _compile(args)
+                glob = PathGlob(args.glob) if args.glob and is_dir else None
+                matches, more = await _python_search(root, dir_fd, is_dir, regex, glob, limit, signal)
+        finally:
+            os.close(dir_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
         details: dict[str, Any] = {
@@ -143,25 +164,33 @@ def _compile(args: GrepParams) -> re.Pattern[str]:
         ) from None
 
 
-def _list_files(root: str, is_dir: bool, glob: PathGlob | None, signal: asyncio.Event) -> list[str]:
+def _list_files(
+    root: str, root_fd: int, is_dir: bool, glob: PathGlob | None, signal: asyncio.Event
+) -> list[str]:
     """The files to search, in walk order (the walk stops early on abort)."""
     if not is_dir:
         return [root]
     return [
         entry.path
-        for entry in walk(root, should_stop=signal.is_set)
+        for entry in walk(root, should_stop=signal.is_set, root_fd=root_fd)
         if not entry.is_dir and not entry.is_symlink and (glob is None or glob.matches(entry.rel_path))
     ]
 
 
 async def _python_search(
-    root: str, is_dir: bool, regex: re.Pattern[str], glob: PathGlob | None, limit: int, signal: asyncio.Event
+    root: str,
+    root_fd: int,
+    is_dir: bool,
+    regex: re.Pattern[str],
+    glob: PathGlob | None,
+    limit: int,
+    signal: asyncio.Event,
 ) -> tuple[list[GrepMatch], bool]:
     """Matches in file order, up to ``limit``, and whether more exist.
 
     The regex runs in a child process (see :mod:`tools.grep_search`): an abort kills it at once,
     and a search past :data:`PYTHON_SEARCH_BUDGET` seconds is stopped with an error."""
-    paths = await asyncio.to_thread(_list_files, root, is_dir, glob, signal)
+    paths = await asyncio.to_thread(_list_files, root, root_fd, is_dir, glob, signal)
     if signal.is_set() or not paths:
         return [], False
     request = json.dumps({"pattern": regex.pattern, "flags": int(regex.flags), "limit": limit, "paths": paths})
@@ -195,7 +224,7 @@ async def _python_search(
 
 
 async def _ripgrep(
-    rg: str, args: GrepParams, root: str, limit: int, signal: asyncio.Event
+    rg: str, args: GrepParams, root: str, dir_fd: int, is_dir: bool, limit: int, signal: asyncio.Event
 ) -> tuple[list[GrepMatch], bool]:
     # Only the path and line number of each match are read from ripgrep (the lines shown come
     # from the file itself), so ``--max-columns 1`` replaces every line's text with a short
@@ -208,35 +237,66 @@ async def _ripgrep(
         argv.append("--fixed-strings")
     if args.glob:
         argv += ["--glob", args.glob]
-    argv += ["-e", args.pattern, "--", root]
+    # ripgrep starts in the held folder (the child's chdir goes through the handle) and searches
+    # "." (or the file's name), so the checked folder is the one searched even if swapped since
+    base = root if is_dir else os.path.dirname(root)
+    argv += ["-e", args.pattern, "--", "." if is_dir else "./" + os.path.basename(root)]
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=f"/proc/self/fd/{dir_fd}" if os.path.isdir("/proc/self/fd") else base,
     )
+    _cap_heap(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.ensure_future(proc.stderr.read())
     matches: list[GrepMatch] = []
-    more = False
-    try:
-        while not signal.is_set():
-            match = await _read_rg_match(proc.stdout)
+
+    async def collect() -> bool:
+        assert proc.stdout is not None
+        while True:
+            match = await _read_rg_match(proc.stdout, base)
             if match is None:
-                break
+                return False
             if len(matches) >= limit:
-                more = True
-                break
+                return True
             matches.append(match)
+
+    reading = asyncio.ensure_future(collect())
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({reading, aborted}, timeout=PYTHON_SEARCH_BUDGET,
+                                     return_when=asyncio.FIRST_COMPLETED)
     finally:
+        aborted.cancel()
+        reading.cancel()
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()
     stderr = (await stderr_task).decode("utf-8", "replace").strip()
-    if not matches and proc.returncode not in (0, 1) and not more and not signal.is_set():
-        raise ToolError(stderr or f"ripgrep exited with code {proc.returncode}")
+    if signal.is_set():
+        return matches, False
+    if reading not in done:
+        raise ToolError(
+            f"The search took longer than {PYTHON_SEARCH_BUDGET:.0f} s and was stopped (ripgrep waits forever "
+            "on a FIFO named .gitignore or .ignore in the tree); search a narrower path."
+        )
+    more = reading.result()
+    if not matches and proc.returncode not in (0, 1) and not more:
+        raise ToolError(f"ripgrep failed: {stderr or f'exit code {proc.returncode}'}")
     return matches, more
 
 
-async def _read_rg_match(stream: asyncio.StreamReader) -> GrepMatch | None:
+def _cap_heap(pid: int) -> None:
+    """At most :data:`RIPGREP_MEMORY` of heap for ripgrep (set from outside right after it
+    started: a ``preexec_fn`` is not safe in a process with threads; a limit below what it
+    already uses only stops it from growing further)."""
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is not None:
+        with contextlib.suppress(ValueError, OSError):
+            prlimit(pid, resource.RLIMIT_DATA, (RIPGREP_MEMORY, RIPGREP_MEMORY))
+
+
+async def _read_rg_match(stream: asyncio.StreamReader, base: str) -> GrepMatch | None:
     """The next ``path NUL line:marker`` record of ripgrep's output (``None`` at the end)."""
     while True:
         try:
@@ -249,7 +309,7 @@ async def _read_rg_match(stream: asyncio.StreamReader) -> GrepMatch | None:
             continue
         number = rest.split(b":", 1)[0]
         if number.isdigit():
-            return GrepMatch(os.fsdecode(raw_path[:-1]), int(number))
+            return GrepMatch(os.path.normpath(os.path.join(base, os.fsdecode(raw_path[:-1]))), int(number))
 
 
 def _format(matches: list[GrepMatch], root: str, is_dir: bool, context: int) -> tuple[list[str], bool]:
@@ -293,8 +353,12 @@ def _display(path: str, root: str, is_dir: bool) -> str:
 
 
 def _file_lines(path: str) -> list[str]:
+    """The lines of the file shown for a match, read through folder handles without following a
+    symlink (a matched path swapped for a link since shows nothing rather than another file)."""
     try:
-        with open(path, "rb") as handle:
+        with anchor(path) as place:
+            fd, _ = open_existing(place)
+        with os.fdopen(fd, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 
 BINARY_SNIFF = 8192
@@ -22,10 +23,17 @@ _NO_PRECHECK = re.compile(r"\\[AZzb]|\(\?<?[=!]")
 
 
 def search_file(path: str, regex: re.Pattern[str], precheck: re.Pattern[str] | None) -> list[int]:
-    """1-based numbers of the lines of ``path`` that ``regex`` matches (binary files: none)."""
+    """1-based numbers of the lines of ``path`` that ``regex`` matches (binary files, FIFOs,
+    devices and a symlink swapped in for the listed file: none)."""
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: a FIFO must not block the open; fstat then refuses anything but a file
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            return []
+        size = info.st_size
+        with os.fdopen(fd, "rb") as handle:
             if size <= WHOLE_READ_LIMIT:
                 data = handle.read()
                 if b"\x00" in data[:BINARY_SNIFF]:

@@ -1,7 +1,8 @@
 """The ``ls`` tool: list one directory.
 
 Entries sorted case-insensitively, directories (and links to directories) with a ``/`` suffix,
-dotfiles included, at most ``limit`` entries (default 500) and 50 KB.
+dotfiles included, at most ``limit`` entries (default 500) and 50 KB. The folder listed is the
+real path the permission check approved, opened without following a symlink.
 
 ``details``: ``{path, count, total, limit, limitReached, truncated}``.
 """
@@ -10,13 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
 from baton.tools.params import ToolParams
-from baton.tools.search_common import byte_limit_notice, cap_output, effective_limit, resolve_search_path, with_notices
+from baton.tools.path_pins import PathPins
+from baton.tools.search_common import (
+    byte_limit_notice,
+    cap_output,
+    effective_limit,
+    open_root,
+    search_root,
+    with_notices,
+)
 from baton.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LIMIT = 500
@@ -44,6 +54,8 @@ class LsTool(AgentTool):
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -52,16 +64,19 @@ class LsTool(AgentTool):
         args: LsParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        directory = resolve_search_path(args.path, self.cwd)
+        directory = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
         if not os.path.isdir(directory):
             raise ToolError(f"Not a directory: {args.path}")
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
+        fd = open_root(directory, args.path)
         try:
-            names = os.listdir(directory)
+            names = os.listdir(fd)
+            names.sort(key=lambda name: (name.casefold(), name))
+            entries = [name + "/" if _is_dir(fd, name) else name for name in names[:limit]]
         except OSError as exc:
             raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from None
-        names.sort(key=lambda name: (name.casefold(), name))
-        entries = [name + "/" if os.path.isdir(os.path.join(directory, name)) else name for name in names[:limit]]
+        finally:
+            os.close(fd)
         more = len(names) > limit
         details: dict[str, Any] = {
             "path": args.path or ".",
@@ -81,3 +96,11 @@ class LsTool(AgentTool):
             notices.append(byte_limit_notice())
         details["truncated"] = truncation.truncated
         return AgentToolResult.text(with_notices(truncation.content, notices), details)
+
+
+def _is_dir(dir_fd: int, name: str) -> bool:
+    """A folder, or a symlink to one (listed with ``/``, as before)."""
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False

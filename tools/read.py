@@ -9,6 +9,10 @@ images, else as a text notice. Other binary files are refused with a clear messa
 totalLinesEstimated, truncated, truncatedBy, nextOffset, truncation?}`` (``truncatedBy``:
 ``"lines" | "bytes" | "limit" | None``; ``nextOffset`` is None at the end of the file);
 image: ``{path, kind: "image", mimeType, bytes, width, height, resized, included}``.
+
+The file opened is the real path the permission check approved, walked through folder handles
+without following a symlink (:mod:`tools.anchored`): a folder swapped for a symlink after the
+check cannot make ``read`` return a file the check never saw.
 """
 
 from __future__ import annotations
@@ -16,19 +20,20 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import stat
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.bounded_read import NotRegularFileError
 from baton.providers.messages import ImageContent, TextContent
+from baton.tools.anchored import PathChangedError, anchor, open_existing
 from baton.tools.details import ReadDetails
-from baton.tools.file_access import FileAccess, is_text_file
+from baton.tools.file_access import FileAccess, is_text_data
 from baton.tools.file_pages import OffsetBeyondEnd, Page, read_page
 from baton.tools.images import SNIFF_BYTES, detect_image_mime, image_dimensions, prepare_image
 from baton.tools.params import ToolParams
-from baton.tools.paths import resolve_existing_path
+from baton.tools.path_pins import PathPins, target_for
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 BINARY_SNIFF = 8192
@@ -72,6 +77,8 @@ class ReadTool(AgentTool):
         self.images = images
         self.file_access: FileAccess | None = None
         """Reads text through this backend first (an editor's buffers); see :mod:`tools.file_access`."""
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -82,42 +89,39 @@ class ReadTool(AgentTool):
         args: ReadParams = params
         if args.limit is not None and args.limit < 1:
             raise ToolError(f"limit must be at least 1 (got {args.limit}).")
-        path = resolve_existing_path(args.path, self.cwd)
-        if self.file_access is not None and is_text_file(path):
-            text = await self.file_access.read_text(path)
-            if text is not None:
-                data = text.encode("utf-8", "surrogateescape")
-                return _text(io.BytesIO(data), len(data), args)
-        return self.read(path, args)
-
-    def read(self, path: str, args: ReadParams) -> AgentToolResult:
-        """Synchronous body of :meth:`run` (a page read takes milliseconds)."""
-        _require_regular_file(path, args.path)
+        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
         try:
-            # O_NONBLOCK: a FIFO swapped in after the check above must not block the open
-            handle = os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
-        except FileNotFoundError:
-            raise ToolError(f"File not found: {args.path}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{args.path} is a directory, not a file. Use ls to list it.") from None
-        except PermissionError:
-            raise ToolError(f"Permission denied: {args.path}") from None
-        except OSError as exc:
-            raise ToolError(f"Cannot read {args.path}: {exc.strerror or exc}") from None
-        with handle:
-            info = os.fstat(handle.fileno())
-            if stat.S_ISDIR(info.st_mode):
-                raise ToolError(f"{args.path} is a directory, not a file. Use ls to list it.")
-            if not stat.S_ISREG(info.st_mode):
-                raise ToolError(f"Cannot read {args.path}: not a regular file (a device, FIFO or socket).")
-            head = handle.read(SNIFF_BYTES)
-            mime = detect_image_mime(head)
-            if mime is not None:
-                return self._image(handle, head, mime, info.st_size, args.path)
-            if b"\x00" in head[:BINARY_SNIFF]:
-                raise ToolError(_binary_message(args.path, head, info.st_size))
-            handle.seek(0)
-            return _text(handle, info.st_size, args)
+            fd, info = _open(path, args.path)
+        except ToolError:
+            # not on disk: an editor hosting baton may still hold it in an unsaved buffer
+            if self.file_access is None or os.path.lexists(path):
+                raise
+            text = await self.file_access.read_text(path)
+            if text is None:
+                raise
+            data = text.encode("utf-8", "surrogateescape")
+            return _text(io.BytesIO(data), len(data), args)
+        with os.fdopen(fd, "rb") as handle:
+            if self.file_access is not None:
+                head = handle.read(SNIFF_BYTES)
+                if is_text_data(head):
+                    text = await self.file_access.read_text(path)
+                    if text is not None:
+                        data = text.encode("utf-8", "surrogateescape")
+                        return _text(io.BytesIO(data), len(data), args)
+                handle.seek(0)
+            return self.read_open(handle, info, args)
+
+    def read_open(self, handle: Any, info: os.stat_result, args: ReadParams) -> AgentToolResult:
+        """Read the open regular file ``handle`` (a page read takes milliseconds)."""
+        head = handle.read(SNIFF_BYTES)
+        mime = detect_image_mime(head)
+        if mime is not None:
+            return self._image(handle, head, mime, info.st_size, args.path)
+        if b"\x00" in head[:BINARY_SNIFF]:
+            raise ToolError(_binary_message(args.path, head, info.st_size))
+        handle.seek(0)
+        return _text(handle, info.st_size, args)
 
     def _image(self, handle: Any, head: bytes, mime: str, size: int, shown: str) -> AgentToolResult:
         if not self.images:
@@ -161,16 +165,25 @@ class ReadTool(AgentTool):
         return AgentToolResult(content, details)
 
 
-def _require_regular_file(path: str, shown: str) -> None:
-    """Refuse FIFOs, sockets and devices before opening them (opening a FIFO blocks)."""
+def _open(path: str, shown: str) -> tuple[int, os.stat_result]:
+    """The checked real path opened through its folder's handle (never a FIFO's blocking open)."""
     try:
-        mode = os.stat(path).st_mode
+        with anchor(path) as place:
+            return open_existing(place)
     except FileNotFoundError:
         raise ToolError(f"File not found: {shown}") from None
-    except OSError:
-        return  # let open() report it
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise ToolError(f"Cannot read {shown}: not a regular file (a device, FIFO or socket).")
+    except IsADirectoryError:
+        raise ToolError(f"{shown} is a directory, not a file. Use ls to list it.") from None
+    except NotRegularFileError:
+        raise ToolError(f"Cannot read {shown}: not a regular file (a device, FIFO or socket).") from None
+    except PathChangedError as exc:
+        raise ToolError(f"Cannot read {shown}: the path changed after it was checked ({exc.strerror}).") from None
+    except NotADirectoryError:
+        raise ToolError(f"File not found: {shown} (a parent path is not a directory)") from None
+    except PermissionError:
+        raise ToolError(f"Permission denied: {shown}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from None
 
 
 def _image_details(

@@ -1,22 +1,40 @@
-"""Pieces shared by grep, find and ls: resolving the search root and the result notices."""
+"""Pieces shared by grep, find and ls: resolving and opening the search root, the result notices."""
 
 from __future__ import annotations
 
 import os
 
 from baton.agent.tool import ToolError
-from baton.tools.paths import resolve_path
+from baton.tools.anchored import PathChangedError, open_dir
+from baton.tools.path_pins import PathPins, target_for
 from baton.tools.truncate import DEFAULT_MAX_BYTES, TruncationResult, format_size, truncate_head
 
 UNLIMITED_LINES = 10**12
 
 
-def resolve_search_path(path: str | None, cwd: str) -> str:
-    """The absolute search root; ToolError when it does not exist."""
-    resolved = resolve_path(path or ".", cwd)
-    if not os.path.exists(resolved):
+def search_root(pins: PathPins | None, tool: str, call_id: str, path: str | None, cwd: str) -> str:
+    """The real path of the search root: the one the permission check approved (see
+    :mod:`tools.path_pins`); ToolError when it does not exist."""
+    real = target_for(pins, tool, call_id, path or ".", cwd)
+    if not os.path.lexists(real):
         raise ToolError(f"Path not found: {path or '.'}")
-    return resolved
+    return real
+
+
+def open_root(real: str, shown: str | None) -> int:
+    """A handle on the checked folder ``real``, reached without following a symlink."""
+    try:
+        return open_dir(real)
+    except PathChangedError as exc:
+        raise ToolError(
+            f"Cannot search {shown or '.'}: the path changed after it was checked ({exc.strerror})."
+        ) from None
+    except NotADirectoryError:
+        raise ToolError(f"Not a directory: {shown}") from None
+    except FileNotFoundError:
+        raise ToolError(f"Path not found: {shown or '.'}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from None
 
 
 def effective_limit(limit: int | None, default: int) -> int:

@@ -4,14 +4,21 @@ Hidden files are included, ``.git`` is skipped, ``.gitignore`` files are respect
 the tree and, within a git repository, those above the root), symlinked directories are not
 followed. Entries come in a stable order: sorted by name, each directory's contents right after
 it.
+
+The walk goes through folder handles: each subfolder is opened relative to its parent's handle
+without following a symlink (:mod:`tools.anchored`), so a folder swapped for a symlink while the
+walk runs is skipped, never followed out of the tree. A caller that checked the root passes its
+handle (``root_fd``), so the root itself cannot be swapped either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from baton.tools.anchored import open_step
 from baton.tools.gitignore import IgnoreFile, is_ignored, load_ignore_file, parent_ignore_files
 
 ALWAYS_SKIPPED = frozenset({".git"})
@@ -28,14 +35,30 @@ class WalkEntry:
 
 
 def walk(
-    root: str, respect_gitignore: bool = True, should_stop: Callable[[], bool] | None = None
+    root: str,
+    respect_gitignore: bool = True,
+    should_stop: Callable[[], bool] | None = None,
+    *,
+    root_fd: int | None = None,
 ) -> Iterator[WalkEntry]:
-    """Yield the entries under ``root`` (not ``root`` itself); see the module docstring."""
+    """Yield the entries under ``root`` (not ``root`` itself); see the module docstring.
+    ``root_fd``: an open handle on ``root`` to walk from (it stays the caller's to close)."""
     base_files = parent_ignore_files(root) if respect_gitignore else []
-    yield from _walk_dir(root, "", base_files, respect_gitignore, should_stop)
+    if root_fd is not None:
+        yield from _walk_dir(root_fd, root, "", base_files, respect_gitignore, should_stop)
+        return
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        yield from _walk_dir(fd, root, "", base_files, respect_gitignore, should_stop)
+    finally:
+        os.close(fd)
 
 
 def _walk_dir(
+    dir_fd: int,
     directory: str,
     rel_dir: str,
     inherited: list[IgnoreFile],
@@ -46,11 +69,11 @@ def _walk_dir(
         return
     files = inherited
     if respect_gitignore:
-        own = load_ignore_file(os.path.join(directory, ".gitignore"), base=rel_dir)
+        own = load_ignore_file(".gitignore", base=rel_dir, dir_fd=dir_fd)
         if own is not None:
             files = [*inherited, own]
     try:
-        with os.scandir(directory) as scan:
+        with os.scandir(dir_fd) as scan:
             entries = sorted(scan, key=lambda e: e.name)
     except OSError:
         return
@@ -58,6 +81,7 @@ def _walk_dir(
         if entry.name in ALWAYS_SKIPPED:
             continue
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        path = os.path.join(directory, entry.name)
         try:
             is_symlink = entry.is_symlink()
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -65,6 +89,14 @@ def _walk_dir(
             continue
         if files and is_ignored(files, rel, is_dir):
             continue
-        yield WalkEntry(rel, entry.path, is_dir, is_symlink)
+        yield WalkEntry(rel, path, is_dir, is_symlink)
         if is_dir:
-            yield from _walk_dir(entry.path, rel, files, respect_gitignore, should_stop)
+            try:
+                child = open_step(dir_fd, entry.name)
+            except OSError:  # gone, unreadable, or swapped for a symlink since it was listed
+                continue
+            try:
+                yield from _walk_dir(child, path, rel, files, respect_gitignore, should_stop)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.close(child)

@@ -1,8 +1,11 @@
 """The ``write`` tool: create or overwrite a file, atomically.
 
 Parent directories are created; the file is replaced atomically (temp file + rename, keeping the
-old file's permissions; a hard-linked file is rewritten in place, a FIFO or device is refused);
-the byte count reported is UTF-8 bytes, not characters.
+old file's permissions; a FIFO or device is refused); the byte count reported is UTF-8 bytes, not
+characters. The path opened is the real path the permission check approved, walked through
+folder handles without following a symlink (:mod:`tools.anchored`): a folder swapped for a symlink
+meanwhile stops the write. A file with several hard links is replaced, never written through (its
+other links may lie outside the workspace); the result says so.
 
 ``details``: ``{path, bytes, lines, created}``.
 """
@@ -10,18 +13,18 @@ the byte count reported is UTF-8 bytes, not characters.
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.tools.anchored import FileWrite, PathChangedError, anchor, links_note, lstat_in, replace_file
 from baton.tools.details import WriteDetails
 from baton.tools.file_access import FileAccess
 from baton.tools.file_lock import file_lock
-from baton.tools.fs_atomic import NotRegularFileError, atomic_write
+from baton.tools.fs_atomic import NotRegularFileError
 from baton.tools.params import ToolParams
-from baton.tools.paths import resolve_path
+from baton.tools.path_pins import PathPins, target_for
 
 
 class WriteParams(ToolParams):
@@ -48,6 +51,8 @@ class WriteTool(AgentTool):
         self.cwd = cwd
         self.file_access: FileAccess | None = None
         """Writes text through this backend first (an editor); see :mod:`tools.file_access`."""
+        self.pins: PathPins | None = None
+        """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
     async def run(
         self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
@@ -56,23 +61,23 @@ class WriteTool(AgentTool):
         args: WriteParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        path = resolve_path(args.path, self.cwd)
+        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
         data = args.content.encode("utf-8", "surrogateescape")
         async with file_lock(path):
             if signal.is_set():
                 raise ToolError("Operation aborted")
             try:
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                existed = os.path.exists(path)
-                if self.file_access is not None and await self.file_access.write_text(path, args.content):
-                    created = not existed
-                else:
-                    created = atomic_write(path, data)
+                outcome = await self._write(path, args.content, data)
             except IsADirectoryError:
                 raise ToolError(f"Cannot write {args.path}: it is a directory.") from None
             except NotRegularFileError:
                 raise ToolError(
                     f"Cannot write {args.path}: not a regular file (a device, FIFO or socket)."
+                ) from None
+            except PathChangedError as exc:
+                raise ToolError(
+                    f"Cannot write {args.path}: the path changed after it was checked ({exc.strerror}); "
+                    "nothing was written."
                 ) from None
             except FileExistsError:
                 raise ToolError(f"Cannot write {args.path}: a parent path exists and is not a directory.") from None
@@ -83,5 +88,16 @@ class WriteTool(AgentTool):
             except OSError as exc:
                 raise ToolError(f"Cannot write {args.path}: {exc.strerror or exc}.") from None
         lines = args.content.count("\n") + (1 if args.content and not args.content.endswith("\n") else 0)
-        details = {"path": args.path, "bytes": len(data), "lines": lines, "created": created}
-        return AgentToolResult.text(f"Successfully wrote {len(data)} bytes to {args.path}", details)
+        details = {"path": args.path, "bytes": len(data), "lines": lines, "created": outcome.created}
+        text = f"Successfully wrote {len(data)} bytes to {args.path}"
+        if outcome.unlinked_links:
+            text += f" {links_note(outcome.unlinked_links)}"
+        return AgentToolResult.text(text, details)
+
+    async def _write(self, path: str, content: str, data: bytes) -> FileWrite:
+        with anchor(path, create_dirs=True) as place:
+            existed = lstat_in(place) is not None
+            if self.file_access is not None and await self.file_access.write_text(path, content):
+                return FileWrite(created=not existed, unlinked_links=0)
+            return replace_file(place, data)
+

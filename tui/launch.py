@@ -206,15 +206,15 @@ def _session_picker_factory(args: CliArgs) -> Callable[[], Any]:
 def _display_setting() -> str:
     """The ``display`` setting, read without the settings model (it decides the very first
     frame; the session validates the files properly later). Project over global."""
-    import json
-
+    from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
+    from baton.providers.json_depth import load_config_json
     from baton.providers.paths import baton_home
 
     value = "fullscreen"
     for path in (baton_home() / "settings.json", Path.cwd() / ".baton" / "settings.json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+        try:  # a regular file of at most 1 MB: a FIFO or /dev/zero must not stop the first frame
+            data = load_config_json(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
             continue
         if isinstance(data, dict) and data.get("display") in ("fullscreen", "inline"):
             value = data["display"]

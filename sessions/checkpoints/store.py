@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.paths import baton_home
 from baton.sessions.checkpoints.errors import CheckpointError
 from baton.sessions.checkpoints.git import Git, nul_join, nul_split
@@ -280,7 +281,8 @@ class CheckpointStore:
                 lines.append("/" + inside.as_posix() + "/")
         if source is not None:
             with contextlib.suppress(OSError):
-                lines += ["# from .git/info/exclude", user_exclude.read_text(errors="replace")]
+                excluded = read_regular(user_exclude, MAX_CONFIG_BYTES)  # the repo's: no FIFO, no /dev/zero
+                lines += ["# from .git/info/exclude", excluded.decode("utf-8", "replace")]
         content = "\n".join(lines) + "\n"
         with contextlib.suppress(OSError):
             if target.read_text() == content:

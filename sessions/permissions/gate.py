@@ -28,6 +28,7 @@ from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
 from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
+from baton.tools.path_pins import PathPins
 from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
 from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
 from baton.tools.shell import StartedCommand, start_command
@@ -99,6 +100,8 @@ class Permissions:
         self.warnings: list[str] = []
         self.on_rule_saved: Callable[[str], object] | None = None
         """Called with each rule an "allow always" answer saved to the project's settings."""
+        self.pins = PathPins()
+        """The real path each allowed file-tool call was judged by; the tool opens that one."""
 
     @property
     def mode(self) -> ApprovalMode:
@@ -155,6 +158,7 @@ class Permissions:
         args = dict(call.arguments or {})
         decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
         if decision.action == "allow":
+            self._pin(call.id, args, decision)
             self._sandboxed[call.id] = decision.sandbox
             if decision.sandbox:
                 self._absent[call.id] = self._absent_protected()
@@ -180,6 +184,7 @@ class Permissions:
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
+            self._pin(call.id, args, decision)
             # "allow" answers "may it run?", not "may it leave the sandbox?": bash still runs inside,
             # and if the sandbox blocks it the after-gate asks that second question.
             sandboxed = call.name == "bash" and self.policy.sandboxes_bash
@@ -197,6 +202,10 @@ class Permissions:
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
 
+    def _pin(self, call_id: str, args: dict[str, Any], decision: Decision) -> None:
+        if decision.path is not None:
+            self.pins.pin(call_id, args.get("path"), decision.path)
+
     async def _block(
         self, call_id: str, tool: str, decision: Decision, by: str, reason: str, text: str, *, needed: bool = False
     ) -> BeforeToolCallResult:
@@ -211,7 +220,7 @@ class Permissions:
         if not isinstance(path, str):
             return None
         try:
-            return change_preview(tool, args, self.policy.workspace.resolve(path))
+            return change_preview(tool, args, self.policy.workspace.resolve(path, tool))
         except Exception:  # a preview is a nicety; never let it stop the question
             logger.exception("could not build the change preview")
             return None

@@ -13,50 +13,17 @@ import tempfile
 from dataclasses import dataclass
 
 from baton.providers.paths import baton_home
-from baton.tools.paths import resolve_path
+from baton.tools.paths import fast_realpath as fast_realpath  # re-exported: it lives with the tools
+from baton.tools.paths import tool_real_path
 
 PROTECTED_NAMES = (".baton", ".git/hooks", ".git/config", ".mcp.json")
 """Relative to the workspace: writing here could grant the model more permissions."""
 
 
-_PROC_FD = os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH")
-
-
-def real_path(path: str, cwd: str) -> str:
-    """The absolute path ``path`` (as a tool received it) really designates."""
-    return fast_realpath(resolve_path(path, cwd))
-
-
-def fast_realpath(path: str) -> str:
-    """``os.path.realpath`` of an absolute, normalised ``path``; on Linux the kernel resolves
-    the existing part (one ``open(O_PATH)`` instead of an ``lstat`` per component)."""
-    if not _PROC_FD:
-        return os.path.realpath(path)
-    tail: list[str] = []
-    current = path
-    while True:
-        try:
-            fd = os.open(current, os.O_PATH)
-        except FileNotFoundError:
-            if os.path.lexists(current):  # a dangling symlink: where it points decides
-                return os.path.realpath(path)
-            parent, name = os.path.split(current)
-            if parent == current:
-                return os.path.realpath(path)
-            tail.append(name)
-            current = parent
-            continue
-        except OSError:
-            return os.path.realpath(path)
-        try:
-            resolved = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            return os.path.realpath(path)
-        finally:
-            os.close(fd)
-        if not resolved.startswith("/"):  # e.g. "anon_inode:..."; never for a real path
-            return os.path.realpath(path)
-        return os.path.join(resolved, *reversed(tail)) if tail else resolved
+def real_path(path: str, cwd: str, tool: str = "write") -> str:
+    """The absolute path ``path`` (as ``tool`` received it) really designates: the path the tool
+    will open (see :func:`baton.tools.paths.tool_real_path`)."""
+    return tool_real_path(tool, path, cwd)
 
 
 def is_within(path: str, root: str) -> bool:
@@ -94,9 +61,9 @@ class Workspace:
         protected.append(os.path.realpath(home or str(baton_home())))
         return cls(root, os.path.abspath(cwd), tuple(protected), (root, *temp_roots()))
 
-    def resolve(self, path: str) -> str:
-        """The real absolute path of a tool's ``path`` argument."""
-        return real_path(path, self.given)
+    def resolve(self, path: str, tool: str = "write") -> str:
+        """The real absolute path of ``tool``'s ``path`` argument (what the tool will open)."""
+        return real_path(path, self.given, tool)
 
     def contains(self, real: str) -> bool:
         """Whether the real path lies in the workspace."""

@@ -4,12 +4,17 @@ project's trust with it (the rule is the user's own answer)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES
+from baton.providers.json_depth import load_config_json
 from baton.sessions.settings import Settings, load_settings, project_settings_path
 from baton.sessions.trust import SETTINGS_PART, remember_parts
+from baton.tools.fs_atomic import atomic_write
+from baton.tools.project_files import ProjectFiles
 
 
 class RuleSaveError(OSError):
@@ -20,10 +25,14 @@ def save_allow_rule(project_dir: Path, rule: str) -> Path:
     """Append ``rule`` to ``permissions.allow`` in the project's settings (creating the file);
     the rest of the file is kept as it was. Returns the file's path."""
     path = project_settings_path(project_dir)
+    files = ProjectFiles.for_dir(project_dir)
+    refused = files.refusal(path)
+    if refused is not None:  # e.g. .baton -> ~/.baton: the rule would land in the user's own settings
+        raise RuleSaveError(f"cannot add the rule to {path}: {refused}")
     data: dict[str, Any] = {}
-    if path.exists():
+    if os.path.lexists(path):
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8") or "{}")
+            loaded = load_config_json(files.read(path, MAX_CONFIG_BYTES).decode("utf-8") or "{}")
         except (OSError, ValueError) as exc:
             raise RuleSaveError(f"cannot add the rule to {path}: {exc}") from exc
         if not isinstance(loaded, dict):
@@ -38,9 +47,9 @@ def save_allow_rule(project_dir: Path, rule: str) -> Path:
     if rule not in allow:
         allow.append(rule)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    # a fresh temporary name made O_EXCL|O_NOFOLLOW: a planted ``settings.json.tmp`` symlink is
+    # never written through
+    atomic_write(str(path), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return path
 
 

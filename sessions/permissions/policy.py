@@ -38,6 +38,7 @@ from baton.sessions.permissions.rules import (
     format_rule,
 )
 from baton.sessions.permissions.shell_parts import split_command
+from baton.tools.path_pins import path_argument
 
 ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
@@ -63,6 +64,8 @@ class Decision:
     """The narrowest allow rule covering this call (for "allow always")."""
     sandbox: bool = False
     """bash only: run inside the sandbox."""
+    path: str | None = None
+    """File tools: the real path judged, which the tool must open and nothing else."""
 
 
 @dataclass(slots=True)
@@ -103,9 +106,7 @@ class Policy:
         if tool == "bash":
             return _Target(tool, command=str(args.get("command", "")))
         if tool in PATH_TOOLS:
-            raw = args.get("path")
-            path = raw if isinstance(raw, str) and raw.strip() else "."
-            return _Target(tool, path=self.workspace.resolve(path))
+            return _Target(tool, path=self.workspace.resolve(path_argument(args.get("path")), tool))
         return _Target(tool)
 
     def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
@@ -136,7 +137,8 @@ class Policy:
 
         def made(action: Action, source: Source, reason: str, rule: Rule | None = None) -> Decision:
             sandbox = action == "allow" and target.command is not None and self.sandboxes_bash
-            return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox)
+            return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox,
+                            target.path)
 
         deny = self._first_match("deny", target)
         if deny is not None:

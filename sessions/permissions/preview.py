@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from baton.providers.bounded_read import read_regular
 from baton.tools.diff import display_diff
 from baton.tools.edit_match import Edit, apply_edits, normalize_to_lf, strip_bom
 
@@ -47,9 +48,8 @@ def _edits(args: dict[str, Any]) -> list[Edit]:
 
 
 def _read(path: str) -> str | None:
+    """The file's text for the preview (None when absent, too large, a FIFO or device, or a
+    symlink at the checked real path now: a question must never wait on a FIFO)."""
     with contextlib.suppress(OSError):
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_PREVIEW_BYTES + 1)
-        if len(data) <= _MAX_PREVIEW_BYTES:
-            return data.decode("utf-8", "replace")
+        return read_regular(path, _MAX_PREVIEW_BYTES, follow=False).decode("utf-8", "replace")
     return None

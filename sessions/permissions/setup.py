@@ -72,4 +72,6 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
     for tool in session.agent.tools:
         if isinstance(tool, BashTool):
             tool.command_launcher = permissions.launch_command
+        if hasattr(tool, "pins"):  # file tools open the path the policy judged, not a new resolution
+            tool.pins = permissions.pins
     return permissions

@@ -55,15 +55,22 @@ async def test_file_with_nul_bytes_is_refused_and_unchanged(cwd: Path, call: Cal
     assert (cwd / "f.bin").read_bytes() == original
 
 
-async def test_hard_linked_file_keeps_its_inode(cwd: Path, call: Call) -> None:
-    (cwd / "a.txt").write_text("one two\n")
-    os.link(cwd / "a.txt", cwd / "b.txt")
-    inode = (cwd / "a.txt").stat().st_ino
-    await call(EditTool(str(cwd)), path="a.txt", oldText="two", newText="three")
-    assert (cwd / "b.txt").read_text() == "one three\n"
-    assert (cwd / "a.txt").stat().st_ino == inode
-    await call(WriteTool(str(cwd)), path="b.txt", content="short\n")
-    assert (cwd / "a.txt").read_text() == "short\n"
+async def test_a_hard_linked_file_is_replaced_never_written_through(cwd: Path, call: Call, tmp_path: Path) -> None:
+    # The other link may lie outside the workspace (a sandboxed command can make one to any file
+    # on the same mount it can see): writing through the shared inode would change that file.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one two\n")
+    os.link(outside, cwd / "a.txt")
+    result = await call(EditTool(str(cwd)), path="a.txt", oldText="two", newText="three")
+    assert (cwd / "a.txt").read_text() == "one three\n"
+    assert outside.read_text() == "one two\n"
+    assert (cwd / "a.txt").stat().st_nlink == 1
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "(the file had 2 hard links: it was replaced, not written through, so its other link keeps the" in text
+    os.link(outside, cwd / "b.txt")
+    result = await call(WriteTool(str(cwd)), path="b.txt", content="short\n")
+    assert (cwd / "b.txt").read_text() == "short\n" and outside.read_text() == "one two\n"
+    assert "hard links" in result.content[0].text  # type: ignore[union-attr]
     assert sorted(p.name for p in cwd.iterdir()) == ["a.txt", "b.txt"]  # no temp file left
 
 

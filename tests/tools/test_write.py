@@ -54,15 +54,15 @@ async def test_parent_that_is_a_file_is_an_error(cwd: Path, call: Call) -> None:
 
 
 async def test_failed_write_keeps_the_old_file(cwd: Path, call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
-    import baton.tools.fs_atomic as fs_atomic
+    import baton.tools.anchored as anchored
 
     target = cwd / "keep.txt"
     target.write_text("precious")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_rename(src: str, dst: str, **_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fs_atomic.os, "replace", broken_replace)
+    monkeypatch.setattr(anchored.os, "rename", broken_rename)
     with pytest.raises(ToolError, match="No space left on device"):
         await call(WriteTool(str(cwd)), path="keep.txt", content="half")
     assert target.read_text() == "precious"

@@ -9,7 +9,6 @@ problem line each, never fatal.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -17,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from baton.providers.bounded_read import MAX_CONFIG_BYTES, FileRefusedError
+from baton.providers.json_depth import load_config_json
 from baton.tools.file_pins import FilePin
+from baton.tools.project_files import ProjectFiles, read_bounded
 
 Transport = Literal["stdio", "http"]
 Source = Literal["global", "project", "cli", "client"]
@@ -147,18 +149,24 @@ def _parse_server(name: str, entry: Any, source: Source, origin: str,
 
 
 def read_config_file(path: Path, source: Source, problems: list[str]) -> list[McpServerConfig]:
-    """The servers in ``path`` (none when it does not exist)."""
+    """The servers in ``path`` (none when it does not exist). Only a regular file of at most
+    1 MB is read; a project's file only as :mod:`baton.tools.project_files` allows."""
+    files = ProjectFiles.for_dir(path.parent) if source == "project" else None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_CONFIG_BYTES, files).decode("utf-8")
     except FileNotFoundError:
         return []
-    except OSError as exc:
-        problems.append(f"{path}: cannot be read ({exc.strerror or exc}); its MCP servers are skipped")
+    except FileRefusedError as exc:
+        problems.append(f"{path}: not read: {exc}; its MCP servers are skipped")
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        problems.append(f"{path}: cannot be read ({why}); its MCP servers are skipped")
         return []
     if not text.strip():
         return []
     try:
-        data = json.loads(text)
+        data = load_config_json(text)
     except ValueError as exc:
         problems.append(f"{path}: not valid JSON ({exc}); its MCP servers are skipped")
         return []

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from baton.providers.bounded_read import read_regular
 from baton.tui.acp.tool_info import (
     result_content,
     terminal_text,
@@ -53,12 +54,9 @@ def image_chunk(kind: str, data: str, mime: str) -> Update:
 def _read_old(path: str | None) -> str | None:
     if path is None:
         return None
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_OLD_TEXT_LIMIT + 1)
-    except OSError:
-        return None
-    if len(data) > _OLD_TEXT_LIMIT:
+    try:  # never a FIFO or device (opening one could block the server)
+        data = read_regular(path, _OLD_TEXT_LIMIT)
+    except OSError:  # absent, unreadable, not a regular file or too large: no old text
         return None
     return data.decode("utf-8", "replace")
 

@@ -14,6 +14,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from baton.providers.bounded_read import read_regular
 from baton.providers.paths import baton_home_display
 from baton.tui.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
 
@@ -34,7 +35,8 @@ def git_branch(cwd: Path) -> str | None:
     for directory in (cwd, *cwd.parents):
         head = directory / ".git" / "HEAD"
         try:
-            text = head.read_text(encoding="utf-8", errors="replace").strip()
+            # a repository's HEAD may be a FIFO or /dev/zero: read a regular file's first bytes only
+            text = read_regular(head, 4096, truncate=True).decode("utf-8", "replace").strip()
         except OSError:
             if (directory / ".git").exists():
                 return None
