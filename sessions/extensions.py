@@ -25,7 +25,7 @@ from baton.sessions.errors import PromptRefusedError
 from baton.sessions.events import McpStatusEvent
 from baton.sessions.hooks.config import CommandHook, parse_hooks
 from baton.sessions.hooks.manager import HookManager
-from baton.sessions.trust import ProjectTrust, remember_trust
+from baton.sessions.trust import ProjectTrust, remember_trust, unreadable_mcp_file
 from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
 from baton.tools.mcp.manager import McpManager
 
@@ -92,6 +92,8 @@ class SessionExtensions:
             if trust is not None:
                 project_servers = list(trust.servers)
                 problems += trust.mcp_problems
+            else:
+                problems += unreadable_mcp_file(cwd)
             cli_servers: list[McpServerConfig] = []
             for path in options.mcp_config_files if options is not None else []:
                 if not path.is_file():

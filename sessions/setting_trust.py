@@ -92,6 +92,7 @@ SETTING_RULES: dict[str, SettingRule] = {
     "retry.base_delay_ms": APPLIES,
     "retry.max_delay_ms": APPLIES,
     "retry.idle_timeout_ms": APPLIES,
+    "retry.request_timeout_ms": APPLIES,
     "default_model": SettingRule("trust", effect="your prompts go to this model"),
     "permissions.allow": SettingRule("trust", effect="these calls run without asking"),
     "permissions.deny": JOINS,
@@ -108,6 +109,7 @@ SETTING_RULES: dict[str, SettingRule] = {
     "sandbox.enabled": SettingRule("user_only", _is(True)),
     "sandbox.network": SettingRule("user_only", _is(False)),
     "sandbox.hidden_paths": JOINS,
+    "models_update_url": SettingRule("user_only", lambda project, user: False),
 }
 _SECTIONS = frozenset(key.split(".", 1)[0] for key in SETTING_RULES if "." in key)
 UNKNOWN = SettingRule("trust", effect="a setting baton does not classify")

@@ -27,7 +27,7 @@ from baton.sessions.hooks.config import parse_hooks
 from baton.sessions.setting_trust import describe_held, one_line
 from baton.tools.file_pins import ABSENT, FilePin
 from baton.tools.mcp.config import McpServerConfig, parse_servers
-from baton.tools.project_files import ProjectFiles
+from baton.tools.project_files import ProjectFiles, describe_refusal
 
 TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
@@ -115,7 +115,7 @@ def project_trust(project: Path, held: dict[str, Any]) -> ProjectTrust | None:
         for hook in parse_hooks(hooks_raw, "project", []):
             runs.append(f"{hook.event} hook: {one_line(hook.command)}")
             hook_pins[hook.command] = shell_command_pins(hook.command, project)
-    mcp_bytes = _read_mcp(project)
+    mcp_bytes = _read_mcp(project, mcp_problems)
     if mcp_bytes.strip():
         parts[PROJECT_MCP_FILE] = _sha(mcp_bytes)
         what.append(f"{PROJECT_MCP_FILE} ({_server_names(mcp_bytes)})")
@@ -150,11 +150,23 @@ def _setting_names(held: dict[str, Any]) -> list[str]:
     return names
 
 
-def _read_mcp(project: Path) -> bytes:
+def _read_mcp(project: Path, problems: list[str]) -> bytes:
     path = project / PROJECT_MCP_FILE
-    with contextlib.suppress(OSError):  # refused (a FIFO, too large, leads out): reported where it is read
+    try:
         return ProjectFiles.for_dir(project).read(path, MAX_CONFIG_BYTES)
-    return b""
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:  # refused: a FIFO, a device, too large, or it leads out of the project
+        problems.append(f"{path}: not read: {describe_refusal(exc)}; its MCP servers are skipped")
+        return b""
+
+
+def unreadable_mcp_file(project: Path) -> list[str]:
+    """The one-line problem of a project ``.mcp.json`` that exists but is refused (for a project
+    with nothing else to trust, whose :func:`project_trust` is ``None``)."""
+    problems: list[str] = []
+    _read_mcp(project, problems)
+    return problems
 
 
 def _servers(project: Path, data: bytes, problems: list[str]) -> list[McpServerConfig]:

@@ -177,7 +177,7 @@ def test_trust_records_that_are_a_fifo_do_not_hang_start_up(home: Path, project:
         result = run_capped(home, project, "-p", "--model", "replay/replay-model", "hello")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hello back.\n"
-    assert "skipping the untrusted .mcp.json" in result.stderr
+    assert "ignoring the untrusted .mcp.json" in result.stderr
 
 
 @pytest.mark.parametrize("target", ["FIFO", "/dev/zero", "/dev/stdin"])
