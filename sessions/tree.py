@@ -110,6 +110,8 @@ def _custom_preview(entry: CustomEntry) -> str:
         return _one_line(entry.custom_type)
     if record.kind == "rewind":
         return f"checkpoint: code rewound ({_files(record.effect.files) or 'no changes'})"
+    if record.kind == "amend":
+        return "checkpoint: added ignored files the agent is about to change"
     if record.kind == "before":
         by_hand = _files(record.changes.files)
         return "checkpoint before the agent's edits" + (f" ({by_hand} by hand)" if by_hand else "")

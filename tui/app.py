@@ -31,7 +31,6 @@ from baton.tui.commands import ParsedCommand, command_list, dispatch, parse_comm
 from baton.tui.completer import Completer
 from baton.tui.render import one_line
 from baton.tui.retry_count import RetryCount
-from baton.tui.rewind import checkpoint_problems
 from baton.tui.themes import THEME_ALIASES
 from baton.tui.widgets.approval import ApprovalPanel
 from baton.tui.widgets.attachment_chips import AttachmentChips
@@ -115,7 +114,6 @@ class BatonApp(App[int]):
         self._compaction_reported = False
         self._last_interrupt = 0.0
         self._last_escape = 0.0
-        self._checkpoint_reported: set[str] = set()
         self._show_thinking = False
         self._expand_tools = False
         self._unsubscribe: Any = None
@@ -458,8 +456,6 @@ class BatonApp(App[int]):
                     self.activity.stop()
                 self._sync_queue()
                 self.refresh_status()
-                for problem in checkpoint_problems(self.session, self._checkpoint_reported):
-                    self.notice(problem, "warning")
             case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent():
                 self.refresh_status()
             case ExtensionNoticeEvent(source=source, text=text, level=level):

@@ -27,10 +27,15 @@ def list_project_files(cwd: Path, *, limit: int = MAX_FILES) -> list[str]:
     return sorted(files) + sorted(d + "/" for d in dirs)
 
 
+_NO_PROGRAMS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+"""The repository's config is the model's to write (a ``core.fsmonitor`` command would run on
+every listing, outside the sandbox): listing files runs no program it names."""
+
+
 def _git_files(cwd: Path, limit: int) -> list[str] | None:
     try:
         proc = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            ["git", *_NO_PROGRAMS, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
             cwd=cwd, capture_output=True, timeout=5, check=False,
         )
     except (OSError, subprocess.SubprocessError):

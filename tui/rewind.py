@@ -17,7 +17,6 @@ from baton.tui.render import one_line
 from baton.tui.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
-    from baton.sessions import CodingSession
     from baton.sessions.checkpoints import Checkpoint
     from baton.tui.app import BatonApp
 
@@ -89,20 +88,3 @@ async def cmd_rewind(app: BatonApp, args: str) -> None:
     tail = "; the prompt is back in the editor." if result.text else "."
     app.notice(f"Rewound: {result.summary()}{tail}", "success")
     app.refresh_status()
-
-
-def checkpoint_problems(session: CodingSession, reported: set[str]) -> list[str]:
-    """Warnings to show after a run: snapshots that failed, and files left out of a snapshot
-    for their size (each file once per app; ``reported`` remembers them)."""
-    tracker = session.checkpointing
-    if tracker is None:
-        return []
-    out = list(tracker.errors)
-    tracker.errors.clear()
-    fresh = [f for f in tracker.skipped if f not in reported]
-    if fresh:
-        reported.update(fresh)
-        limit = session.settings.checkpoints.max_file_bytes / (1024 * 1024)
-        names = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
-        out.append(f"Left out of the checkpoint (over {limit:g} MB; /rewind will not restore them): {names}")
-    return out

@@ -2,9 +2,10 @@
 conversation (``/rewind``). See :mod:`.store` for the repository and :mod:`.tracker` for the
 session integration."""
 
+from baton.sessions.checkpoints.changes import Changes, RestoreOutcome, Snapshot
 from baton.sessions.checkpoints.errors import CheckpointError
 from baton.sessions.checkpoints.records import Checkpoint, list_checkpoints
-from baton.sessions.checkpoints.store import Changes, CheckpointStore, RestoreOutcome, Snapshot
+from baton.sessions.checkpoints.store import CheckpointStore
 from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints, is_mutating
 
 __all__ = [

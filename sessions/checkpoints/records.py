@@ -2,8 +2,10 @@
 
 Each snapshot is recorded as a ``custom`` entry with ``customType: "checkpoint"`` and ``data``:
 
-``kind``         ``"before"`` (first mutating tool call of a prompt), ``"after"`` (end of that
-                 run) or ``"rewind"`` (the workspace just before a code rewind)
+``kind``         ``"before"`` (first mutating tool call of a prompt), ``"amend"`` (the same
+                 state with files a tool was about to write that ignore rules had kept out),
+                 ``"after"`` (end of that run) or ``"rewind"`` (the workspace just before a code
+                 rewind)
 ``commit``       the snapshot commit in the shadow repository
 ``previous``     the state the session knew before it (``changes`` are relative to it)
 ``changes``      ``{"added", "modified", "deleted"}`` since ``previous``
@@ -15,15 +17,20 @@ Each snapshot is recorded as a ``custom`` entry with ``customType: "checkpoint"`
 ``effect``       (``rewind``) what the restore changed
 
 Entries are read in file order, which is the workspace's time order whatever branch they sit on.
+
+A session file is input like any other: an entry is read as a checkpoint only when its commits are
+full hex object ids (and the store then uses only the ones that are its own snapshots of this
+workspace), so an entry is history, never a way to hand git an option or a foreign object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from baton.providers.messages import TextContent, UserMessage
-from baton.sessions.checkpoints.store import Changes
+from baton.sessions.checkpoints.changes import Changes
+from baton.sessions.checkpoints.git import is_object_id
 from baton.sessions.entries import CustomEntry, MessageEntry, ModelChangeEntry, SessionEntry
 from baton.sessions.store import SessionStore
 
@@ -117,7 +124,8 @@ def _record(entry: SessionEntry, index: int) -> Record | None:
         return None
     data = entry.data
     commit = data.get("commit")
-    if not isinstance(commit, str):
+    if not is_object_id(commit) or any(data.get(k) is not None and not is_object_id(data.get(k))
+                                       for k in ("previous", "target")):
         return None
 
     def text(key: str) -> str | None:
@@ -130,7 +138,7 @@ def _record(entry: SessionEntry, index: int) -> Record | None:
         index=index,
         timestamp=entry.timestamp,
         kind=text("kind") or "before",
-        commit=commit,
+        commit=str(commit),
         previous=text("previous"),
         changes=Changes.from_json(data.get("changes")),
         by_agent=data.get("byAgent") is True,
@@ -162,7 +170,7 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
             model = f"{entry.provider}/{entry.model_id}"
         elif isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             index = positions.get(entry.id, 0)
-            later = next((r for r in records if r.index > index), None)
+            later = _amended(records, next((i for i, r in enumerate(records) if r.index > index), None))
             changes = Changes()
             for record in records:
                 if record.by_agent and record.changes_for == entry.id:
@@ -199,6 +207,23 @@ def list_checkpoints(store: SessionStore) -> list[Checkpoint]:
             )
     points.sort(key=lambda p: p.index, reverse=True)
     return points
+
+
+def _amended(records: list[Record], position: int | None) -> Record | None:
+    """The record at ``position`` as amended by the ``amend`` records right after it (files a
+    tool was about to write that the snapshot had left out), with every skipped file named."""
+    if position is None:
+        return None
+    state = records[position]
+    skipped = list(state.skipped)
+    for record in records[position + 1 :]:
+        if record.kind != "amend" or record.previous != state.commit:
+            break
+        state = record
+        skipped += [s for s in record.skipped if s not in skipped]
+    if state is records[position] or skipped == state.skipped:
+        return state
+    return replace(state, skipped=skipped)
 
 
 def hand_edits_since(records: list[Record], index: int) -> set[str]:

@@ -7,9 +7,16 @@ shared by every baton process on the workspace), ``journal.json`` (a restore in 
 git here, let alone written: its ``info/exclude`` is copied into the shadow's.
 
 A snapshot is a parentless commit of the workspace, kept alive by ``refs/baton/c/<sha>`` (so
-old ones can be pruned one by one). The shadow index always describes the last snapshot or
-restore, with fresh stat data, so an unchanged workspace costs one ``git status``. The shadow
+old ones can be pruned one by one); its message records what git's tree cannot (exact permission
+bits, empty folders, files left out: :mod:`.meta`). The shadow index always describes the last
+snapshot or restore, with fresh stat data, so an unchanged workspace costs three quick git calls
+(``diff-files`` for permission changes, ``status``, empty folders). The shadow
 ``HEAD`` is the commit whose tree the index holds, so ``status`` lists only what changed.
+
+Only baton's own snapshots of this workspace are ever read back: a commit id from a session file
+is used only when it is a full hex id with a ``refs/baton/c/`` ref here (:meth:`known`). Baton's
+own settings files (``.baton/settings*.json``, ``.claude/settings*.json``) are never snapshotted
+nor restored, so an "always allow" saved during a rewound turn survives the rewind.
 
 Crash safety: git writes its index, objects and refs atomically; a process killed mid-way leaves
 at most a stale ``*.lock`` file, which the next holder of our lock removes. A restore writes a
@@ -21,20 +28,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.paths import baton_home
+from baton.sessions.checkpoints.changes import Changes, RestoreOutcome, Snapshot
 from baton.sessions.checkpoints.errors import CheckpointError
-from baton.sessions.checkpoints.git import Git, nul_join, nul_split
+from baton.sessions.checkpoints.files import WorkspaceFiles, safe_relative
+from baton.sessions.checkpoints.git import END, Git, is_object_id, nul_join, nul_split, object_id
+from baton.sessions.checkpoints.meta import SnapshotMeta, read_meta
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT_S = 30.0
@@ -51,7 +60,15 @@ BUILTIN_EXCLUDES = (
     ".ruff_cache/",
     ".tox/",
     ".nox/",
+    "/.baton/settings*.json",
+    "/.claude/settings*.json",
 )
+BATON_SETTINGS = re.compile(r"\.(?:baton|claude)/settings[^/]*\.json")
+"""Baton's own settings files (workspace-relative): never snapshotted, never restored."""
+FRESH_SECONDS = 2.0
+"""A file whose ``ctime`` is this recent at a snapshot is looked at again at the next one."""
+EMPTY_DIR_BUDGET = 2000
+"""At most this many folders are looked into per snapshot when searching for empty ones."""
 
 # Highest-precedence attributes: bytes go in and come out exactly as they are on disk.
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff\n"
@@ -67,94 +84,11 @@ _CONFIG = (
     ("core.splitIndex", "true"),  # writes only the changed entries
     ("index.version", "4"),  # prefix-compressed paths: a smaller index to read and write
     ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
     ("core.longpaths", "true"),
     ("gc.auto", "0"),
     ("status.relativePaths", "false"),
 )
-
-
-@dataclass
-class Changes:
-    """Files that differ between two snapshots (workspace-relative paths, sorted)."""
-
-    added: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-
-    @property
-    def files(self) -> list[str]:
-        """Every changed path, sorted."""
-        return sorted({*self.added, *self.modified, *self.deleted})
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.modified or self.deleted)
-
-    def summary(self) -> str:
-        """``+3 ~5 -1`` (empty when nothing changed)."""
-        parts = [f"{sign}{len(items)}" for sign, items in (("+", self.added), ("~", self.modified), ("-", self.deleted))
-                 if items]
-        return " ".join(parts)
-
-    def to_json(self) -> dict[str, list[str]]:
-        """``{"added": [...], "modified": [...], "deleted": [...]}``."""
-        return {"added": list(self.added), "modified": list(self.modified), "deleted": list(self.deleted)}
-
-    @classmethod
-    def from_json(cls, data: object) -> Changes:
-        """Read what :meth:`to_json` wrote (anything malformed reads as no changes)."""
-        if not isinstance(data, dict):
-            return cls()
-
-        def strings(key: str) -> list[str]:
-            value = data.get(key)
-            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-        return cls(strings("added"), strings("modified"), strings("deleted"))
-
-    def merged(self, later: Changes) -> Changes:
-        """These changes followed by ``later`` (a file added then deleted disappears)."""
-        state: dict[str, str] = {}
-        for kind, items in (("a", self.added), ("m", self.modified), ("d", self.deleted)):
-            for path in items:
-                state[path] = kind
-        for kind, items in (("a", later.added), ("m", later.modified), ("d", later.deleted)):
-            for path in items:
-                before = state.get(path)
-                if before == "a" and kind == "d":
-                    del state[path]
-                elif before == "a":
-                    continue
-                elif before == "d" and kind == "a":
-                    state[path] = "m"
-                else:
-                    state[path] = kind
-        return Changes(
-            sorted(p for p, k in state.items() if k == "a"),
-            sorted(p for p, k in state.items() if k == "m"),
-            sorted(p for p, k in state.items() if k == "d"),
-        )
-
-
-@dataclass
-class Snapshot:
-    """One snapshot: its commit, what changed since ``previous`` and the files left out."""
-
-    commit: str
-    changes: Changes
-    skipped: list[str] = field(default_factory=list)
-    """Files over the size limit (not in the snapshot, never touched by a restore)."""
-
-
-@dataclass
-class RestoreOutcome:
-    """What a restore did."""
-
-    restored: list[str] = field(default_factory=list)
-    """Files written back (changed or deleted since the checkpoint)."""
-    removed: list[str] = field(default_factory=list)
-    """Files created after the checkpoint, deleted."""
-    kept: list[str] = field(default_factory=list)
-    """Files the checkpoint had that are now ignored or too large: left as they are."""
 
 
 def workspace_key(workspace: Path) -> str:
@@ -186,7 +120,17 @@ class CheckpointStore:
         self.max_file_bytes = max_file_bytes
         self._home = Path(os.path.realpath(home or baton_home()))
         self.git = Git(git, self.git_dir, self.workspace)
+        self.files = WorkspaceFiles(self.workspace)
         self._exclude_source: tuple[float, int] | None = None
+        self._metas: dict[str, SnapshotMeta | None] = {}
+        self._fresh: tuple[str | None, set[str]] = (None, set())
+        """The snapshot this process took last, and the files changed just before it."""
+        self._tracked: tuple[str | None, set[str]] = (None, set())
+        """The files the index held at a snapshot (its commit): edit and write calls on them cost
+        no git call."""
+        self._pending: set[str] = set()
+        """Paths a tool was about to create where ignore rules hide them: the next snapshot
+        adds them when they exist (so a rewind can take them back)."""
 
     # ------------------------------------------------------------------ locking and recovery
 
@@ -229,9 +173,11 @@ class CheckpointStore:
                     stale.unlink()
         journal = self.root / "journal.json"
         if journal.exists():
+            from baton.sessions.checkpoints.restore import Restore, RestorePlan
+
             try:
-                plan = json.loads(journal.read_text())
-                self._apply(plan["target"], list(plan["write"]), list(plan["delete"]))
+                plan = RestorePlan.from_json(json.loads(journal.read_text()))
+                Restore(self, plan).apply()
             except (OSError, ValueError, KeyError, TypeError, CheckpointError) as exc:
                 # Set it aside rather than fail every later snapshot on it.
                 os.replace(journal, self.root / "journal.failed.json")
@@ -250,7 +196,8 @@ class CheckpointStore:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(self.git_dir, ignore_errors=True)
         init = Git(self.git.executable, tmp, self.workspace)
-        init.run("init", "--quiet", "--bare", str(tmp), unset=("GIT_WORK_TREE", "GIT_DIR", "GIT_INDEX_FILE"))
+        init.run("init", "--quiet", "--bare", "--template=", str(tmp),
+                 unset=("GIT_WORK_TREE", "GIT_DIR", "GIT_INDEX_FILE"))
         with open(tmp / "config", "a") as config:  # one write instead of a git process per key
             config.write("[baton]\n\tshadow = true\n")
             for key, value in _CONFIG:
@@ -296,26 +243,68 @@ class CheckpointStore:
             value = (self.git_dir / "HEAD").read_text().strip()
         except OSError:
             return None
-        return value if len(value) == 40 and all(c in "0123456789abcdef" for c in value) else None
+        return value if is_object_id(value) else None
 
     def _set_head(self, commit: str) -> None:
         _write_atomic(self.git_dir / "HEAD", (commit + "\n").encode())
 
+    # ------------------------------------------------------------------ what is ours
+
+    def known(self, commit: object) -> bool:
+        """Whether ``commit`` is one of baton's snapshots of this workspace: a full hex id with
+        a ``refs/baton/c/`` ref in this store (or the state the index holds)."""
+        if not is_object_id(commit):
+            return False
+        assert isinstance(commit, str)
+        if commit == self._head() or (self.git_dir / "refs" / "baton" / "c" / commit).is_file():
+            return True
+        try:
+            packed = (self.git_dir / "packed-refs").read_text()
+        except OSError:
+            return False
+        return f"{commit} refs/baton/c/{commit}\n" in packed
+
+    def _known_id(self, commit: object) -> str:
+        checked = object_id(commit)
+        if not self.known(checked):
+            raise CheckpointError(f"Checkpoint {checked[:12]} is not one of baton's snapshots of this workspace "
+                                  "(pruned, or not made here)")
+        return checked
+
+    def meta(self, commit: str) -> SnapshotMeta | None:
+        """The record of snapshot ``commit`` (``None``: made by an older baton)."""
+        if commit not in self._metas:
+            self._metas[commit] = read_meta(self.git, commit)
+        return self._metas[commit]
+
+    def _commit(self, meta: SnapshotMeta) -> str:
+        tree = self.git.run("write-tree").decode().strip()
+        commit = self.git.run("commit-tree", "-F", "-", END, object_id(tree), stdin=meta.message()).decode().strip()
+        _write_atomic(self.git_dir / "refs" / "baton" / "c" / object_id(commit), (commit + "\n").encode())
+        self._set_head(commit)
+        self._metas[commit] = meta
+        return commit
+
     # ------------------------------------------------------------------ snapshot
 
     def snapshot(self, previous: str | None = None) -> Snapshot:
-        """Commit the workspace as it is now; ``changes`` are relative to ``previous``."""
+        """Commit the workspace as it is now; ``changes`` are relative to ``previous`` (none when
+        it is not one of this store's snapshots)."""
         with self.locked():
             return self._snapshot(previous)
 
     def _snapshot(self, previous: str | None) -> Snapshot:
         self._ensure_repo()
         self._sync_excludes()
+        head = self._head()
+        base = self.meta(head) if head is not None else None
+        incremental = base is not None and self._fresh[0] == head
+        # Before status refreshes the index: files whose stat data moved (a chmod shows only here).
+        touched = nul_split(self.git.run("diff-files", "--name-only", "-z")) if incremental else []
         status = self.git.run(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules=all",
         )
-        head = self._head()
         update: list[str] = []
         drop: list[str] = []
         skipped: list[str] = []
@@ -326,46 +315,178 @@ class CheckpointStore:
             if not path or path.endswith("/"):
                 continue  # a nested repository: its files belong to it
             staged = staged or code[0] not in " ?"
-            try:
-                st = os.lstat(self.workspace / path)
-            except FileNotFoundError:
-                update.append(path)
-                seen.deleted.append(path)
-                continue
-            except OSError:
-                continue
-            if st.st_size > self.max_file_bytes and not _is_link(st.st_mode):
-                skipped.append(path)
+            if BATON_SETTINGS.fullmatch(path):
                 if code != "??":
-                    drop.append(path)
-                    seen.deleted.append(path)
-            else:
-                update.append(path)
-                (seen.added if code == "??" else seen.modified).append(path)
-        if update:
-            self.git.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_join(update))
-        if drop:
+                    drop.append(path)  # tracked by an older baton: baton's settings are not rewound
+                continue
+            self._classify(path, code, update, drop, skipped, seen)
+        pending, self._pending = sorted(self._pending - set(update)), set()
+        for path in pending:
+            self._classify(path, "??", update, drop, skipped, seen)
+        if drop:  # first: a folder that became a file (or symlink) must leave the index first
             self.git.run("update-index", "--force-remove", "-z", "--stdin", stdin=nul_join(drop))
-        if head is not None and not update and not drop:
+        if update:
+            self.git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", stdin=nul_join(update))
+        meta, fresh = self._modes(base if incremental else None, [*update, *touched], drop)
+        meta.skipped = sorted(set(skipped))
+        meta.dirs = self._empty_dirs()
+        if head is not None and base is not None and not update and not drop and meta == base:
             commit = head
         else:
-            tree = self.git.run("write-tree").decode().strip()
-            commit = self.git.run("commit-tree", tree, "-m", "baton checkpoint").decode().strip()
-            _write_atomic(self.git_dir / "refs" / "baton" / "c" / commit, (commit + "\n").encode())
-            self._set_head(commit)
-        if not previous or previous == commit:
+            commit = self._commit(meta)
+        self._fresh = (commit, fresh)
+        known_at, known = self._tracked
+        self._tracked = (commit, (known - set(drop)) | set(update)) if known_at == head else (None, set())
+        if not previous or previous == commit or not self.known(previous):
             changes = Changes()
         elif previous == head and not staged:
             changes = Changes(sorted(seen.added), sorted(seen.modified), sorted(seen.deleted))
         else:
-            changes = self.diff(previous, commit)
+            changes = self._diff(previous, commit)
         return Snapshot(commit, changes, sorted(set(skipped)))
+
+    def _classify(
+        self, path: str, code: str, update: list[str], drop: list[str], skipped: list[str], seen: Changes
+    ) -> None:
+        """Sort one path ``status`` reported into what the snapshot adds, drops or leaves out (a
+        path beyond a folder now a symlink is gone: what it reaches is not the workspace's)."""
+        st = self.files.lstat(path)
+        if st is None:
+            if code != "??":
+                drop.append(path)
+                seen.deleted.append(path)
+            return
+        if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
+            skipped.append(path)
+            if code != "??":
+                drop.append(path)
+                seen.deleted.append(path)
+        else:
+            update.append(path)
+            (seen.added if code == "??" else seen.modified).append(path)
+
+    def _modes(
+        self, base: SnapshotMeta | None, changed: list[str], dropped: list[str]
+    ) -> tuple[SnapshotMeta, set[str]]:
+        """The permission bits of every tracked file, and the files changed in the last seconds.
+
+        Git's stat data shows a ``chmod`` (``diff-files``, before ``status`` refreshes the index)
+        unless it came within the same second as the file's previous change (git compares whole
+        seconds of ``ctime``): so on top of what changed, the files that were fresh at the last
+        snapshot are looked at again. Without that snapshot's record (``base`` is ``None``: a
+        first snapshot in this process, or another process took the last one) every tracked file
+        is looked at."""
+        if base is not None:
+            meta = base.copy()
+            meta.absent = []
+            gone = set(dropped)
+            for path in gone:
+                meta.forget(path)
+            check = {*changed, *self._fresh[1]} - gone
+        else:
+            meta = SnapshotMeta()
+            check = set(nul_split(self.git.run("ls-files", "-z")))
+            self._tracked = (self._head(), set(check))
+        root = str(self.workspace)
+        recent = time.time() - FRESH_SECONDS
+        fresh: set[str] = set()
+        for path in check:
+            try:
+                st = os.lstat(f"{root}/{path}")
+            except OSError:
+                meta.forget(path)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                meta.note_mode(path, st.st_mode & 0o777, bool(st.st_mode & 0o100))
+            else:
+                meta.forget(path)
+            if st.st_ctime >= recent:
+                fresh.add(path)
+        return meta, fresh
+
+    def _empty_dirs(self) -> dict[str, int]:
+        """The workspace's empty folders (that no ignore rule hides) and their permission bits."""
+        listed = nul_split(self.git.run("ls-files", "--others", "--directory", "--exclude-standard", "-z"))
+        found: dict[str, int] = {}
+        queue = [p.rstrip("/") for p in listed if p.endswith("/") and safe_relative(p.rstrip("/"))]
+        budget = EMPTY_DIR_BUDGET
+        while queue and budget > 0:
+            budget -= 1
+            rel = queue.pop()
+            try:
+                with os.scandir(self.workspace / rel) as entries:
+                    children = list(entries)
+            except OSError:
+                continue
+            if not children:
+                with contextlib.suppress(OSError):
+                    found[rel] = os.lstat(self.workspace / rel).st_mode & 0o777
+                continue
+            if any(not c.is_dir(follow_symlinks=False) or c.name == ".git" for c in children):
+                continue  # it holds files (left out or ignored) or a repository: not ours to walk
+            queue.extend(f"{rel}/{c.name}" for c in children)
+        return found
+
+    def track(self, paths: list[str], base: str | None) -> Snapshot | None:
+        """Before a tool writes ``paths`` (workspace-relative): the ones ignore rules keep out of
+        snapshots are added to snapshot ``base`` as they are now (over the size limit: named in
+        ``skipped``), the ones that do not exist yet are noted as absent (a rewind then deletes
+        what the tool creates). Returns the amended snapshot, or ``None`` when nothing was
+        missing (or ``base`` is not the last snapshot)."""
+        wanted = [p for p in dict.fromkeys(paths) if safe_relative(p) and not BATON_SETTINGS.fullmatch(p)]
+        known_at, known = self._tracked
+        if not wanted or (base is not None and known_at == base and known.issuperset(wanted)):
+            return None
+        with self.locked():
+            head = self._head()
+            if head is None or base != head:
+                return None
+            if self._tracked[0] != head:
+                self._tracked = (head, set(nul_split(self.git.run("ls-files", "-z"))))
+            tracked = self._tracked[1]
+            untracked = [p for p in wanted if p not in tracked]
+            if not untracked:
+                return None
+            done = self.git.run("check-ignore", "--no-index", "-z", "--stdin", stdin=nul_join(untracked), check=False)
+            hidden = [p for p in nul_split(done) if p in untracked]
+            if not hidden:
+                return None  # the next status sees them
+            meta = (self.meta(head) or SnapshotMeta()).copy()
+            add: list[str] = []
+            for path in hidden:
+                st = self.files.lstat(path)
+                if st is None:
+                    meta.absent.append(path)
+                    self._pending.add(path)
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    continue
+                if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
+                    meta.skipped.append(path)
+                    continue
+                add.append(path)
+                if stat.S_ISREG(st.st_mode):
+                    meta.note_mode(path, st.st_mode & 0o777, bool(st.st_mode & 0o100))
+            if add:
+                self.git.run("update-index", "--add", "--replace", "-z", "--stdin", stdin=nul_join(add))
+            elif meta == self.meta(head):
+                return None
+            commit = self._commit(meta)
+            self._tracked = (commit, self._tracked[1] | set(add))
+            if self._fresh[0] == head:
+                self._fresh = (commit, self._fresh[1] | set(add))
+            return Snapshot(commit, Changes(), sorted(p for p in meta.skipped if p in hidden))
 
     # ------------------------------------------------------------------ reading
 
     def diff(self, old: str, new: str) -> Changes:
         """Files that differ between two snapshot commits."""
-        out = nul_split(self.git.run("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new))
+        with self.locked():
+            return self._diff(self._known_id(old), self._known_id(new))
+
+    def _diff(self, old: str, new: str) -> Changes:
+        out = nul_split(self.git.run("diff-tree", "-r", "-z", "--no-renames", "--name-status", END,
+                                     object_id(old), object_id(new)))
         changes = Changes()
         for status, path in zip(out[0::2], out[1::2], strict=False):
             if status == "A":
@@ -377,96 +498,25 @@ class CheckpointStore:
         return changes
 
     def has_commit(self, commit: str) -> bool:
-        """Whether ``commit`` is still in the shadow repository."""
-        if not self.git_dir.is_dir():
+        """Whether ``commit`` is one of this store's snapshots and still in it."""
+        if not self.git_dir.is_dir() or not self.known(commit):
             return False
-        out = self.git.run("cat-file", "-t", commit, check=False)
+        out = self.git.run("cat-file", "-t", END, commit, check=False)
         return out.strip() == b"commit"
 
     # ------------------------------------------------------------------ restore
 
     def restore(self, target: str, current: str) -> RestoreOutcome:
         """Make the workspace what ``target`` was, given that it is ``current`` now (a snapshot
-        just taken): rewrite changed and deleted files, delete files created since, leave
-        ignored and oversized files alone."""
+        just taken). See :mod:`.restore` for what is written, deleted and left alone."""
+        from baton.sessions.checkpoints.restore import Restore, plan_restore
+
         with self.locked():
-            try:
-                raw = self.git.run("diff-tree", "-r", "-z", "--raw", "--no-renames", current, target)
-            except CheckpointError as exc:
-                raise CheckpointError(f"Checkpoint {target[:12]} is no longer available: {exc}") from exc
-            outcome = RestoreOutcome()
-            write: list[list[str]] = []
-            fields = nul_split(raw)
-            for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-                _old_mode, new_mode, _old_sha, new_sha, status = meta.lstrip(":").split(" ")
-                if status == "D":
-                    outcome.removed.append(path)  # created after the checkpoint
-                elif new_mode == "160000":
-                    continue  # a nested repository's commit: not ours to check out
-                elif status == "A" and os.path.lexists(self.workspace / path):
-                    outcome.kept.append(path)  # ignored or too large now: not ours to overwrite
-                else:
-                    outcome.restored.append(path)
-                    write.append([path, new_mode, new_sha])
-            plan = {"target": target, "write": write, "delete": outcome.removed}
-            _write_atomic(self.root / "journal.json", json.dumps(plan).encode())
-            self._apply(target, write, outcome.removed)
+            plan = plan_restore(self, self._known_id(target), self._known_id(current))
+            _write_atomic(self.root / "journal.json", json.dumps(plan.to_json()).encode())
+            outcome = Restore(self, plan).apply()
             (self.root / "journal.json").unlink()
             return outcome
-
-    def _apply(self, target: str, write: list[list[str]], delete: list[str]) -> None:
-        """Write the ``[path, mode, blob]`` entries, delete ``delete``, update the index and
-        HEAD; idempotent (a crashed restore is finished by running it again)."""
-        write = [w for w in write if self._inside(w[0])]
-        if write:
-            blobs = self.git.run("cat-file", "--batch", stdin="".join(f"{w[2]}\n" for w in write).encode())
-            offset = 0
-            for path, mode, _sha in write:
-                header_end = blobs.index(b"\n", offset)
-                size = int(blobs[offset:header_end].split(b" ")[2])
-                data = blobs[header_end + 1 : header_end + 1 + size]
-                offset = header_end + 1 + size + 1
-                self._write_file(path, mode, data)
-        for path in delete:
-            if not self._inside(path):
-                continue
-            full = self.workspace / path
-            with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
-                full.unlink()
-            self._remove_empty_parents(full.parent)
-        paths = [w[0] for w in write] + delete
-        if paths:
-            self.git.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_join(paths))
-        self._set_head(target)
-
-    def _write_file(self, path: str, mode: str, data: bytes) -> None:
-        full = self.workspace / path
-        full.parent.mkdir(parents=True, exist_ok=True)
-        if full.is_dir() and not full.is_symlink():
-            return  # a directory took its place: leave it
-        tmp = full.with_name(f".{full.name}.baton-restore")
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        if mode == "120000":
-            os.symlink(os.fsdecode(data), tmp)
-        else:
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, _permissions(full, executable=mode == "100755"))
-        os.replace(tmp, full)
-
-    def _inside(self, path: str) -> bool:
-        """The path's directory resolves inside the workspace (no symlinked parent leads out)."""
-        parent = os.path.realpath(self.workspace / os.path.dirname(path))
-        return parent == str(self.workspace) or parent.startswith(str(self.workspace) + os.sep)
-
-    def _remove_empty_parents(self, directory: Path) -> None:
-        while directory != self.workspace and self.workspace in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                return
-            directory = directory.parent
 
     # ------------------------------------------------------------------ retention
 
@@ -481,7 +531,7 @@ class CheckpointStore:
             old = []
             for line in out.decode().splitlines():
                 name, _, stamp = line.rpartition(" ")
-                if stamp.isdigit() and int(stamp) < limit:
+                if stamp.isdigit() and int(stamp) < limit and name.startswith("refs/baton/"):
                     old.append(name)
             if not old:
                 return 0
@@ -489,31 +539,6 @@ class CheckpointStore:
             self.git.run("update-ref", "--stdin", stdin=commands)
             self.git.run("gc", "--quiet", "--prune=now")
             return len(old)
-
-
-def _permissions(path: Path, *, executable: bool) -> int:
-    """The file's current permissions with the execute bits git recorded (x wherever r is);
-    for a new file, what the umask gives (as git does)."""
-    try:
-        st = os.lstat(path)
-        base = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
-    except OSError:
-        base = None
-    if base is None:
-        base = 0o666 & ~_umask()
-    base &= ~0o111
-    return base | ((base & 0o444) >> 2) if executable else base
-
-
-@functools.cache
-def _umask() -> int:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return umask
-
-
-def _is_link(mode: int) -> bool:
-    return stat.S_ISLNK(mode)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -94,6 +94,10 @@ class RewindResult:
         }
 
 
+def _size(limit: int) -> str:
+    return f"{limit / (1024 * 1024):g} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+
+
 def _files(count: int) -> str:
     return f"{count} file" if count == 1 else f"{count} files"
 
@@ -106,10 +110,8 @@ class SessionCheckpoints:
         self.store = store
         self.notice = notice
         """Why checkpoints are off, if they are (one line for the UI)."""
-        self.errors: list[str] = []
-        """Snapshots that failed (the tool calls went ahead)."""
-        self.skipped: list[str] = []
-        """Files left out of the last snapshot for their size."""
+        self._reported: set[str] = set()
+        """Files already named as left out of a snapshot (each is named once per session)."""
         self._lock = asyncio.Lock()
         self._prompt: str | None = None
         self._snapshotted_for: object = None
@@ -146,20 +148,62 @@ class SessionCheckpoints:
         return None
 
     async def gate(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
-        """Before-gate: snapshot once per prompt, before its first mutating tool call."""
+        """Before-gate: snapshot once per prompt, before its first mutating tool call; then make
+        sure the files edit and write are about to change are in it whatever the ignore rules say."""
         if self.store is None or not is_mutating(context.tool_call.name):
             return None
         key = self._prompt or id(self)
-        if (self._snapshotted_for == key and self._run_open) or self._failed_for == key:
+        if self._failed_for == key:
             return None
-        async with self._lock:  # parallel calls of one batch: only the first snapshots
-            # Again for the same prompt only when its run was closed (an automatic retry runs
-            # tools after the "after" entry: their changes must count as the agent's).
-            if self._snapshotted_for != key or not self._run_open:
-                if await self._take("before", self._prompt) is None and not self._run_open:
-                    self._failed_for = key  # tried once for this prompt; tools go ahead
-                self._snapshotted_for = key
+        if not (self._snapshotted_for == key and self._run_open):
+            async with self._lock:  # parallel calls of one batch: only the first snapshots
+                # Again for the same prompt only when its run was closed (an automatic retry runs
+                # tools after the "after" entry: their changes must count as the agent's).
+                if self._snapshotted_for != key or not self._run_open:
+                    if await self._take("before", self._prompt) is None and not self._run_open:
+                        self._failed_for = key  # tried once for this prompt; tools go ahead
+                    self._snapshotted_for = key
+        paths = self._tool_paths(context)
+        if paths and self._run_open:
+            async with self._lock:
+                await self._track(paths)
         return None
+
+    def _tool_paths(self, context: ToolCallContext) -> list[str]:
+        """The workspace-relative file an edit or write call names (none for other tools)."""
+        call = context.tool_call
+        raw = (call.arguments or {}).get("path")
+        if call.name not in ("edit", "write") or not isinstance(raw, str) or self.store is None:
+            return []
+        from baton.tools.paths import resolve_path
+
+        full = resolve_path(raw, str(self.session.cwd))
+        parent = os.path.realpath(os.path.dirname(full))
+        root = str(self.store.workspace)
+        if parent != root and not parent.startswith(root + os.sep):
+            return []
+        rel = os.path.relpath(os.path.join(parent, os.path.basename(full)), root)
+        return [rel] if rel != "." and not rel.startswith("..") else []
+
+    async def _track(self, paths: list[str]) -> None:
+        """Amend the run's snapshot with ``paths`` where ignore rules had left them out."""
+        store = self.store
+        if store is None:
+            return
+        try:
+            snap = await asyncio.to_thread(store.track, paths, self._last)
+        except (CheckpointError, OSError) as exc:
+            self._warn(f"Checkpoint failed: {exc} (/rewind may not take back this turn's file changes)")
+            return
+        if snap is None:
+            return
+        data: dict[str, Any] = {
+            "kind": "amend", "commit": snap.commit, "previous": self._last, "changes": snap.changes.to_json(),
+            "byAgent": True, "changesFor": self._run_prompt, "userEntryId": self._run_prompt,
+        }
+        self._note_skipped(snap, data)
+        self._append(data)
+        self._last = snap.commit
 
     async def _take(self, kind: str, prompt: str | None) -> Record | None:
         store = self.store
@@ -169,8 +213,7 @@ class SessionCheckpoints:
             snap = await asyncio.to_thread(store.snapshot, self._last)
         except (CheckpointError, OSError) as exc:
             message = f"Checkpoint failed: {exc}"
-            logger.warning(message)
-            self.errors.append(message)
+            self._warn(f"{message} (/rewind cannot take back this turn's file changes)")
             if kind == "after":
                 self._run_open = False
             return None
@@ -194,16 +237,27 @@ class SessionCheckpoints:
         return entry
 
     def _note_skipped(self, snap: Snapshot, data: dict[str, Any]) -> None:
-        self.skipped = snap.skipped
-        if snap.skipped:
-            data["skipped"] = snap.skipped
-            logger.info("checkpoint left out large files: %s", ", ".join(snap.skipped))
+        if not snap.skipped:
+            return
+        data["skipped"] = snap.skipped
+        fresh = [f for f in snap.skipped if f not in self._reported]
+        if fresh:
+            self._reported.update(fresh)
+            limit = self.store.max_file_bytes if self.store is not None else 0
+            names = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
+            self._warn(f"Left out of the checkpoint (over {_size(limit)}; /rewind will not restore them): {names}")
+
+    def _warn(self, text: str) -> None:
+        """A checkpoint problem the user hears about in every mode (a notice in the app, a
+        stderr line with ``-p``, an ``extension_notice`` event in JSON and RPC)."""
+        logger.info("%s", text)  # the notice is what the user sees (a warning would print twice)
+        self.session._extension_notice("checkpoints", "warning", text)
 
     def _append(self, data: dict[str, Any]) -> Record | None:
         try:
             entry = self.session.store.append_custom(CUSTOM_TYPE, data)
         except OSError as exc:
-            self.errors.append(f"Could not record the checkpoint: {exc}")
+            self._warn(f"Could not record the checkpoint: {exc}")
             return None
         records = read_records(self.session.store)
         return records[-1] if records and records[-1].entry_id == entry.id else None
@@ -302,7 +356,7 @@ def attach(session: CodingSession) -> SessionCheckpoints:
     git = find_git()
     workspace = Path(os.path.realpath(session.cwd))
     if not settings.enabled:
-        notice = None
+        notice = "Checkpoints are off (checkpoints.enabled is false): /rewind cannot take back file changes."
     elif git is None:
         notice = "Checkpoints are off: git was not found (install git to be able to rewind file changes)."
     elif workspace in (Path(os.path.realpath(Path.home())), Path(workspace.anchor)):

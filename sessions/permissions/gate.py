@@ -125,6 +125,11 @@ class Permissions:
 
     # ------------------------------------------------------------------ bash hook
 
+    def sandbox_for(self, tool_call_id: str) -> Sandbox | None:
+        """The sandbox this allowed bash call must run in (``None``: it runs without one). For
+        runners that start commands themselves, like an editor's terminal."""
+        return self.sandbox if self.sandbox is not None and self._sandboxed.get(tool_call_id) else None
+
     async def launch_command(
         self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int
     ) -> StartedCommand:

@@ -27,12 +27,15 @@ outside (:mod:`.gate`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.rules import (
+    MCP_PREFIX,
     PATH_TOOLS,
+    McpIdentity,
     Rule,
     RuleSet,
     format_rule,
@@ -75,6 +78,7 @@ class _Target:
     tool: str
     command: str | None = None
     path: str | None = None
+    mcp: McpIdentity | None = None
 
 
 class Policy:
@@ -94,6 +98,9 @@ class Policy:
         self.mode: ApprovalMode = mode
         self.sandbox_available = sandbox_available
         self.home = home
+        self.mcp_identity: Callable[[str], McpIdentity | None] = lambda name: None
+        """The server and tool an ``mcp__...`` tool name stands for (set by the session, which
+        knows its MCP tools); without it the name is split at its first ``__``."""
 
     @property
     def sandboxes_bash(self) -> bool:
@@ -103,6 +110,8 @@ class Policy:
     # ------------------------------------------------------------------ matching
 
     def _target(self, tool: str, args: dict[str, Any]) -> _Target:
+        if tool.startswith(MCP_PREFIX):
+            return _Target(tool, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
         if tool == "bash":
             return _Target(tool, command=str(args.get("command", "")))
         if tool in PATH_TOOLS:
@@ -112,6 +121,9 @@ class Policy:
     def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
         """The rule of ``kind`` that decides ``target`` (for a compound command allowed by several
         rules, a rule naming them all)."""
+        if target.mcp is not None:
+            found = self.rules.for_mcp(kind, target.mcp)
+            return found[0] if found else None
         matcher = self.rules.matcher(kind, target.tool, self.workspace.root, self.home)
         if not matcher.rules:
             return None
@@ -190,6 +202,8 @@ class Policy:
         return None
 
     def _summary(self, target: _Target, shown: str | None) -> str:
+        if target.mcp is not None:
+            return _mcp_rule_text(target.mcp)
         if target.command is not None:
             return format_rule("bash", target.command)
         if target.path is not None and shown is not None:
@@ -197,6 +211,8 @@ class Policy:
         return target.tool
 
     def _proposal(self, target: _Target, shown: str | None) -> str | None:
+        if target.mcp is not None:
+            return _mcp_rule_text(target.mcp)
         if target.command is not None:
             return format_rule("bash", " ".join(target.command.split())) if target.command.strip() else None
         if target.path is not None and shown is not None:
@@ -212,3 +228,34 @@ def _dir_glob(shown: str, real: str) -> str:
 
     base = shown if os.path.isdir(real) else os.path.dirname(shown)
     return f"{base.rstrip('/')}/**" if base else "**"
+
+
+def _split_mcp_name(name: str) -> McpIdentity:
+    """``mcp__server__tool`` split at its first ``__`` after the prefix."""
+    server, _, tool = name[len(MCP_PREFIX):].partition("__")
+    return McpIdentity(server, tool)
+
+
+def _mcp_rule_text(identity: McpIdentity) -> str:
+    """``mcp__server__tool``: the rule naming exactly this tool (never a truncated tool name)."""
+    import re
+
+    def clean(part: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]", "_", part)
+
+    return f"{MCP_PREFIX}{clean(identity.server)}__{clean(identity.tool)}"
+
+
+def mcp_identity_lookup(tools: Callable[[], list[Any]]) -> Callable[[str], McpIdentity | None]:
+    """The :attr:`Policy.mcp_identity` of a session whose tools ``tools()`` lists: an MCP tool
+    knows its server connection and the server's own name for it."""
+
+    def lookup(name: str) -> McpIdentity | None:
+        for tool in tools():
+            if tool.name == name:
+                connection, server_tool = getattr(tool, "connection", None), getattr(tool, "server_tool", None)
+                if connection is not None and server_tool is not None:
+                    return McpIdentity(str(connection.name), str(server_tool.name))
+        return None
+
+    return lookup

@@ -1,12 +1,19 @@
 """Permission rules in Claude Code's syntax: ``bash(git status)``, ``bash(npm run test:*)``,
-``edit(src/**)``, ``write(docs/*.md)``, ``read(~/.ssh/**)``, ``mcp__server__tool`` and bare tool
-names.
+``edit(src/**)``, ``write(docs/*.md)``, ``read(~/.ssh/**)``, MCP rules and bare tool names.
 
 Tool names compare case-insensitively (``Bash(...)`` from a Claude Code file works). A bash
 pattern is the exact command, a prefix (``npm run test:*`` or a trailing `` *``), or a glob whose
 ``*`` matches anything. A path pattern is a glob (``**`` crosses directories) over the real path:
 relative patterns are taken from the project directory, ``~/`` from the home directory, ``/`` and
 ``//`` start absolute paths. ``edit(...)`` rules cover ``write`` too, as in Claude Code.
+
+MCP rules name the server as configured, as in Claude Code: ``mcp__memory`` and ``mcp__memory__*``
+cover every tool of the ``memory`` server, ``mcp__memory__create_entities`` one tool (a ``*`` in
+the tool part is a glob: ``mcp__github__get_*``). They are matched against the call's server and
+tool names (:class:`McpIdentity`), with the characters baton replaces in tool names (anything but
+letters, digits, ``_`` and ``-``) replaced the same way on both sides. A deny or ask rule may
+leave the server open (``mcp__*``: every MCP tool); an allow rule must name its server. MCP rules
+take no ``(pattern)``: such a rule is reported, never silently dropped.
 """
 
 from __future__ import annotations
@@ -41,8 +48,66 @@ class Rule:
         return self.text
 
 
+MCP_PREFIX = "mcp__"
+_MCP_RULE = re.compile(r"^\s*(mcp__[A-Za-z0-9_.\-*]*)\s*$", re.IGNORECASE)
+_UNSAFE_NAME_CHARS = re.compile(r"[^a-z0-9_*-]")
+
+
+@dataclass(frozen=True, slots=True)
+class McpIdentity:
+    """Which server and which of its tools an MCP call goes to (as the configuration names them)."""
+
+    server: str
+    tool: str
+
+
+def mcp_name_part(name: str) -> str:
+    """A server or tool name as MCP rules compare it: lower case, with every character baton's
+    tool names cannot hold replaced by ``_`` (a rule's ``*`` stays a wildcard)."""
+    return _UNSAFE_NAME_CHARS.sub("_", name.lower())
+
+
+def is_mcp_rule(rule: Rule) -> bool:
+    """Whether ``rule`` is an MCP rule (``mcp__...``)."""
+    return rule.tool.startswith(MCP_PREFIX)
+
+
+def _star_glob(pattern: str) -> re.Pattern[str]:
+    return _compiled(".*".join(re.escape(piece) for piece in pattern.split("*")))
+
+
+def mcp_rule_matches(rule: Rule, identity: McpIdentity) -> bool:
+    """Whether the MCP rule covers a call of ``identity``'s tool (see the module docstring): the
+    whole rule names the server, or a split of it at a ``__`` names the server and the tool (so
+    ``mcp__github__*`` covers the server ``github``, never a server ``github__x``)."""
+    wanted = rule.tool[len(MCP_PREFIX):]
+    server, tool = mcp_name_part(identity.server), mcp_name_part(identity.tool)
+    if wanted == server or ("__" not in wanted and _star_glob(wanted).fullmatch(server) is not None):
+        return True
+    at = wanted.find("__")
+    while at > 0:
+        if _star_glob(wanted[:at]).fullmatch(server) and _star_glob(wanted[at + 2 :]).fullmatch(tool):
+            return True
+        at = wanted.find("__", at + 1)
+    return False
+
+
+def _parse_mcp_rule(text: str) -> Rule:
+    match = _MCP_RULE.match(text)
+    if match is None:
+        raise RuleError(f"not a permission rule: {text!r} (MCP rules are mcp__server, mcp__server__* or "
+                        "mcp__server__tool, without a pattern)")
+    name = match.group(1)
+    wanted = mcp_name_part(name[len(MCP_PREFIX):])
+    if not wanted.strip("_"):
+        raise RuleError(f"not a permission rule: {text!r} (an MCP rule names a server: mcp__server)")
+    return Rule(MCP_PREFIX + wanted, None, text.strip())
+
+
 def parse_rule(text: str) -> Rule:
     """Parse ``tool`` or ``tool(pattern)``; raises :class:`RuleError` for anything else."""
+    if text.strip().lower().startswith(MCP_PREFIX):
+        return _parse_mcp_rule(text)
     match = _RULE.match(text)
     if match is None:
         raise RuleError(f"not a permission rule: {text!r} (expected tool or tool(pattern))")
@@ -53,6 +118,14 @@ def parse_rule(text: str) -> Rule:
         if pattern in ("", "*", "**"):
             pattern = None
     return Rule(tool, pattern, text.strip())
+
+
+def check_allow_rule(rule: Rule) -> None:
+    """Raise :class:`RuleError` for an allow rule too broad to be meant: an MCP rule that does
+    not name its server (``mcp__*``; Claude Code skips these too)."""
+    if is_mcp_rule(rule) and "*" in rule.tool[len(MCP_PREFIX):].split("__", 1)[0]:
+        raise RuleError(f"{rule.text!r} does not name an MCP server (allow rules need mcp__server or "
+                        "mcp__server__*)")
 
 
 def format_rule(tool: str, pattern: str | None) -> str:
@@ -275,10 +348,17 @@ class RuleSet:
         for kind, texts in (("allow", allow), ("deny", deny), ("ask", ask)):
             for text in texts:
                 try:
-                    out.add(kind, parse_rule(text))  # type: ignore[arg-type]
+                    rule = parse_rule(text)
+                    if kind == "allow":
+                        check_allow_rule(rule)
+                    out.add(kind, rule)  # type: ignore[arg-type]
                 except RuleError as exc:
                     out.problems.append(f"permissions.{kind}: {exc}")
         return out
+
+    def for_mcp(self, kind: RuleKind, identity: McpIdentity) -> list[Rule]:
+        """The ``kind`` MCP rules covering a call of ``identity``'s tool."""
+        return [rule for rule in getattr(self, kind) if is_mcp_rule(rule) and mcp_rule_matches(rule, identity)]
 
     def add(self, kind: RuleKind, rule: Rule) -> None:
         """Add ``rule`` to the ``kind`` list."""

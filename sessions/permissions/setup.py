@@ -9,7 +9,7 @@ from baton.providers.paths import baton_home
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
-from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy
+from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy, mcp_identity_lookup
 from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.settings import Settings
 from baton.tools.bash import BashTool
@@ -52,6 +52,7 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
         sandbox = Sandbox(str(session.cwd), network=network, read_only=[home, os.path.realpath(home)],
                           bwrap=status.bwrap or "bwrap")
     policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None)
+    policy.mcp_identity = mcp_identity_lookup(lambda: list(session.agent.tools))
     permissions = Permissions(
         policy,
         sandbox=sandbox,

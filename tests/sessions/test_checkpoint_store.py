@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -87,12 +88,13 @@ def test_restore_brings_back_bytes_modes_and_deleted_files_and_removes_new_ones(
     assert again.commit == first.commit and not again.changes
 
 
-def test_unchanged_workspace_costs_one_git_call(ws: Path, home: Path) -> None:
+def test_unchanged_workspace_costs_three_quick_git_calls(ws: Path, home: Path) -> None:
     store = make_store(ws, home)
     first = store.snapshot()
     calls = git_module.invocations
     second = store.snapshot(first.commit)
-    assert git_module.invocations - calls == 1
+    # permission changes (diff-files), status, empty folders; no commit
+    assert git_module.invocations - calls == 3
     assert second.commit == first.commit and not second.changes
 
 
@@ -273,3 +275,49 @@ def test_prune_forgets_old_snapshots(ws: Path, home: Path) -> None:
     assert store.prune(keep_days=-1) == 2  # everything is "older" than the future
     assert not store.has_commit(first.commit)
     assert store.has_commit(second.commit)  # HEAD: the state the index describes stays
+
+
+def test_a_restore_never_writes_outside_the_workspace_whatever_the_path(tmp_path: Path) -> None:
+    """Invariant of the restore's file writer: any path text (``..``, absolute, ``.git``, through
+    a symlinked folder) is written inside the workspace or not at all."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from baton.sessions.checkpoints.files import WorkspaceFiles
+
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "real").mkdir()
+    os.symlink(outside, root / "link")
+    os.symlink("/", root / "rootlink")
+    files = WorkspaceFiles(root)
+    parts = st.sampled_from(["..", ".", "", "link", "rootlink", "real", ".git", "a", "b/c", "/", "tmp", "x\0y"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(parts, min_size=1, max_size=5))
+    def check(pieces: list[str]) -> None:
+        path = "/".join(pieces)
+        if files.write(path, b"data", 0o600):
+            target = os.path.realpath(root / path)
+            assert target.startswith(str(root) + os.sep), path
+        assert list(outside.iterdir()) == []
+
+    check()
+
+
+def test_a_chmod_right_after_a_snapshot_is_seen(ws: Path, home: Path) -> None:
+    """Git compares whole seconds of ctime: a chmod within the second of the file's last change
+    does not show in its stat data, and must still reach the snapshot (and the restore)."""
+    store = make_store(ws, home)
+    (ws / "key.pem").write_text("secret\n")
+    (ws / "key.pem").chmod(0o600)
+    first = store.snapshot()
+    (ws / "key.pem").chmod(0o644)  # at once: the same second as its creation
+    second = store.snapshot(first.commit)
+    assert second.commit != first.commit
+    (ws / "key.pem").unlink()
+    third = store.snapshot(second.commit)
+    store.restore(first.commit, third.commit)
+    assert stat.S_IMODE((ws / "key.pem").stat().st_mode) == 0o600

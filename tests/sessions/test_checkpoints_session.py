@@ -277,13 +277,16 @@ async def test_without_git_checkpoints_are_off_with_a_notice(options: SessionOpt
     await session.close()
 
 
-async def test_disabled_in_settings(options: SessionOptions, faux_a: FauxProvider, cwd: Path) -> None:
+async def test_disabled_in_settings_says_so(options: SessionOptions, faux_a: FauxProvider, cwd: Path) -> None:
     options.tools = ["write"]
     options.settings = quiet_settings(checkpoints={"enabled": False})
     faux_a.add(FauxResponse.tool_call("write", {"path": "a.txt", "content": "a"}), "ok")
     session = await CodingSession.open(options)
     await session.prompt("write")
-    assert read_records(session.store) == [] and session.warnings == []
+    assert read_records(session.store) == []
+    # off for any reason is never silent: /rewind would otherwise "restore 0 files"
+    assert session.warnings == ["Checkpoints are off (checkpoints.enabled is false): /rewind cannot take back "
+                                "file changes."]
     await session.close()
 
 

@@ -95,14 +95,16 @@ def test_tree_describes_custom_entries_and_checkpoints() -> None:
     store = SessionStore.in_memory("/w")
     store.append_custom("my-extension", {"x": 1})
     empty = {"added": [], "modified": [], "deleted": []}
-    store.append_custom("checkpoint", {"kind": "before", "commit": "c1", "changes": empty})
-    store.append_custom("checkpoint", {"kind": "before", "commit": "c1", "changes": {**empty, "modified": ["a"]}})
-    store.append_custom("checkpoint", {"kind": "after", "commit": "c2",
+    c1, c2, c3 = "1" * 40, "2" * 40, "3" * 64  # full hex object ids (SHA-1 or SHA-256)
+    store.append_custom("checkpoint", {"kind": "before", "commit": c1, "changes": empty})
+    store.append_custom("checkpoint", {"kind": "before", "commit": c1, "changes": {**empty, "modified": ["a"]}})
+    store.append_custom("checkpoint", {"kind": "after", "commit": c2,
                                        "changes": {"added": ["x", "y"], "modified": [], "deleted": []}})
-    store.append_custom("checkpoint", {"kind": "after", "commit": "c2", "changes": empty})
-    store.append_custom("checkpoint", {"kind": "rewind", "commit": "c3", "target": "c1",
+    store.append_custom("checkpoint", {"kind": "after", "commit": c2, "changes": empty})
+    store.append_custom("checkpoint", {"kind": "rewind", "commit": c3, "target": c1,
                                        "effect": {**empty, "deleted": ["x"]}})
     store.append_custom("checkpoint", {"kind": "after"})  # no commit: not a readable checkpoint
+    store.append_custom("checkpoint", {"kind": "after", "commit": "--output=/tmp/x"})  # not an object id either
     nodes = build_tree(store.entries, store.leaf_id, store.labels)
     assert [(n.kind, n.preview) for n in nodes] == [
         ("custom", "my-extension"),
@@ -111,6 +113,7 @@ def test_tree_describes_custom_entries_and_checkpoints() -> None:
         ("custom", "checkpoint after the run (2 files changed)"),
         ("custom", "checkpoint after the run (no changes)"),
         ("custom", "checkpoint: code rewound (1 file changed)"),
+        ("custom", "checkpoint"),
         ("custom", "checkpoint"),
     ]
 

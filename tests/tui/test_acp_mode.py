@@ -329,7 +329,9 @@ def test_acp_bash_runs_in_the_editors_terminal(home: Path, workdir: Path) -> Non
         write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
         client = asyncio.run(story(server))
         sent = json.dumps(server.requests[1].json())
-    assert client.created == [("bash", ["-c", "echo from-the-terminal; exit 3"], str(workdir))]
+    [(command, args, cwd)] = client.created
+    assert command.endswith("env") and args[0] == "-i" and cwd == str(workdir)  # baton's scrubbed environment
+    assert args[-3].endswith("bash") and args[-2:] == ["-c", "echo from-the-terminal; exit 3"]
     assert client.released == ["term-1"]
     assert "from-the-terminal" in sent and "Command exited with code 3" in sent
     final = [u for u in client.of_kind("tool_call_update") if u.get("status")][-1]

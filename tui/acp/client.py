@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from acp.connection import Connection
 
+    from baton.sessions.permissions.policy import Policy
     from baton.tui.acp.transport import StdioTransport
 
 
@@ -45,17 +48,26 @@ class AcpClient:
         return self._fs("writeTextFile")
 
 
+FileCheck = Callable[[str, str], bool]
+"""``check(kind, path)``: whether the editor may ``"read"`` or ``"write"`` the absolute ``path``."""
+
+
 class EditorFileAccess:
     """The file tools' backend (:class:`tools.file_access.FileAccess`) through the editor, so
-    that reads see unsaved buffers and writes land in the editor's view of the file."""
+    that reads see unsaved buffers and writes land in the editor's view of the file.
 
-    def __init__(self, client: AcpClient, session_id: str) -> None:
+    The editor opens paths itself, so it only gets the plain ones (``check``, see
+    :func:`editor_file_check`); anything else is read or written on the disk by the tool, with
+    exactly the checks of a local read or write."""
+
+    def __init__(self, client: AcpClient, session_id: str, check: FileCheck = lambda kind, path: True) -> None:
         self.client = client
         self.session_id = session_id
+        self.check = check
 
     async def read_text(self, path: str) -> str | None:
         """The editor's text of ``path`` (``None``: read the disk, e.g. the editor cannot)."""
-        if not self.client.can_read_files:
+        if not self.client.can_read_files or not self.check("read", path):
             return None
         try:
             result = await self.client.request("fs/read_text_file", {"sessionId": self.session_id, "path": path})
@@ -66,8 +78,37 @@ class EditorFileAccess:
 
     async def write_text(self, path: str, content: str) -> bool:
         """Write through the editor; ``False`` when it cannot (the disk is written instead)."""
-        if not self.client.can_write_files:
+        if not self.client.can_write_files or not self.check("write", path):
             return False
         params = {"sessionId": self.session_id, "path": path, "content": content}
         await self.client.request("fs/write_text_file", params)
         return True
+
+
+def editor_file_check(policy: Policy | None, cwd: str) -> FileCheck:
+    """What the editor may open for the tools, judged when the tool is about to do it (the
+    permission gate judged the call earlier; a folder swapped for a symlink since must not send
+    the editor elsewhere): a path inside the workspace with no symlink below the workspace's
+    root, not protected (writes), and matched by no deny or ask rule."""
+    from baton.sessions.permissions.paths import Workspace, fast_realpath, is_within
+
+    workspace = policy.workspace if policy is not None else Workspace.for_dir(cwd)
+
+    def check(kind: str, path: str) -> bool:
+        lexical = os.path.normpath(path)
+        if not os.path.isabs(lexical) or not is_within(lexical, workspace.given):
+            return False
+        rel = lexical[len(workspace.given):].lstrip("/")
+        expected = os.path.join(workspace.root, rel) if rel else workspace.root
+        real = fast_realpath(lexical)
+        if real != expected:
+            return False  # a symlink on the way
+        if kind == "write" and workspace.protected_match(real) is not None:
+            return False
+        if policy is not None:
+            tool = "write" if kind == "write" else "read"
+            if policy.match("deny", tool, {"path": path}) or policy.match("ask", tool, {"path": path}):
+                return False
+        return True
+
+    return check

@@ -64,9 +64,11 @@ class AcpSession:
     def _attach_file_access(self) -> None:
         if not (self.client.can_read_files or self.client.can_write_files):
             return
-        from baton.tui.acp.client import EditorFileAccess
+        from baton.tui.acp.client import EditorFileAccess, editor_file_check
 
-        access = EditorFileAccess(self.client, self.id)
+        permissions = self.session.permissions
+        check = editor_file_check(permissions.policy if permissions is not None else None, self.cwd)
+        access = EditorFileAccess(self.client, self.id, check)
         for tool in self.session.agent.tools:
             if hasattr(tool, "file_access"):
                 tool.file_access = access
@@ -77,10 +79,12 @@ class AcpSession:
             return
         from baton.tui.acp.terminal_bash import EditorTerminalBash
 
+        permissions = self.session.permissions
+        sandbox_for = permissions.sandbox_for if permissions is not None else (lambda call_id: None)
         tools = self.session.agent.tools
         for index, tool in enumerate(tools):
             if tool.name == "bash":
-                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal)
+                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for)
 
     def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         self.mapper.terminals[tool_call_id] = terminal_id

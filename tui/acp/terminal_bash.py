@@ -1,14 +1,21 @@
 """``bash`` in the editor's terminal, when the editor offers terminals (ACP ``terminal/*``).
 
-The command runs as ``bash -c COMMAND`` in a terminal the editor creates and shows live inside
-the tool call; the model gets the same text the local bash tool would give it (the tail, control
-sequences stripped, the exit status). Abort (``session/cancel``) and the timeout kill it.
+The command runs in a terminal the editor creates and shows live inside the tool call; the model
+gets the same text the local bash tool would give it (the tail, control sequences stripped, the
+exit status). Abort (``session/cancel``) and the timeout kill it.
+
+The editor's terminal is no way around the permission policy: the call went through the same
+gate as local bash (asked where that asks), and what the editor starts is exactly what baton would
+start locally — ``bash -c COMMAND`` inside the session's sandbox when the policy sandboxed the
+call (the same bubblewrap arguments), with baton's scrubbed environment (``env -i``: none of the
+editor's variables, so no key the editor holds, reach the command).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -18,11 +25,18 @@ from baton.providers.messages import TextContent
 from baton.tools import BashTool, strip_control_sequences
 from baton.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashParams
 from baton.tools.params import ToolParams
+from baton.tools.shell import shell_command
+from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import truncate_tail
 
 if TYPE_CHECKING:
+    from baton.tools.sandbox import Sandbox
     from baton.tui.acp.client import AcpClient
 
+SandboxFor = Callable[[str], "Sandbox | None"]
+"""The sandbox a tool call must run in (the session's permission gate decides)."""
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The editor keeps at most this much output (from the end) for the model.
 OUTPUT_BYTE_LIMIT = 1_000_000
 
@@ -35,11 +49,15 @@ class EditorTerminalBash(AgentTool):
     description: ClassVar[str] = BashTool.description
     parameters: ClassVar[type[ToolParams]] = BashParams
 
-    def __init__(self, client: AcpClient, session_id: str, cwd: str, on_terminal: Callable[[str, str], None]) -> None:
+    def __init__(
+        self, client: AcpClient, session_id: str, cwd: str, on_terminal: Callable[[str, str], None],
+        sandbox_for: SandboxFor = lambda call_id: None,
+    ) -> None:
         self.client = client
         self.session_id = session_id
         self.cwd = cwd
         self.on_terminal = on_terminal
+        self.sandbox_for = sandbox_for
 
     async def _call(self, method: str, terminal_id: str | None = None, **params: Any) -> Any:
         payload: dict[str, Any] = {"sessionId": self.session_id, **params}
@@ -55,7 +73,8 @@ class EditorTerminalBash(AgentTool):
         if signal.is_set():
             raise ToolError("Command aborted")
         timeout = DEFAULT_TIMEOUT_SECONDS if args.timeout is None else (args.timeout or None)
-        created = await self._call("terminal/create", command="bash", args=["-c", args.command], cwd=self.cwd,
+        argv = terminal_argv(args.command, self.cwd, self.sandbox_for(tool_call_id))
+        created = await self._call("terminal/create", command=argv[0], args=argv[1:], cwd=self.cwd,
                                    outputByteLimit=OUTPUT_BYTE_LIMIT)
         terminal_id = str(created["terminalId"])
         self.on_terminal(tool_call_id, terminal_id)
@@ -78,6 +97,18 @@ class EditorTerminalBash(AgentTool):
         status = output.get("exitStatus") or (exited.result() if exited.done() and not exited.cancelled() else {})
         return _result(args.command, str(output.get("output", "")), status or {}, timeout,
                        int((time.monotonic() - started) * 1000), aborted, timed_out)
+
+
+def terminal_argv(command: str, cwd: str, sandbox: Sandbox | None) -> list[str]:
+    """What the editor's terminal runs for ``command``: the shell (in ``sandbox`` when given),
+    started by ``env -i`` with baton's tool environment (credentials dropped)."""
+    import shutil
+
+    argv = shell_command(command)
+    if sandbox is not None:
+        argv = sandbox.argv(argv, cwd)
+    pairs = [f"{k}={v}" for k, v in sorted(tool_environment().items()) if _ENV_NAME.fullmatch(k)]
+    return [shutil.which("env") or "/usr/bin/env", "-i", *pairs, *argv]
 
 
 def _result(

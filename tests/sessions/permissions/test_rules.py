@@ -159,3 +159,21 @@ def test_double_star_matches_any_depth(names: list[str]) -> None:
     assert path_matches("/p/**", "/p/" + "/".join(names), "/p")
     assert path_matches("/p/**/z", "/p/" + "/".join([*names, "z"]), "/p")
     assert not path_matches("/p/*", "/p/" + "/".join([*names, "z"]), "/p")
+
+
+def test_mcp_rules_as_claude_code_writes_them() -> None:
+    from baton.sessions.permissions.rules import McpIdentity, mcp_rule_matches
+
+    def covers(rule: str, server: str, tool: str) -> bool:
+        return mcp_rule_matches(parse_rule(rule), McpIdentity(server, tool))
+
+    assert covers("mcp__memory", "memory", "create") and covers("mcp__memory__*", "memory", "create")
+    assert covers("mcp__memory__create", "memory", "create") and not covers("mcp__memory__create", "memory", "read")
+    assert not covers("mcp__mem", "memory", "create") and not covers("mcp__memory", "memory2", "x")
+    assert covers("mcp__github__get_*", "github", "get_issue") and not covers("mcp__github__get_*", "github", "list")
+    assert not covers("mcp__github__*", "github__evil", "x")  # the server part is the whole server name
+    assert covers("mcp__my.server", "my.server", "x") and covers("mcp__my_server__X", "my.server", "x")
+    assert covers("mcp__*", "any", "thing") and covers("mcp__*__shout", "any", "shout")
+    rules = RuleSet.parse(allow=["mcp__*", "mcp__gh*", "mcp__gh__*"], deny=["mcp__*", "mcp__x__y(z)"])
+    assert [str(r) for r in rules.allow] == ["mcp__gh__*"] and [str(r) for r in rules.deny] == ["mcp__*"]
+    assert len(rules.problems) == 3 and "does not name an MCP server" in rules.problems[0]
