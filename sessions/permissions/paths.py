@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from baton.providers.paths import baton_home
 from baton.tools.paths import resolve_path
 
-PROTECTED_NAMES = (".baton", ".git/hooks", ".git/config", ".mcp.json")
-"""Relative to the workspace: writing here could grant the model more permissions."""
+PROTECTED_NAMES = (".baton", ".git", ".claude", ".mcp.json")
+"""Relative to the workspace: writing here could grant the model more permissions, or run its code
+outside the sandbox (a git hook, ``core.fsmonitor``); the sandbox keeps them read-only, and one
+that a sandboxed command creates is reported."""
+MENTIONED_NAMES = (".baton", ".git/hooks", ".git/config", ".claude", ".mcp.json")
+"""What a shell command naming asks first (``.git`` alone would match ``.gitignore``)."""
 
 
 _PROC_FD = os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH")
@@ -115,7 +119,7 @@ class Workspace:
 
         Only a hint — a shell can spell a path many ways; in ``auto`` the sandbox keeps these
         read-only whatever the spelling."""
-        for name in PROTECTED_NAMES:
+        for name in MENTIONED_NAMES:
             if name in command:
                 return name
         home = self.protected[-1]
