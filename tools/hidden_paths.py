@@ -36,6 +36,9 @@ DEFAULT_HIDDEN_PATHS = (
     "~/.gemini/oauth_creds.json", "~/.config/github-copilot",
     # browser profiles (cookies are logins)
     "~/.mozilla", "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware",
+    # shell and REPL histories (an `export TOKEN=...` typed once stays there)
+    "~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.local/share/fish/fish_history",
+    "~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history", "~/.sqlite_history",
 )
 """Hidden unless the user's settings take them away (``~`` is the user's home)."""
 
