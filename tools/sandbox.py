@@ -3,7 +3,8 @@
 A sandboxed command sees the whole file system read-only except the workspace (and its real path
 when it is reached through a symlink). Inside the workspace the repository's control files stay
 read-only: ``.git`` as a whole (and, for a worktree or submodule, the folders its ``.git`` file
-points to), ``.baton/``, ``.claude/`` and ``.mcp.json``. ``$BATON_HOME`` and the credential stores
+points to; also the ``.git`` of each folder directly in the workspace, for a workspace holding
+several repositories), ``.baton/``, ``.claude/`` and ``.mcp.json``. ``$BATON_HOME`` and the credential stores
 of :mod:`baton.tools.hidden_paths` are covered by empty mounts. It gets:
 
 * its own PID namespace and session: no other process is visible (``/proc/<pid>/root`` of a host
@@ -73,6 +74,7 @@ SOCKET_PLACES = (
 architecture it does not know)."""
 _GIT_POINTER_LIMIT = 4096
 _SUBMODULE_LIMIT = 64
+_SUBFOLDER_LIMIT = 512
 
 _DENIAL = re.compile(
     r"Read-only file system|Network is unreachable|Could not resolve host|"
@@ -190,6 +192,8 @@ class Sandbox:
         for base in bases:
             candidates += [os.path.join(base, name) for name in READ_ONLY_INSIDE if name != ".git"]
             candidates += git_control_paths(base)
+            for folder in _subfolders(base):  # a workspace holding several repositories
+                candidates += git_control_paths(folder, submodules=False)
         for ancestor in _ancestors(self.workspace):  # the repository a workspace folder belongs to
             candidates += git_control_paths(ancestor, submodules=False)
         candidates += self.read_only
@@ -407,6 +411,19 @@ def _ancestors(path: str) -> list[str]:
         if parent == current:
             return out
         current = parent
+
+
+def _subfolders(base: str) -> list[str]:
+    """The folders directly in ``base`` (not hidden ones, at most :data:`_SUBFOLDER_LIMIT`)."""
+    out: list[str] = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in itertools.islice(entries, _SUBFOLDER_LIMIT):
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    out.append(entry.path)
+    except OSError:
+        return []
+    return out
 
 
 def _submodule_paths(folder: str) -> list[str]:

@@ -108,6 +108,19 @@ async def test_a_worktree_and_a_submodule_keep_what_their_git_file_points_to(tmp
 
 @needs_sandbox
 @both_kinds
+async def test_a_workspace_holding_several_repositories_protects_each(tmp_path: Path, baton_home: Path) -> None:
+    ws = tmp_path / "src"
+    for name in ("app", "lib"):
+        (ws / name).mkdir(parents=True)
+        git(ws / name, "init", "-q")
+    outcome = await run_call(ws, "bash", {"command": "echo x > app/.g''it/ho''oks/pre-commit; "
+                                                     "mv lib/.git lib/.git-aside"})
+    assert outcome.result_text.count("Read-only file system") + outcome.result_text.count("busy") == 2
+    assert not (ws / "app" / ".git" / "hooks" / "pre-commit").exists() and (ws / "lib" / ".git").is_dir()
+
+
+@needs_sandbox
+@both_kinds
 async def test_a_git_folder_made_in_a_workspace_without_one_is_reported(tmp_path: Path, baton_home: Path) -> None:
     ws = tmp_path / "plain"
     ws.mkdir()
