@@ -87,6 +87,10 @@ class SandboxSettings(_Section):
 
     enabled: bool = True
     network: bool = False
+    hidden_paths: list[str] = Field(default_factory=list)
+    """More places a sandboxed command never sees and file tools never read unasked (``~/...``),
+    added to baton's list of credential stores; in the user's own settings, ``"!~/.npmrc"``
+    takes one of those away (a project may only add)."""
 
 
 class CheckpointSettings(_Section):

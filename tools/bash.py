@@ -212,7 +212,9 @@ class BashTool(AgentTool):
             if isinstance(exc, CommandLaunchError):
                 raise ToolError(str(exc)) from None
             raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
-        register_group(proc.pid)  # background jobs left in the group are ended when baton exits
+        group = proc.pid
+        if group is not None:
+            register_group(group)  # background jobs left in the group are ended when baton exits
         os.close(write_fd)
         transport, reader = await loop.connect_read_pipe(
             lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)
@@ -221,19 +223,21 @@ class BashTool(AgentTool):
         stopped: StoppedProcess | None = None
         exit_task = asyncio.ensure_future(proc.wait())
         abort_task = asyncio.ensure_future(signal.wait())
-        stopped_task = asyncio.ensure_future(watch_stopped(proc.pid))
+        # A command that ended before its group was known has nothing left to watch.
+        stopped_task: asyncio.Future[StoppedProcess] = (
+            asyncio.ensure_future(watch_stopped(group)) if group is not None else loop.create_future()
+        )
         try:
-            done, _ = await asyncio.wait(
-                {exit_task, abort_task, stopped_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            waited: set[asyncio.Future[Any]] = {exit_task, abort_task, stopped_task}
+            done, _ = await asyncio.wait(waited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if abort_task in done:
                 aborted = True
             elif stopped_task in done and exit_task not in done:
                 stopped = stopped_task.result()
             elif exit_task not in done:
                 timed_out = True
-            if aborted or timed_out or stopped:
-                await kill_group(proc.pid)
+            if (aborted or timed_out or stopped) and group is not None:
+                await kill_group(group)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(asyncio.shield(exit_task), 5.0)
             await _drain(reader, buffer, killed=aborted or timed_out or stopped is not None)
@@ -241,8 +245,8 @@ class BashTool(AgentTool):
             abort_task.cancel()
             stopped_task.cancel()
             updates.cancel()
-            if proc.returncode is None:
-                signal_group(proc.pid, signals.SIGKILL)
+            if proc.returncode is None and group is not None:
+                signal_group(group, signals.SIGKILL)
             transport.close()
             buffer.close()
         snapshot = buffer.snapshot()

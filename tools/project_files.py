@@ -27,23 +27,8 @@ from pathlib import Path
 from baton.providers.bounded_read import FileRefusedError, read_regular
 from baton.providers.paths import baton_home
 from baton.tools.anchored import anchor
+from baton.tools.hidden_paths import hidden_paths
 
-CREDENTIAL_STORES = (
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".docker/config.json",
-    ".gnupg",
-    ".kube",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".password-store",
-)
-"""Relative to the home directory: places holding credentials a project file may never lead to."""
 USER_DIRS = (".agents", ".claude")
 """Relative to the home directory (besides ``$BATON_HOME``): the user's own skills and commands."""
 
@@ -101,7 +86,8 @@ class ProjectFiles:
         user_home = str(home or Path.home())
         batons = str(baton_dir or baton_home())
         mine = [batons, *(os.path.join(user_home, name) for name in USER_DIRS)]
-        protected = [batons, *(os.path.join(user_home, name) for name in CREDENTIAL_STORES), *hidden]
+        # the sandbox's hidden places (credential stores, histories): one list for both walls
+        protected = [batons, *hidden_paths(home=batons, user_home=user_home).places, *hidden]
         user_dirs = tuple(dict.fromkeys([os.path.abspath(p) for p in mine] + [_real(p) for p in mine]))
         root = project_root(cwd)
         roots = tuple(dict.fromkeys((root, _real(root))))

@@ -1,12 +1,27 @@
-"""The bash sandbox (Linux: bubblewrap, the engine Codex uses).
+"""The bash sandbox (Linux: bubblewrap + seccomp, the engines Codex uses).
 
 A sandboxed command sees the whole file system read-only except the workspace (and its real path
-when it is reached through a symlink), the system temp dir and ``$TMPDIR``; inside the workspace,
-``.baton/``, ``.git/hooks`` and ``.git/config`` stay read-only. It gets a private ``/dev`` and
-``/proc``, no network unless allowed, no capability beyond file ownership (even when baton runs
-as root), and dies with baton. The command still leads its own
-process group (bwrap does, for a fresh sandbox; the command itself, in the session's long-lived
-one from :mod:`baton.tools.sandbox_host`), so timeout and abort work as without the sandbox.
+when it is reached through a symlink). Inside the workspace the repository's control files stay
+read-only: ``.git`` as a whole (and, for a worktree or submodule, the folders its ``.git`` file
+points to; also the ``.git`` of each folder directly in the workspace, for a workspace holding
+several repositories), ``.baton/``, ``.claude/`` and ``.mcp.json``. ``$BATON_HOME`` and the credential stores
+of :mod:`baton.tools.hidden_paths` are covered by empty mounts. It gets:
+
+* its own PID namespace and session: no other process is visible (``/proc/<pid>/root`` of a host
+  process led straight to the host's writable root), and no terminal to push keystrokes into;
+* a private ``/tmp`` (also as ``$TMPDIR``), ``/dev`` and IPC namespace, no socket-carrying
+  variables (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``, ``TMUX``, ``DISPLAY``...), no
+  ``/run/user/<uid>``, and a seccomp filter (:mod:`baton.tools.seccomp`) that refuses Unix
+  sockets, so no local service (tmux, D-Bus, docker, an SSH agent) can be asked to run anything;
+* no network unless allowed, no capability beyond file ownership (even when baton runs as root),
+  and it dies with baton.
+
+Inside the namespace, bwrap's own init is pid 1 and the command pid 2, both in a new session
+whose process group (the init's pid outside) is the command's group: :meth:`Sandbox.start`
+reports that as the command's pid, so timeout, abort and the stopped-process watch reach
+everything the command started. A fresh sandbox ends with its command (background jobs
+included); the session's long-lived one (:mod:`baton.tools.sandbox_host`) keeps them until it
+closes.
 
 :func:`probe` checks once whether bwrap can start here (it needs user namespaces, or root);
 :func:`looks_like_denial` recognises output that suggests the sandbox got in the way.
@@ -14,38 +29,73 @@ one from :mod:`baton.tools.sandbox_host`), so timeout and abort work as without 
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import itertools
+import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-READ_ONLY_INSIDE = (".baton", ".git/hooks", ".git/config", ".mcp.json")
-"""Inside the writable workspace, these stay read-only."""
+from baton.tools import seccomp
+from baton.tools.hidden_paths import HiddenPaths, hidden_paths
+from baton.tools.shell import StartedCommand
+
+READ_ONLY_INSIDE = (".git", ".baton", ".claude", ".mcp.json")
+"""Inside the writable workspace, these stay read-only: a repository's control files (a hook or
+``core.fsmonitor`` runs on the user's next ``git commit``) and the settings baton and Claude
+Code read."""
 ROOT_FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID")
 """What a root command keeps in the sandbox: working on files it does not own (a repository
 mounted into a container belongs to the host's user). Nothing that mounts, traces or reads
 files by handle."""
+SOCKET_VARIABLES = frozenset({
+    "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
+    "DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY", "XDG_RUNTIME_DIR", "TMUX", "TMUX_PANE", "STY",
+    "DOCKER_HOST", "CONTAINER_HOST", "PODMAN_HOST", "PULSE_SERVER", "KITTY_LISTEN_ON", "NVIM",
+    "NVIM_LISTEN_ADDRESS", "VSCODE_IPC_HOOK", "VSCODE_IPC_HOOK_CLI", "VSCODE_GIT_IPC_HANDLE", "NOTIFY_SOCKET",
+    "SWAYSOCK", "I3SOCK", "HYPRLAND_INSTANCE_SIGNATURE", "WEZTERM_UNIX_SOCKET", "ALACRITTY_SOCKET",
+})
+"""Variables that name a local service's socket: dropped from a sandboxed command's environment
+(so is any ``*_SOCK``/``*_SOCKET``); the sandbox could not reach them anyway."""
+TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP", "TEMPDIR")
+SOCKET_PLACES = (
+    "/run/user/{uid}", "/tmp/.X11-unix", "/tmp/.ICE-unix", "/tmp/tmux-{uid}", "/run/docker.sock",
+    "/run/podman/podman.sock", "/run/containerd/containerd.sock", "/run/dbus/system_bus_socket",
+    "/run/systemd/private",
+)
+"""Host sockets covered by empty mounts too, in case the seccomp filter is missing (an
+architecture it does not know)."""
+_GIT_POINTER_LIMIT = 4096
+_SUBMODULE_LIMIT = 64
+_SUBFOLDER_LIMIT = 512
 
 _DENIAL = re.compile(
     r"Read-only file system|Network is unreachable|Could not resolve host|"
     r"Temporary failure in name resolution|Name or service not known|"
-    r"Connection refused|Couldn't connect to server|"
-    r"\[Errno 101\]|\[Errno 30\]",
+    r"Connection refused|Couldn't connect to server|Operation not permitted|"
+    r"\[Errno 101\]|\[Errno 30\]|\[Errno 1\]",
     re.IGNORECASE,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxStatus:
-    """Whether the sandbox can be used, and if not, why (one line for the user)."""
+    """Whether the sandbox can be used, and if not, why (one line for the user); ``warning``:
+    what it cannot do here (e.g. block Unix sockets on an architecture the filter does not know)."""
 
     available: bool
     reason: str = ""
     bwrap: str | None = None
+    socket_filter: bool = False
+    warning: str = ""
 
 
 @dataclass
@@ -56,42 +106,41 @@ class Sandbox:
     network: bool = False
     extra_writable: list[str] = field(default_factory=list)
     read_only: list[str] = field(default_factory=list)
-    """More places kept read-only even when they lie in a writable root (e.g. ``$BATON_HOME``)."""
+    """More places kept read-only even when they lie in a writable root."""
+    hidden: HiddenPaths | None = None
+    """What the command must not see (None: the defaults and ``$BATON_HOME``)."""
     bwrap: str = "bwrap"
+    socket_filter: bool = True
+    """Install the seccomp filter (where :mod:`baton.tools.seccomp` knows the architecture)."""
+
+    def __post_init__(self) -> None:
+        if self.hidden is None:
+            self.hidden = hidden_paths()
 
     def writable_roots(self) -> list[str]:
-        """The workspace (given and real path), the temp dirs and any extra ones (existing only)."""
-        roots = [self.workspace, os.path.realpath(self.workspace), tempfile.gettempdir()]
-        tmpdir = os.environ.get("TMPDIR")
-        if tmpdir:
-            roots.append(tmpdir)
-        roots.extend(self.extra_writable)
+        """The workspace (given and real path) and any extra ones (existing only)."""
         out: list[str] = []
-        for root in roots:
+        for root in [self.workspace, os.path.realpath(self.workspace), *self.extra_writable]:
             absolute = os.path.abspath(root)
             if os.path.isdir(absolute) and absolute not in out:
                 out.append(absolute)
         return out
 
-    def argv(self, command_argv: list[str], cwd: str | None = None) -> list[str]:
-        """``bwrap ... -- command_argv``, starting in ``cwd`` (default: the workspace)."""
-        return [*self.bwrap_args(), "--chdir", cwd or self.workspace, "--", *command_argv]
-
     def bwrap_args(self) -> list[str]:
         """bwrap and its options (what the file system looks like now decides the read-only
-        binds: only paths that exist can be bound), without a working directory or command."""
-        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        binds: only paths that exist can be bound), without a working directory or command,
+        and without the seccomp filter (a file descriptor, see :meth:`start`)."""
+        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        temp_dirs = _private_temp_dirs(self.workspace)
+        for temp in temp_dirs:
+            args += ["--tmpfs", temp]
         roots = self.writable_roots()
         for root in roots:
             args += ["--bind", root, root]
-        for base in dict.fromkeys((self.workspace, os.path.realpath(self.workspace))):
-            for name in READ_ONLY_INSIDE:
-                inner = os.path.join(base, name)
-                if os.path.lexists(inner):
-                    args += ["--ro-bind", inner, inner]
-        for extra in dict.fromkeys(self.read_only):
-            if os.path.exists(extra) and any(extra == r or extra.startswith(r.rstrip("/") + "/") for r in roots):
-                args += ["--ro-bind", extra, extra]
+        for path in self._read_only_paths(roots, ["/tmp", *temp_dirs]):
+            args += ["--ro-bind", path, path]
+        args += self._hiding_args()
+        args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
         if not self.network:
             args.append("--unshare-net")
         if os.geteuid() == 0:
@@ -102,6 +151,189 @@ class Sandbox:
                 args += ["--cap-add", cap]
         args.append("--die-with-parent")
         return args
+
+    def filter_fd(self) -> int | None:
+        """A pipe's read end holding the seccomp filter, for one bwrap's ``--seccomp`` (bwrap reads
+        and closes its copy; the caller closes this one once bwrap has started), or None when
+        there is no filter to install."""
+        if not self.socket_filter:
+            return None
+        return filter_pipe()
+
+    async def start(self, argv: list[str], cwd: str, env: Mapping[str, str], output_fd: int) -> StartedCommand:
+        """Start ``argv`` in a fresh sandbox, in ``cwd``, stdout and stderr on ``output_fd``; the
+        result's pid is the command's process group as baton sees it (see the module docstring)."""
+        info_read, info_write = os.pipe()
+        filter_fd = self.filter_fd()
+        fds = [info_write, *([] if filter_fd is None else [filter_fd])]
+        options = ["--info-fd", str(info_write), *([] if filter_fd is None else ["--seccomp", str(filter_fd)])]
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self.bwrap_args(), *options, "--chdir", cwd, "--", *argv,
+                stdin=subprocess.DEVNULL, stdout=output_fd, stderr=subprocess.STDOUT, cwd=cwd,
+                env=sandbox_environment(env), start_new_session=True, pass_fds=fds,
+            )
+        except BaseException:
+            os.close(info_read)
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        info = await read_bwrap_info(info_read)
+        return FreshSandboxCommand(process, info.get("child-pid", process.pid))
+
+    def detached_argv(self, argv: list[str], cwd: str) -> list[str]:
+        """An argv that runs ``argv`` in a fresh sandbox when started by a process baton does not
+        start itself (an editor's terminal, ACP): no descriptor can be handed over, so the seccomp
+        filter is read from a private file of this process by a shell that then becomes bwrap.
+        Give it :func:`sandbox_environment`'s variables."""
+        options = ["--chdir", cwd, "--", *argv]
+        program = _filter_program() if self.socket_filter else None
+        if program is None:
+            return [*self.bwrap_args(), *options]
+        return ["/bin/sh", "-c", 'exec "$@" 3<"$0"', _filter_file(program), *self.bwrap_args(),
+                "--seccomp", "3", *options]
+
+    # ------------------------------------------------------------------ internals
+
+    def _read_only_paths(self, roots: list[str], private: list[str]) -> list[str]:
+        """Control files inside a writable root (kept read-only), and the git folders they point
+        to when those lie in a writable root or in a private temp dir (bound read-only, so git
+        still works)."""
+        bases = list(dict.fromkeys((self.workspace, os.path.realpath(self.workspace))))
+        candidates: list[str] = []
+        for base in bases:
+            candidates += [os.path.join(base, name) for name in READ_ONLY_INSIDE if name != ".git"]
+            candidates += git_control_paths(base)
+            for folder in _subfolders(base):  # a workspace holding several repositories
+                candidates += git_control_paths(folder, submodules=False)
+        for ancestor in _ancestors(self.workspace):  # the repository a workspace folder belongs to
+            candidates += git_control_paths(ancestor, submodules=False)
+        candidates += self.read_only
+        out: list[str] = []
+        for path in dict.fromkeys(candidates):
+            if not os.path.lexists(path):
+                continue
+            if any(_within(path, r) for r in roots) or any(_within(os.path.realpath(path), p) for p in private):
+                out.append(path)
+        return out
+
+    def _hiding_args(self) -> list[str]:
+        assert self.hidden is not None
+        workspace = [os.path.abspath(self.workspace), os.path.realpath(self.workspace)]
+        folders: list[str] = []
+        args: list[str] = []
+        places = self.hidden.existing() + _socket_places(workspace)
+        for path, is_dir in dict(places).items():
+            if any(_within(w, path) for w in workspace):
+                continue  # hiding it would hide the workspace
+            if is_dir:
+                args += ["--tmpfs", path]
+                folders.append(path)
+            else:
+                args += ["--ro-bind", "/dev/null", path]
+        for shown in dict.fromkeys(self.hidden.revealed):
+            if os.path.isdir(shown) and any(_within(shown, f) for f in folders):
+                args += ["--ro-bind", shown, shown]
+        for folder in folders:
+            args += ["--remount-ro", folder]
+        return args
+
+
+class FreshSandboxCommand:
+    """A command in a sandbox of its own: bwrap's process, with the command's process group."""
+
+    def __init__(self, process: asyncio.subprocess.Process, group: int) -> None:
+        self._process = process
+        self.pid: int | None = group
+
+    @property
+    def returncode(self) -> int | None:
+        """bwrap's exit status: the command's (128 + N when a signal N ended it)."""
+        return self._process.returncode
+
+    async def wait(self) -> int | None:
+        """Wait for the command to end."""
+        return await self._process.wait()
+
+
+def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a sandboxed command: no variable naming a local socket, temp dirs at ``/tmp``."""
+    out = {k: v for k, v in env.items()
+           if k not in SOCKET_VARIABLES and not k.upper().endswith(("_SOCK", "_SOCKET"))}
+    for name in TEMP_VARIABLES:
+        if name in out:
+            out[name] = "/tmp"
+    out["TMPDIR"] = "/tmp"
+    return out
+
+
+def filter_pipe() -> int | None:
+    """A pipe's read end holding this machine's seccomp filter (None: no filter for this
+    architecture)."""
+    program = _filter_program()
+    if program is None:
+        return None
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, program)  # a few hundred bytes: fits the pipe's buffer
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+@lru_cache(maxsize=1)
+def _filter_program() -> bytes | None:
+    return seccomp.program()
+
+
+_filter_files: dict[bytes, str] = {}
+
+
+def _filter_file(program: bytes) -> str:
+    """A file holding ``program``, private to this user (made again if something removed it),
+    removed when baton exits."""
+    path = _filter_files.get(program)
+    if path is not None and os.path.isfile(path):
+        return path
+    fd, path = tempfile.mkstemp(prefix="baton-seccomp-", suffix=".bpf")
+    try:
+        os.write(fd, program)
+    finally:
+        os.close(fd)
+    if not _filter_files:
+        atexit.register(_remove_filter_files)
+    _filter_files[program] = path
+    return path
+
+
+def _remove_filter_files() -> None:
+    for path in _filter_files.values():
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def git_control_paths(base: str, *, submodules: bool = True) -> list[str]:
+    """``base/.git`` and what it points to (a worktree's or submodule's ``gitdir:``, its
+    ``commondir``), and the same for the submodules ``base/.gitmodules`` names."""
+    out: list[str] = []
+    pending = [(base, 0)]
+    while pending and len(out) < _SUBMODULE_LIMIT:
+        folder, depth = pending.pop()
+        dot_git = os.path.join(folder, ".git")
+        if not os.path.lexists(dot_git):
+            continue
+        out.append(dot_git)
+        pointer = _small_text(dot_git)
+        if pointer is not None and pointer.startswith("gitdir:"):
+            gitdir = os.path.realpath(os.path.join(folder, pointer[len("gitdir:"):].strip()))
+            out.append(gitdir)
+            common = _small_text(os.path.join(gitdir, "commondir"))
+            if common:
+                out.append(os.path.realpath(os.path.join(gitdir, common.strip())))
+        if submodules and depth < 3:
+            pending += [(os.path.join(folder, sub), depth + 1) for sub in _submodule_paths(folder)]
+    return list(dict.fromkeys(out))
 
 
 def bound_paths_identity(bwrap_args: list[str]) -> tuple[tuple[str, int, int], ...]:
@@ -126,23 +358,198 @@ def find_bwrap() -> str | None:
 
 @lru_cache(maxsize=1)
 def probe() -> SandboxStatus:
-    """Whether bubblewrap works here (cached for the process)."""
+    """Whether bubblewrap works here, and whether it can install the socket filter (cached for
+    the process)."""
     if not os.path.isdir("/proc") or os.uname().sysname != "Linux":
         return SandboxStatus(False, "the sandbox needs Linux (bubblewrap)")
     path = find_bwrap()
     if path is None:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed")
-    test = Sandbox(tempfile.gettempdir(), bwrap=path).argv(["/bin/sh", "-c", "true"])
+    sandbox = Sandbox(tempfile.gettempdir(), bwrap=path, hidden=HiddenPaths(()))
+    failure = _try_start(sandbox, with_filter=True)
+    if failure is None:
+        if _filter_program() is not None:
+            return SandboxStatus(True, "", path, socket_filter=True)
+        warning = (f"the sandbox cannot block Unix sockets on {seccomp.machine()} (no seccomp filter for it): "
+                   "a sandboxed command can reach local services such as an SSH agent or docker.sock")
+        return SandboxStatus(True, "", path, warning=warning)
+    if _filter_program() is not None and _try_start(sandbox, with_filter=False) is None:
+        warning = (f"the sandbox cannot block Unix sockets here (bwrap could not install the seccomp filter: "
+                   f"{failure}): a sandboxed command can reach local services such as an SSH agent")
+        return SandboxStatus(True, "", path, warning=warning)
+    return SandboxStatus(False, f"bwrap failed to start ({failure})")
+
+
+def _try_start(sandbox: Sandbox, *, with_filter: bool) -> str | None:
+    """None when a trivial command runs in ``sandbox``, else why not."""
+    filter_fd = sandbox.filter_fd() if with_filter else None
+    options = ["--seccomp", str(filter_fd)] if filter_fd is not None else []
+    argv = [*sandbox.bwrap_args(), *options, "--", "/bin/sh", "-c", "true"]
     try:
-        done = subprocess.run(test, capture_output=True, timeout=10, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False,
+                              pass_fds=() if filter_fd is None else (filter_fd,))
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return SandboxStatus(False, f"bwrap failed to start ({exc})")
+        return str(exc)
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return SandboxStatus(False, f"bwrap failed to start ({detail[-1] if detail else done.returncode})")
-    return SandboxStatus(True, "", path)
+        return detail[-1] if detail else f"exit status {done.returncode}"
+    return None
 
 
 def looks_like_denial(output: str) -> bool:
     """Whether a failed command's output suggests the sandbox blocked it."""
     return _DENIAL.search(output) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _private_temp_dirs(workspace: str) -> list[str]:
+    """The host's temp dirs other than ``/tmp`` (``$TMPDIR``) that get a private tmpfs: not one
+    holding the home folder, nor one inside the workspace."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    real_ws = os.path.realpath(workspace)
+    out: list[str] = []
+    for candidate in (tempfile.gettempdir(), os.environ.get("TMPDIR") or ""):
+        if not candidate or not os.path.isdir(candidate):
+            continue
+        real = os.path.realpath(candidate)
+        if real in ("/", "/tmp") or _within(home, real) or _within(real, real_ws) or _within(real, "/tmp"):
+            continue
+        if real not in out:
+            out.append(real)
+    return out
+
+
+def _socket_places(workspace: list[str]) -> list[tuple[str, bool]]:
+    uid = os.getuid()
+    places = [p.format(uid=uid) for p in SOCKET_PLACES]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        places.append(runtime)
+    out: list[tuple[str, bool]] = []
+    for place in places:
+        if _within(place, "/tmp") and not any(_within(place, w) for w in workspace):
+            continue  # the private /tmp does not show it
+        with contextlib.suppress(OSError):
+            info = os.stat(place)
+            out.append((os.path.realpath(place), stat.S_ISDIR(info.st_mode)))
+    return out
+
+
+def _ancestors(path: str) -> list[str]:
+    """The folders above ``path`` (real path), nearest first."""
+    out: list[str] = []
+    current = os.path.dirname(os.path.realpath(path))
+    while True:
+        out.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return out
+        current = parent
+
+
+def _subfolders(base: str) -> list[str]:
+    """The folders directly in ``base`` (not hidden ones, at most :data:`_SUBFOLDER_LIMIT`)."""
+    out: list[str] = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in itertools.islice(entries, _SUBFOLDER_LIMIT):
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    out.append(entry.path)
+    except OSError:
+        return []
+    return out
+
+
+def _submodule_paths(folder: str) -> list[str]:
+    text = _small_text(os.path.join(folder, ".gitmodules"), limit=65536)
+    if not text:
+        return []
+    out: list[str] = []
+    for line in text.splitlines():
+        key, _, value = line.strip().partition("=")
+        if key.strip() == "path" and value.strip():
+            relative = os.path.normpath(value.strip())
+            if not os.path.isabs(relative) and not relative.startswith(".."):
+                out.append(relative)
+    return out[:_SUBMODULE_LIMIT]
+
+
+def _small_text(path: str, limit: int = _GIT_POINTER_LIMIT) -> str | None:
+    """The start of a regular file (never following a symlink, never blocking on a FIFO)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+async def read_bwrap_info(fd: int) -> dict[str, int]:
+    """What bwrap wrote on ``--info-fd`` (``child-pid``: its child outside the sandbox, the
+    namespace's init; ``pid-namespace``...), once it closed it; closes ``fd``."""
+    data = await _read_to_end(fd)
+    try:
+        info = json.loads(data.decode("utf-8", "replace") or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(info, dict):
+        return {}
+    return {k: v for k, v in info.items() if isinstance(k, str) and isinstance(v, int) and v > 1}
+
+
+async def wait_ready(fd: int, *, write: bool = False) -> None:
+    """Wait until ``fd`` (non-blocking) can be read, or written."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    if write:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
+
+
+async def _read_to_end(fd: int, limit: int = 65536) -> bytes:
+    """What a pipe holds until its writers close it (at most ``limit`` bytes); closes ``fd``."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        os.set_blocking(fd, False)
+        while size < limit:
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                await wait_ready(fd)
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")

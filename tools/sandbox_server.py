@@ -1,21 +1,30 @@
 """The process that starts sandboxed commands from inside one long-lived bubblewrap sandbox.
 
-Run by :mod:`baton.tools.sandbox_host` as ``python -I -S sandbox_server.py FD`` under bwrap, so
-every command it starts inherits the sandbox's mounts and namespaces without paying for a new
-sandbox each time (bwrap's set-up costs about 5 ms of CPU per command). It imports only modules
-built into the interpreter or written in C (no ``json``, ``socket``, ``signal``, ``selectors``:
-their imports would cost more than the server's whole start).
+Run by :mod:`baton.tools.sandbox_host` as ``python -I -S sandbox_server.py FD`` under bwrap, as
+pid 1 of the sandbox's PID namespace (``--as-pid-1``), so every command it starts inherits the
+sandbox's mounts, namespaces and seccomp filter without paying for a new sandbox each time
+(bwrap's set-up costs about 5 ms of CPU per command). It imports only modules built into the
+interpreter or written in C (no ``json``, ``socket``, ``signal``, ``selectors``: their imports
+would cost more than the server's whole start).
+
+Being the namespace's init, it reaps every process left in it, and no command can signal it
+(the kernel drops a signal sent to a namespace's init from inside unless it has a handler, even
+SIGKILL). When it exits, the kernel kills everything left in the namespace: nothing a command
+started outlives the server.
 
 Requests arrive on the socket ``FD``: a 12-byte header (body length, request id; big-endian)
 carrying the output pipe's write end as ``SCM_RIGHTS``, then a :mod:`marshal`-encoded body
-``(argv, cwd, env)`` (both ends are the same interpreter). Replies go to stdout, a line each:
-``ready`` once, then per request ``pid ID PID`` (or ``error ID MESSAGE``) and later
-``exit ID STATUS`` with the exit status as asyncio reports it (negative for a signal).
+``(argv, cwd, env)`` (both ends are the same interpreter). Replies go back on the same socket
+(a command can reopen the server's stdout through ``/proc/1/fd/1``, never a socket), a line
+each: ``ready`` once, then per request ``pid ID PID N`` (or ``error ID MESSAGE``) and later
+``exit ID STATUS`` with the exit status as asyncio reports it (negative for a signal). ``PID`` is
+the pid inside the namespace; ``N`` is 1 when the line carries a pidfd of the command (baton reads
+the pid it has outside from the pidfd), 0 where the kernel has no pidfds.
 
 Each command is started with ``posix_spawn`` (no copy of this process) in its own session and
 process group (its pid), stdin from ``/dev/null``, stdout and stderr on the pipe. When the socket
 closes (baton closed the host, or died: the kernel closes its end), the server kills what it
-started and exits; bwrap runs it without ``--die-with-parent`` so that it gets to do so.
+started and exits, and the namespace goes with it.
 """
 
 import _signal
@@ -88,12 +97,19 @@ def _end_all(children: dict[int, int]) -> None:
             pass
 
 
-def _reply(*words: object) -> None:
-    posix.write(1, (" ".join(str(word) for word in words).replace("\n", " ") + "\n").encode(errors="replace"))
+def _reply(sock: _socket.socket, *words: object, fd: int = -1) -> None:
+    line = (" ".join(str(word) for word in words).replace("\n", " ") + "\n").encode(errors="replace")
+    if fd < 0:
+        sock.sendall(line)
+        return
+    sent = sock.sendmsg([line], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fd.to_bytes(FD_SIZE, sys.byteorder))])
+    if sent < len(line):
+        sock.sendall(line[sent:])
 
 
-def _reap(children: dict[int, int]) -> None:
-    while children:
+def _reap(sock: _socket.socket, children: dict[int, int]) -> None:
+    """Collect every ended process (as pid 1, orphans of the commands too); report the commands."""
+    while True:
         try:
             pid, status = posix.waitpid(-1, posix.WNOHANG)
         except ChildProcessError:
@@ -101,7 +117,19 @@ def _reap(children: dict[int, int]) -> None:
         if pid == 0:
             return
         if pid in children:
-            _reply("exit", children.pop(pid), posix.waitstatus_to_exitcode(status))
+            _reply(sock, "exit", children.pop(pid), posix.waitstatus_to_exitcode(status))
+
+
+def _report_started(sock: _socket.socket, request_id: int, pid: int) -> None:
+    try:
+        pidfd = posix.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfds in this kernel (before 5.3)
+        _reply(sock, "pid", request_id, pid, 0)
+        return
+    try:
+        _reply(sock, "pid", request_id, pid, 1, fd=pidfd)
+    finally:
+        posix.close(pidfd)
 
 
 def main(control_fd: int) -> None:
@@ -118,7 +146,7 @@ def main(control_fd: int) -> None:
     poller.register(control_fd, select.POLLIN)
     poller.register(wake_read, select.POLLIN)
     children: dict[int, int] = {}
-    _reply("ready")
+    _reply(sock, "ready")
     while True:
         for fd, _events in poller.poll():
             if fd != control_fd:
@@ -134,20 +162,23 @@ def main(control_fd: int) -> None:
                 _end_all(children)
                 return
             if not fds:
-                _reply("error", request_id, "no output pipe was passed")
+                _reply(sock, "error", request_id, "no output pipe was passed")
                 continue
             try:
                 pid = _start(body, fds[0])
             except (OSError, ValueError, TypeError) as exc:
-                _reply("error", request_id, exc)
+                _reply(sock, "error", request_id, exc)
             else:
                 children[pid] = request_id
-                _reply("pid", request_id, pid)
+                _report_started(sock, request_id, pid)
             finally:
                 for extra in fds:
                     posix.close(extra)
-        _reap(children)
+        _reap(sock, children)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    try:
+        main(int(sys.argv[1]))
+    except (BrokenPipeError, ConnectionError):
+        pass  # baton went away while a reply was on its way

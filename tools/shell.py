@@ -37,8 +37,9 @@ class StartedCommand(Protocol):
     so does a command a sandbox host started)."""
 
     @property
-    def pid(self) -> int:
-        """The command's pid, which is also its process group."""
+    def pid(self) -> int | None:
+        """The command's process group (the pid of its leader, as this process sees it); None when
+        the command ended before its group could be learned (nothing is left to signal)."""
         ...
 
     @property

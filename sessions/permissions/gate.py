@@ -94,7 +94,9 @@ class Permissions:
         """Per sandboxed call: protected paths that did not exist before it (the sandbox can only
         keep existing ones read-only, so one that appears is reported)."""
         self._ask_lock = asyncio.Lock()
-        self._hosts: SandboxHosts | None = SandboxHosts() if sandbox is not None else None
+        self._hosts: SandboxHosts | None = (
+            SandboxHosts(socket_filter=sandbox.socket_filter) if sandbox is not None else None
+        )
         self._host_failures = 0
         self._sandboxed_runs = 0
         self.warnings: list[str] = []
@@ -148,7 +150,7 @@ class Permissions:
                 if self._host_failures >= MAX_HOST_FAILURES:
                     hosts, self._hosts = self._hosts, None
                     await hosts.close()
-        return await start_command(self.sandbox.argv(argv, cwd), cwd, env, output_fd)
+        return await self.sandbox.start(argv, cwd, env, output_fd)
 
     async def close(self) -> None:
         """End the long-lived sandbox (commands still running in it end with it)."""

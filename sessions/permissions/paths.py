@@ -16,8 +16,12 @@ from baton.providers.paths import baton_home
 from baton.tools.paths import fast_realpath as fast_realpath  # re-exported: it lives with the tools
 from baton.tools.paths import tool_real_path
 
-PROTECTED_NAMES = (".baton", ".git/hooks", ".git/config", ".mcp.json")
-"""Relative to the workspace: writing here could grant the model more permissions."""
+PROTECTED_NAMES = (".baton", ".git", ".claude", ".mcp.json")
+"""Relative to the workspace: writing here could grant the model more permissions, or run its code
+outside the sandbox (a git hook, ``core.fsmonitor``); the sandbox keeps them read-only, and one
+that a sandboxed command creates is reported."""
+MENTIONED_NAMES = (".baton", ".git/hooks", ".git/config", ".claude", ".mcp.json")
+"""What a shell command naming asks first (``.git`` alone would match ``.gitignore``)."""
 
 
 def real_path(path: str, cwd: str, tool: str = "write") -> str:
@@ -82,7 +86,7 @@ class Workspace:
 
         Only a hint — a shell can spell a path many ways; in ``auto`` the sandbox keeps these
         read-only whatever the spelling."""
-        for name in PROTECTED_NAMES:
+        for name in MENTIONED_NAMES:
             if name in command:
                 return name
         home = self.protected[-1]

@@ -1,8 +1,10 @@
 """The permission policy: for one tool call, allow, ask or deny — and whether bash runs in the
 sandbox. Pure: no I/O beyond resolving paths, no asking (see :mod:`.gate`).
 
-Order: a deny rule wins; then protected paths ask (every mode, ``full`` included); then ask
-rules; then what a PreToolUse hook said; then allow rules; then the mode's default:
+Order: a deny rule wins; then hidden places (``$BATON_HOME``, credential stores: see
+:mod:`baton.tools.hidden_paths`) and protected paths ask (every mode, ``full`` included, whatever
+an allow rule says; a search whose folder holds a hidden place asks too); then ask rules; then
+what a PreToolUse hook said; then allow rules; then the mode's default:
 
 ============================  ===========  =====================  ===========
 call                          ``ask``      ``auto``               ``full``
@@ -41,6 +43,7 @@ from baton.sessions.permissions.rules import (
     format_rule,
 )
 from baton.sessions.permissions.shell_parts import split_command
+from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.path_pins import path_argument
 
 ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
@@ -49,6 +52,8 @@ Action: TypeAlias = Literal["allow", "ask", "deny"]
 Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
 
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
+RECURSIVE_TOOLS = frozenset({"grep", "find"})
+"""Tools that read what lies below their folder, hidden places included."""
 WRITE_TOOLS = frozenset({"edit", "write"})
 
 
@@ -92,12 +97,14 @@ class Policy:
         *,
         sandbox_available: bool = True,
         home: str | None = None,
+        hidden: HiddenPaths | None = None,
     ) -> None:
         self.workspace = workspace
         self.rules = rules
         self.mode: ApprovalMode = mode
         self.sandbox_available = sandbox_available
         self.home = home
+        self.hidden = hidden if hidden is not None else hidden_paths()
         self.mcp_identity: Callable[[str], McpIdentity | None] = lambda name: None
         """The server and tool an ``mcp__...`` tool name stands for (set by the session, which
         knows its MCP tools); without it the name is split at its first ``__``."""
@@ -155,6 +162,9 @@ class Policy:
         deny = self._first_match("deny", target)
         if deny is not None:
             return made("deny", "rule", f"denied by the rule {deny}", deny)
+        hidden = self._hidden(target)
+        if hidden is not None:
+            return made("ask", "protected", hidden)
         protected = self._protected(target)
         if protected is not None:
             return made("ask", "protected", f"touches {protected}, which is always protected")
@@ -192,6 +202,20 @@ class Policy:
             where = "inside" if inside else "outside"
             return made("ask", "mode", f"changes a file {where} the workspace")
         return made("ask", "mode", f"{tool} is not known to be read-only")
+
+    def _hidden(self, target: _Target) -> str | None:
+        """Why a file tool's call touches a hidden place (None when it does not)."""
+        if target.path is None:
+            return None
+        place = self.hidden.match(target.path)
+        if place is not None:
+            return f"touches {self.workspace.display(place)}, which holds credentials and is hidden from the agent"
+        if target.tool in RECURSIVE_TOOLS:
+            below = self.hidden.below(target.path)
+            if below is not None:
+                shown = self.workspace.display(below)
+                return f"would search {shown}, which holds credentials and is hidden from the agent"
+        return None
 
     def _protected(self, target: _Target) -> str | None:
         if target.tool in WRITE_TOOLS and target.path is not None:

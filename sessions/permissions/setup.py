@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from baton.providers.paths import baton_home
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
@@ -13,6 +11,7 @@ from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Poli
 from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.settings import Settings
 from baton.tools.bash import BashTool
+from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.sandbox import Sandbox, SandboxStatus, probe
 
 if TYPE_CHECKING:
@@ -36,6 +35,39 @@ def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
     return settings.sandbox.enabled, settings.sandbox.network
 
 
+def hidden_places(settings: Settings) -> tuple[HiddenPaths, list[str]]:
+    """What the sandbox hides and file tools never read unasked: the defaults, changed by the
+    user's ``sandbox.hiddenPaths`` (``"!path"`` removes one), plus what the project's adds; and a
+    warning for each removal a project tried."""
+    project = _hidden_entries(settings.project_data)
+    # The merged value is the user's own unless the project set the list (then it replaced it).
+    own: list[Any] = (_hidden_entries(settings.global_data) or []) if project is not None \
+        else settings.sandbox.hidden_paths
+    added: list[str] = []
+    removed: list[str] = []
+    problems: list[str] = []
+    for entries, is_own in ((own, True), (project or [], False)):
+        for entry in (e.strip() for e in entries if isinstance(e, str)):
+            if not entry.lstrip("!").strip():
+                continue
+            if not entry.startswith("!"):
+                added.append(entry)
+            elif is_own:
+                removed.append(entry[1:].strip())
+            else:
+                problems.append(f"ignored the project's sandbox.hiddenPaths entry {entry!r}: only your own "
+                                "settings can unhide a place")
+    return hidden_paths(added, removed), problems
+
+
+def _hidden_entries(data: dict[str, Any]) -> list[Any] | None:
+    section: Any = data.get("sandbox")
+    if not isinstance(section, dict):
+        return None
+    entries = section.get("hiddenPaths", section.get("hidden_paths"))
+    return entries if isinstance(entries, list) else None
+
+
 def install_permissions(session: CodingSession, mode: str | None = None) -> Permissions:
     """Build the session's :class:`Permissions`, register its gates and hook it into bash."""
     settings = session.settings
@@ -46,12 +78,12 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
     if enabled:
         status = probe()
     workspace = Workspace.for_dir(str(session.cwd))
+    hidden, hidden_problems = hidden_places(settings)
     sandbox = None
     if status.available:
-        home = str(baton_home())
-        sandbox = Sandbox(str(session.cwd), network=network, read_only=[home, os.path.realpath(home)],
-                          bwrap=status.bwrap or "bwrap")
-    policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None)
+        sandbox = Sandbox(str(session.cwd), network=network, hidden=hidden, bwrap=status.bwrap or "bwrap",
+                          socket_filter=status.socket_filter)
+    policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None, hidden=hidden)
     policy.mcp_identity = mcp_identity_lookup(lambda: list(session.agent.tools))
     permissions = Permissions(
         policy,
@@ -66,6 +98,9 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
     )
     permissions.warnings.extend(rules.problems)
     permissions.on_rule_saved = lambda rule: keep_trust_with_rule(session.cwd, session.settings, rule)
+    permissions.warnings.extend(hidden_problems)
+    if sandbox is not None and status.warning:
+        permissions.warnings.append(status.warning)
     if sandbox is None and approval == "auto":
         permissions.warnings.append(f"no sandbox: {status.reason}; bash commands will ask for approval")
     session.tool_gates.add_before("permissions", permissions.before)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from baton.agent.tool import ToolError
 from baton.tools.bash import BashTool
+from baton.tools.processes import descendants
 from baton.tools.sandbox import Sandbox, probe
 from baton.tools.sandbox_host import SandboxHosts
 from baton.tools.shell import CommandLauncher, StartedCommand, group_alive
@@ -77,10 +79,14 @@ async def test_a_hosted_command_sees_the_sandbox_a_fresh_bwrap_gives(hosts: Sand
     assert "connected" not in out.split() and "refused" in out
 
 
+NAMESPACE = "readlink /proc/self/ns/pid"
+"""Which sandbox a command runs in (every host has a PID namespace of its own)."""
+
+
 async def test_one_host_serves_every_command_of_a_set_up(hosts: SandboxHosts, ws: Path) -> None:
     sandbox = Sandbox(str(ws))
-    parents = {(await run(hosts, sandbox, "echo $PPID"))[1].strip() for _ in range(5)}
-    assert len(parents) == 1, "the same server started all five"
+    namespaces = {(await run(hosts, sandbox, NAMESPACE))[1].strip() for _ in range(5)}
+    assert len(namespaces) == 1, "the same server started all five"
     outputs = await asyncio.gather(*(run(hosts, sandbox, f"sleep 0.0{i}; echo call {i}") for i in range(6)))
     assert [out for _, out in outputs] == [f"call {i}\n" for i in range(6)]
 
@@ -90,9 +96,9 @@ async def test_a_protected_path_that_appears_gets_a_new_host_that_protects_it(ho
     ws = tmp_path / "fresh"
     ws.mkdir()
     sandbox = Sandbox(str(ws))
-    _, first = await run(hosts, sandbox, "echo $PPID; git init -q . 2>&1 || mkdir -p .git/hooks")
+    _, first = await run(hosts, sandbox, f"{NAMESPACE}; git init -q . 2>&1 || mkdir -p .git/hooks")
     (ws / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
-    _, second = await run(hosts, sandbox, "echo $PPID; echo x > .git/hooks/post-checkout")
+    _, second = await run(hosts, sandbox, f"{NAMESPACE}; echo x > .git/hooks/post-checkout")
     assert first.split()[0] != second.split()[0], "a new host once .git exists"
     assert "Read-only file system" in second
     shutil.rmtree(ws / ".git")
@@ -101,63 +107,73 @@ async def test_a_protected_path_that_appears_gets_a_new_host_that_protects_it(ho
     assert "Read-only file system" in third, "a replaced .git is bound again"
 
 
-async def test_command_killing_the_server_is_reported_and_the_next_one_runs(hosts: SandboxHosts, ws: Path) -> None:
+async def test_a_command_cannot_end_its_server(hosts: SandboxHosts, ws: Path) -> None:
+    # The server is the namespace's init: the kernel drops any signal a command sends it (even
+    # SIGKILL), so `pkill -9 python` cannot take down the other commands of the session.
     sandbox = Sandbox(str(ws))
     tool = BashTool(str(ws), command_launcher=hosted_launcher(hosts, sandbox, []))
-    result = await tool.execute("c1", {"command": "kill -9 $PPID; sleep 0.2; echo outlived it"}, asyncio.Event())
-    assert result.content[0].text == (
-        "outlived it\n\nCommand ended with an unknown exit status (the sandbox that ran it stopped)"
-    ), "only a subreaper (baton, not pytest) can read the status of a command whose server died"
+    command = (f"{NAMESPACE}; kill -9 1; kill -9 $PPID; pkill -9 -f 'sandbox_[s]erver'; kill -STOP 1; sleep 0.2; "
+               "echo outlived it")
+    result = await tool.execute("c1", {"command": command}, asyncio.Event())
+    namespace, _, rest = result.content[0].text.partition("\n")
+    assert rest.endswith("outlived it") and not result.is_error, result.content[0].text
+    status, out = await run(hosts, sandbox, f"{NAMESPACE}; echo still here")
+    assert (status, out) == (0, f"{namespace}\nstill here\n"), "the same host runs the next command"
+
+
+async def test_a_server_killed_from_outside_ends_its_commands_with_an_unknown_status(hosts: SandboxHosts,
+                                                                                     ws: Path) -> None:
+    sandbox = Sandbox(str(ws))
+    updates: list[object] = []
+    tool = BashTool(str(ws), command_launcher=hosted_launcher(hosts, sandbox, []))
+    await run(hosts, sandbox, "true")
+    host = hosts._current
+    assert host is not None and host.server_pid is not None
+    running = asyncio.ensure_future(tool.execute("c1", {"command": "sleep 30 & echo begun; sleep 30"},
+                                                 asyncio.Event(), updates.append))
+    while not updates:
+        await asyncio.sleep(0.02)
+    os.kill(host.server_pid, signal.SIGKILL)  # a crash: everything in the namespace goes with it
+    result = await asyncio.wait_for(running, 20)
     assert result.is_error
+    assert "unknown exit status (the sandbox that ran it stopped)" in result.content[0].text
     status, out = await run(hosts, sandbox, "echo still here")
-    assert (status, out) == (0, "still here\n")
+    assert (status, out) == (0, "still here\n"), "a new host runs the next command"
 
 
-async def test_a_command_that_ends_its_server_at_once_is_never_run_twice(hosts: SandboxHosts, ws: Path) -> None:
-    # `pkill -9 python` kills the server too: the server may die before it names the command, and
-    # starting the command again (in a new host or a fresh bwrap) would run it a second time.
+async def test_a_command_the_host_never_confirmed_is_never_started_again(hosts: SandboxHosts, ws: Path) -> None:
+    # The server stops before it reads the request, then dies: the command's fate is unknown to
+    # baton, which must not start it a second time (in a new host or a fresh bwrap).
     sandbox = Sandbox(str(ws))
     tool = BashTool(str(ws), command_launcher=hosted_launcher(hosts, sandbox, []))
-    for _ in range(5):
-        (ws / "runs.txt").unlink(missing_ok=True)
-        try:  # the agent turns a ToolError into an error result, as it does an error status
-            result = await tool.execute("c1", {"command": "echo ran >> runs.txt; kill -9 $PPID"}, asyncio.Event())
-        except ToolError as exc:
-            text = str(exc)
-        else:
-            assert result.is_error
-            text = result.content[0].text
-        assert (ws / "runs.txt").read_text() == "ran\n", "the command ran exactly once"
-        assert "not known whether the command ran" in text or "unknown exit status" in text, text
+    await run(hosts, sandbox, "true")
+    host = hosts._current
+    assert host is not None and host.server_pid is not None
+    os.kill(host.server_pid, signal.SIGSTOP)
+    asyncio.get_running_loop().call_later(0.3, os.kill, host.server_pid, signal.SIGKILL)
+    with pytest.raises(ToolError, match="not known whether the command ran"):
+        await tool.execute("c1", {"command": "echo ran >> runs.txt"}, asyncio.Event())
+    assert not (ws / "runs.txt").exists(), "never started, and never started again"
     status, out = await run(hosts, sandbox, "echo still here")
     assert (status, out) == (0, "still here\n")
 
 
-SUBREAPER_SCRIPT = """
-import asyncio, os, sys
-from baton.tools.processes import become_subreaper
-from baton.tools.sandbox import Sandbox
-from baton.tools.sandbox_host import SandboxHosts
-
-async def main():
-    assert become_subreaper()
-    hosts = SandboxHosts()
+async def test_a_hosted_command_is_known_by_its_pid_outside_the_sandbox(hosts: SandboxHosts, ws: Path) -> None:
+    sandbox = Sandbox(str(ws))
     read_fd, write_fd = os.pipe()
-    command = ["/bin/bash", "-c", "kill -9 $PPID; sleep 0.2; exit 4"]
-    process = await hosts.spawn(Sandbox(sys.argv[1]).bwrap_args(), command, sys.argv[1], dict(os.environ), write_fd)
+    process = await hosts.spawn(sandbox.bwrap_args(), ["/bin/bash", "-c", "echo $$; sleep 5"], str(ws),
+                                dict(os.environ), write_fd)
     os.close(write_fd)
-    print(await asyncio.wait_for(process.wait(), 10))
-    await hosts.close()
-
-asyncio.run(main())
-"""
-
-
-def test_baton_as_subreaper_reads_the_status_of_a_command_whose_server_died(ws: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", SUBREAPER_SCRIPT, str(ws)], capture_output=True, text=True,
-                          timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "4"
+    inner = int((await asyncio.to_thread(os.read, read_fd, 100)).decode())
+    assert process.pid is not None and process.pid != inner
+    status_lines = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+    assert f"NSpid:\t{process.pid}\t{inner}" in status_lines, "the same process, named in both namespaces"
+    assert os.getpgid(process.pid) == process.pid, "and it leads its own process group"
+    host = hosts._current
+    assert host is not None and host._outer_pid(inner) == process.pid, "found without a pidfd too (kernels < 5.3)"
+    os.killpg(process.pid, signal.SIGTERM)
+    assert await process.wait() == -signal.SIGTERM
+    os.close(read_fd)
 
 
 async def test_arguments_environment_and_bytes_arrive_unchanged(hosts: SandboxHosts, ws: Path) -> None:
@@ -187,17 +203,26 @@ async def test_bash_timeouts_and_aborts_end_a_hosted_command_and_its_children(ho
     assert not group_alive(started[1].pid)
 
 
-async def test_closing_ends_the_host(ws: Path) -> None:
+async def test_closing_ends_the_host_and_everything_left_in_it(ws: Path) -> None:
     hosts = SandboxHosts()
     sandbox = Sandbox(str(ws))
-    _, out = await run(hosts, sandbox, "echo $PPID")
-    server = int(out)
+    read_fd, write_fd = os.pipe()
+    process = await hosts.spawn(sandbox.bwrap_args(), ["/bin/bash", "-c", "setsid sleep 60 & sleep 60 &"],
+                                str(ws), dict(os.environ), write_fd)
+    os.close(write_fd)
+    await process.wait()
+    os.close(read_fd)
+    host = hosts._current
+    assert host is not None and host.server_pid is not None
+    server = host.server_pid
+    left = descendants(server)
+    assert len(left) == 2, "the background jobs outlive their command, in the sandbox"
     await hosts.close()
     for _ in range(100):
-        if not Path(f"/proc/{server}").exists():
+        if not any(Path(f"/proc/{pid}").exists() for pid in [server, *left]):
             break
         await asyncio.sleep(0.02)
-    assert not Path(f"/proc/{server}").exists()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in [server, *left]), "nothing outlives the host"
 
 
 KILLED_BATON_SCRIPT = """

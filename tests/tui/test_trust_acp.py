@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -116,3 +118,22 @@ def test_an_editor_is_never_handed_a_path_that_leads_out_of_the_workspace(
     written = [path for path, _ in client.writes]
     assert str(sub / "notes.txt") not in written  # the editor would follow the swapped-in symlink
     assert written == [str(workdir / "plain.txt")]  # a plain path inside still goes through the editor
+
+
+def test_an_editor_terminal_gets_the_whole_sandbox_seccomp_filter_included(home: Path, workdir: Path) -> None:
+    # The editor starts the command itself, so no descriptor can carry the seccomp filter: it is
+    # read from a file. A Unix socket (the way to a tmux server or an SSH agent) stays refused, and
+    # the command sees only its own PID namespace.
+    command = ("python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -n 1; "
+               "echo pids=$(ls /proc | grep -c '^[0-9]')")
+    replies = [Reply.sse(tool_call_reply(AM, "toolu_sh", "bash", {"command": command})),
+               Reply.sse(text_reply(AM, "Done."))]
+    client = JudgedEditor(["reject_once"])
+    requests = _run(home, workdir, client, replies, ClientCapabilities(terminal=True))
+    [(_, args, _)] = client.created
+    assert "--seccomp" in args
+    sent = json.dumps(requests[1])
+    assert "Operation not permitted" in sent
+    pids = int(re.search(r"pids=(\d+)", sent).group(1))  # type: ignore[union-attr]
+    host = sum(name.isdigit() for name in os.listdir("/proc"))
+    assert pids <= 8 < host, (pids, host)  # the shell, its pipeline and bwrap's init: nothing of the host

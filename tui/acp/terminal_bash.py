@@ -25,6 +25,7 @@ from baton.providers.messages import TextContent
 from baton.tools import BashTool, strip_control_sequences
 from baton.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashParams
 from baton.tools.params import ToolParams
+from baton.tools.sandbox import sandbox_environment
 from baton.tools.shell import shell_command
 from baton.tools.tool_env import tool_environment
 from baton.tools.truncate import truncate_tail
@@ -105,9 +106,11 @@ def terminal_argv(command: str, cwd: str, sandbox: Sandbox | None) -> list[str]:
     import shutil
 
     argv = shell_command(command)
+    env = tool_environment()
     if sandbox is not None:
-        argv = sandbox.argv(argv, cwd)
-    pairs = [f"{k}={v}" for k, v in sorted(tool_environment().items()) if _ENV_NAME.fullmatch(k)]
+        argv = sandbox.detached_argv(argv, cwd)
+        env = sandbox_environment(env)
+    pairs = [f"{k}={v}" for k, v in sorted(env.items()) if _ENV_NAME.fullmatch(k)]
     return [shutil.which("env") or "/usr/bin/env", "-i", *pairs, *argv]
 
 
