@@ -176,7 +176,7 @@ async def _open(cwd: Path, model: Any, messages: list[Any] | None = None) -> Any
 
 async def stream_cpu(text: str, *, earlier: int = 0, ui: bool = True) -> tuple[float, float, int]:
     """(process CPU seconds, wall seconds, entries rendered) for streaming ``text`` once."""
-    from baton.tui.app import BatonApp
+    from baton.tui.app.baton_app import BatonApp
 
     model = faux_model("bench-1", provider="bench", api="faux-bench", context_window=1_000_000)
     provider = FauxProvider("faux-bench", [FauxResponse.text(text)], chunk_size=CHUNK, delay=DELAY).register()
@@ -241,8 +241,8 @@ async def resume_first_paint(source: Path) -> tuple[float, float, int, int]:
     """(seconds to open the session, seconds to the first paint with the last message, entries,
     entries rendered)."""
     from baton.sessions import CodingSession, SessionOptions
-    from baton.tui.app import BatonApp
-    from baton.tui.widgets.messages import user_text
+    from baton.tui.app.baton_app import BatonApp
+    from baton.tui.app.widgets.messages import user_text
     from tests.tui.app_helpers import screen_text
 
     model = faux_model("bench-1", provider="bench", api="faux-bench")

@@ -28,7 +28,7 @@ Hierarchy (the defining module in brackets when it is not this one)::
     └── CliError                      [tui.cli_errors] a one-line CLI failure with its exit code
 
 The CLI prints any :class:`BatonError` that reaches it as one line, ``baton: <message>``
-(``tui/cli_errors.py``); anything else is a bug and keeps its traceback.
+(``tui/cli/errors.py``); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def _layer(module: str) -> int:
 
 def test_the_source_tree_is_found() -> None:
     assert {"baton.providers.transport", "baton.agent.agent", "baton.tools.bash", "baton.sessions.store",
-            "baton.tui.app", "baton"} <= MODULES.keys()
+            "baton.tui.app.baton_app", "baton"} <= MODULES.keys()
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -145,3 +145,35 @@ def test_top_level_imports_form_no_cycle() -> None:
         for module, tree in TREES.items()
     }
     assert _cycle(graph) is None
+
+
+def _room(module: str) -> str | None:
+    """The room of the top floor a module lives in (``cli``, ``modes``, ``app``), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["baton", "tui"] else None
+
+
+def _draws(target: str) -> bool:
+    return target == "textual" or target.startswith(("textual.", "baton.tui.app"))
+
+
+def test_the_modes_never_draw() -> None:
+    """print, JSON, RPC and ACP modes import neither textual nor the app, not even lazily."""
+    drawing = sorted(
+        f"{module} imports {target}"
+        for module, tree in TREES.items() if _room(module) == "modes"
+        for target in _all_imports(module, tree) if _draws(target)
+    )
+    assert drawing == []
+
+
+def test_the_command_line_loads_the_app_only_when_it_runs_it() -> None:
+    """The CLI imports the app (and textual) only inside the functions that start it, so
+    ``--version``, ``-p`` and the protocol modes never pay for it; the root shared modules never."""
+    eager = sorted(
+        f"{module} imports {target}"
+        for module, tree in TREES.items()
+        if _room(module) == "cli" or (module.count(".") == 2 and module.startswith("baton.tui."))
+        for target in _import_time_imports(module, tree.body) if _draws(target)
+    )
+    assert eager == []

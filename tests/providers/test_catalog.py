@@ -77,7 +77,7 @@ REQUIRED = [
 def _defaults() -> list[str]:
     """The models the CLI falls back to without a configured one: each must be listed (a
     retired one would start every session with a guess and its warning)."""
-    from baton.tui.session_setup import DEFAULT_MODELS
+    from baton.tui.cli.session_setup import DEFAULT_MODELS
 
     return list(DEFAULT_MODELS)
 

@@ -177,7 +177,7 @@ def test_templates_shadowing_builtins_and_bad_names_are_warned(tmp_path: Path) -
 
 
 def test_builtin_names_cover_the_apps_commands() -> None:
-    from baton.tui.commands import COMMANDS
+    from baton.tui.app.commands import COMMANDS
 
     assert set(COMMANDS) <= BUILTIN_COMMANDS
 

@@ -37,7 +37,7 @@ def baton_env(home: Path, **extra: str) -> dict[str, str]:
 
 def baton_command(*args: str) -> list[str]:
     """The command line that runs baton from this checkout with this interpreter."""
-    return [sys.executable, "-m", "baton.tui.cli", *args]
+    return [sys.executable, "-m", "baton.tui.cli.main", *args]
 
 
 def run_baton(

@@ -7,9 +7,9 @@ import pytest
 
 from baton.agent.tool import AgentToolResult
 from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from baton.tui.acp.prompt import PromptError, prompt_from_blocks
-from baton.tui.acp.tool_info import result_content, terminal_text, tool_kind, tool_locations, tool_title
-from baton.tui.acp.updates import replay_updates
+from baton.tui.modes.acp.prompt import PromptError, prompt_from_blocks
+from baton.tui.modes.acp.tool_info import result_content, terminal_text, tool_kind, tool_locations, tool_title
+from baton.tui.modes.acp.updates import replay_updates
 
 CWD = "/repo"
 

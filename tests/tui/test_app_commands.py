@@ -8,9 +8,9 @@ from textual import events
 
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import NoticeView, UserMessageView
-from baton.tui.widgets.pickers import ListPicker
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import NoticeView, UserMessageView
+from baton.tui.app.widgets.pickers import ListPicker
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, submit, views, wait_until
 
 

@@ -10,8 +10,8 @@ from baton.providers.faux import FauxProvider
 from baton.providers.messages import UserMessage
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions, load_settings
-from baton.tui.app import BatonApp
-from baton.tui.widgets.pickers import ConfirmScreen
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.pickers import ConfirmScreen
 from tests.tui.app_helpers import open_session, screen_text, settle, wait_until
 
 

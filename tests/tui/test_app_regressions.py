@@ -15,8 +15,8 @@ from baton.providers.messages import Context
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import BashExecutionView, UserMessageView
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import BashExecutionView, UserMessageView
 from tests.tui.app_helpers import (
     one_view,
     open_session,
@@ -172,7 +172,7 @@ async def test_two_quick_enters_queue_the_second_message(project: Path, model_a:
     session = await open_session(project, model_a)
     app = BatonApp(session)
     async with app.run_test(size=(110, 40)) as pilot:
-        from baton.tui.widgets.editor import PromptEditor
+        from baton.tui.app.widgets.editor import PromptEditor
 
         app.post_message(PromptEditor.Submitted("one"))
         app.post_message(PromptEditor.Submitted("two"))

@@ -9,10 +9,10 @@ from pathlib import Path
 from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call, hold_at
 from baton.providers.messages import UserMessage
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import AssistantMessageView, UserMessageView, user_text
-from baton.tui.widgets.pickers import ConfirmScreen
-from baton.tui.widgets.tool_call import ToolCallView
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import AssistantMessageView, UserMessageView, user_text
+from baton.tui.app.widgets.pickers import ConfirmScreen
+from baton.tui.app.widgets.tool_call import ToolCallView
 from tests.tui.app_helpers import (
     one_view,
     open_session,

@@ -18,9 +18,9 @@ from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions, load_settings
 from baton.tools.sandbox import probe
-from baton.tui.app import BatonApp
-from baton.tui.widgets.approval import ApprovalPanel
-from baton.tui.widgets.pickers import ConfirmScreen
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.approval import ApprovalPanel
+from baton.tui.app.widgets.pickers import ConfirmScreen
 from tests.tui.app_helpers import screen_text, settle, wait_until
 
 needs_sandbox = pytest.mark.skipif(not probe().available, reason=f"no sandbox here: {probe().reason}")

@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from baton.providers.faux import FauxProvider, FauxResponse, faux_tool_call
 from baton.providers.models import Model
 from baton.sessions import CodingSession
-from baton.tui.app import BatonApp
-from baton.tui.widgets.approval import ApprovalPanel
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.approval import ApprovalPanel
 from tests.tui.app_helpers import open_session, screen_text, settle, stored_entries, stored_messages, wait_until
 
 

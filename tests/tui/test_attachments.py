@@ -12,9 +12,9 @@ from textual import events
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.messages import ImageContent, TextContent, UserMessage
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
-from baton.tui.attachments import attach, file_references, pasted_image_reference
-from baton.tui.widgets.messages import UserMessageView
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import UserMessageView
+from baton.tui.cli.attachments import attach, file_references, pasted_image_reference
 from tests.tui.app_helpers import one_view, open_session, screen_text, settle, wait_until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17

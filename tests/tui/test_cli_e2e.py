@@ -275,7 +275,7 @@ def test_piped_stdin_joins_prompt_and_implies_print(home: Path, workdir: Path) -
 
 
 def test_print_mode_never_imports_textual(home: Path, workdir: Path) -> None:
-    code = ("import sys; from baton.tui.cli import main; "
+    code = ("import sys; from baton.tui.cli.main import main; "
             "rc = main(['-p', '--model', 'demo/baton-demo', 'list files']); "
             "print('TEXTUAL-LOADED' if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) "
             "else 'TEXTUAL-ABSENT', file=sys.stderr); raise SystemExit(rc)")

@@ -16,8 +16,8 @@ from baton.sessions.errors import (
     SessionSaveError,
 )
 from baton.tools.edit_match import EditMatchError
-from baton.tui.cli_args import EXIT_RUN_FAILED, EXIT_USAGE
-from baton.tui.cli_errors import CliError, exit_code, one_line
+from baton.tui.cli.args import EXIT_RUN_FAILED, EXIT_USAGE
+from baton.tui.cli.errors import CliError, exit_code, one_line
 
 
 def test_the_existing_errors_sit_on_their_branches() -> None:

@@ -19,7 +19,7 @@ def _run(script: str) -> subprocess.CompletedProcess[bytes]:
 def test_exit_now_runs_exit_handlers_flushes_output_and_keeps_the_code() -> None:
     done = _run("""
         import atexit, sys
-        from baton.tui.cli import exit_now
+        from baton.tui.cli.main import exit_now
         atexit.register(lambda: print(" and the handler ran", end=""))
         print("buffered output", end="")
         sys.stderr.write("buffered error")
@@ -35,7 +35,7 @@ def test_exit_now_into_a_closed_pipe_is_quiet() -> None:
     # baton -p ... | head -c0: the reader is gone before the buffered answer is flushed
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys
-        from baton.tui.cli import exit_now
+        from baton.tui.cli.main import exit_now
         sys.stdin.read()  # until the test closed the pipe's other end
         sys.stdout.write("y" * 100)
         exit_now(0)

@@ -221,13 +221,13 @@ class Trigger(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, Trigger())
 sys.argv = ["baton", "-p", "--model", "demo/baton-demo", "hello"]
-from baton.tui.cli import main
+from baton.tui.cli.main import main
 sys.exit(main())
 """
 
 
-@pytest.mark.parametrize("module", ["argparse", "baton.tui.launch", "baton.tui.session_setup",
-                                    "baton.sessions.settings", "baton.tui.print_mode"])
+@pytest.mark.parametrize("module", ["argparse", "baton.tui.cli.launch", "baton.tui.cli.session_setup",
+                                    "baton.sessions.settings", "baton.tui.modes.print_mode"])
 def test_ctrl_c_while_starting_is_one_line_and_exit_1(module: str, home: Path, workdir: Path) -> None:
     # SIGINT arrives exactly when ``module`` is first imported (the console script's own code).
     result = subprocess.run([sys.executable, "-c", _TRIGGER.format(module=module)], cwd=workdir,

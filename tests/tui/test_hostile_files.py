@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.tui.widgets.status import git_branch
+from baton.tui.app.widgets.status import git_branch
 from tests.provider_scripts import models_json_provider, text_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.tui.cli_harness import baton_command, baton_env, write_models_json

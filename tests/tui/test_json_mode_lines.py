@@ -14,7 +14,7 @@ from baton.agent.events import AgentEndEvent, ToolExecutionEndEvent
 from baton.agent.tool import AgentToolResult
 from baton.providers.json_depth import TOO_DEEP_MARKER
 from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
-from baton.tui.json_mode import dumps, event_line
+from baton.tui.modes.json_mode import dumps, event_line
 
 
 def nested(depth: int, leaf: Any = 1) -> Any:

@@ -157,7 +157,7 @@ def test_tracebacks_and_last_resort_logs(home: Path, workdir: Path) -> None:
     and a log record with no handler configured all print with keys redacted."""
     script = (
         "import logging, os, sys, threading\n"
-        "from baton.tui import launch\n"
+        "from baton.tui.cli import launch\n"
         "launch.run(['--list-models', 'no-such-model'])\n"
         "key = os.environ['OPENAI_API_KEY']\n"
         "logging.getLogger('baton.test').error('request failed for %s', key)\n"
@@ -209,7 +209,7 @@ def forget_key_commands() -> Iterator[None]:
 async def test_app_notices_and_model_picker(baton_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from baton.providers.catalog import has_api_key
     from baton.providers.faux import FauxProvider, faux_model
-    from baton.tui.app import BatonApp
+    from baton.tui.app.baton_app import BatonApp
     from tests.tui.app_helpers import open_session, screen_text, submit, wait_until
 
     monkeypatch.setenv("DB_PASSWORD", SECRET)
@@ -244,7 +244,7 @@ async def test_the_apps_crash_report(baton_home: Path, project: Path, monkeypatc
     """Textual prints a crash with the frames' local variables: a key held in one (as an
     adapter holds ``api_key``) showed there in full. The report is redacted and has no locals."""
     from baton.providers.faux import FauxProvider, faux_model
-    from baton.tui.app import BatonApp
+    from baton.tui.app.baton_app import BatonApp
     from tests.tui.app_helpers import open_session
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

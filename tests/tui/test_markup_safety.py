@@ -7,8 +7,8 @@ from typing import Any
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
-from baton.tui.render import StreamCleaner, clean, safe
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.render import StreamCleaner, clean, safe
 from tests.tui.app_helpers import open_session, screen_text, settle, submit
 
 HOSTILE = (

@@ -7,8 +7,8 @@ from pathlib import Path
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model
 from baton.providers.messages import Usage
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
-from baton.tui.widgets.pickers import ConfirmScreen
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.pickers import ConfirmScreen
 from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 
 SMALL = faux_model("gpt-small", provider="prov-b", api="faux-b", context_window=128_000)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.tui.paste_filter import PASTE_END, PASTE_START, PasteEscapeFilter
+from baton.tui.app.paste_filter import PASTE_END, PASTE_START, PasteEscapeFilter
 from tests.tui.cli_harness import baton_env, session_files
 from tests.tui.test_real_terminal import Tmux, baton_command_line
 
@@ -71,7 +71,7 @@ async def test_the_input_loop_ends_when_the_terminal_hangs_up() -> None:
 
     from textual.app import App
 
-    from baton.tui.handoff_driver import HandoffDriver
+    from baton.tui.app.handoff_driver import HandoffDriver
 
     read_end, write_end = os.pipe()
     driver = HandoffDriver(App(), debug=False, mouse=False, size=(80, 24))

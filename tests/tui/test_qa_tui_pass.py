@@ -8,7 +8,7 @@ import pytest
 
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
-from baton.tui.app import BatonApp
+from baton.tui.app.baton_app import BatonApp
 from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 
 
@@ -50,7 +50,7 @@ def test_session_rows_keep_their_columns_with_wide_characters_in_titles(
     from rich.cells import cell_len
 
     from baton.sessions.listing import SessionInfo
-    from baton.tui.widgets.session_picker import session_items
+    from baton.tui.app.widgets.session_picker import session_items
 
     monkeypatch.setenv("HOME", str(tmp_path))
     now = datetime.now(UTC)
@@ -72,7 +72,7 @@ async def test_the_session_picker_fits_a_narrow_terminal_without_being_told_its_
     """``baton -r`` builds the picker without a width: its rows were laid out for 110 columns and
     wrapped in a narrower terminal (the project path fell onto a line of its own)."""
     from baton.sessions.listing import list_all_sessions, list_sessions
-    from baton.tui.widgets.session_picker import SessionPicker
+    from baton.tui.app.widgets.session_picker import SessionPicker
 
     faux_a.add(FauxResponse.text("One."), FauxResponse.text("Two."))
     other = tmp_path / "other"
@@ -100,7 +100,7 @@ async def test_quitting_an_empty_session_does_not_offer_to_continue_it(
 ) -> None:
     """Nothing is written before the first message: the exit summary promised 'Session <id> saved …
     baton --session <id>', which then said 'No session matches'."""
-    from baton.tui.exit_summary import exit_summary
+    from baton.tui.app.exit_summary import exit_summary
 
     faux_a.add(FauxResponse.text("Hello back."))
     session = await open_session(project, model_a)
@@ -114,7 +114,7 @@ async def test_quitting_an_empty_session_does_not_offer_to_continue_it(
 
 
 async def test_a_picker_without_a_filter_box_does_not_say_type_to_filter(project: Path, model_a: Model) -> None:
-    from baton.tui.widgets.pickers import ListPicker
+    from baton.tui.app.widgets.pickers import ListPicker
 
     session = await open_session(project, model_a)
     app = BatonApp(session)
@@ -135,7 +135,7 @@ def test_model_rows_fit_a_narrow_terminal_and_keep_ids_whole() -> None:
     """At 60 columns the fixed columns left 16 cells for the id ('anthropic/claud…' for every
     Anthropic model) and the rows still wrapped."""
     from baton.providers.models import Model as CatalogModel
-    from baton.tui.commands import model_items
+    from baton.tui.app.commands import model_items
 
     ids = ["claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-haiku-4-5"]
     models = [CatalogModel(id=i, provider="anthropic", api="anthropic-messages", name=i, reasoning=True,
@@ -155,7 +155,7 @@ async def test_pickers_lay_their_rows_out_again_when_the_terminal_is_resized(
 ) -> None:
     """Rows were laid out once, for the width at opening: shrinking the terminal wrapped them,
     widening it left the room unused."""
-    from baton.tui.widgets.pickers import ListPicker
+    from baton.tui.app.widgets.pickers import ListPicker
 
     faux_a.add(FauxResponse.text("An answer long enough to be cut when the screen is narrow " * 3))
     session = await open_session(project, model_a)

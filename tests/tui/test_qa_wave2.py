@@ -11,9 +11,9 @@ from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model
 from baton.sessions import CodingSession
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import AssistantMessageView, NoticeView
-from baton.tui.widgets.pickers import ListPicker
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import AssistantMessageView, NoticeView
+from baton.tui.app.widgets.pickers import ListPicker
 from tests.provider_scripts import text_reply
 from tests.replay_server import ReplayServer, Reply
 from tests.replay_session import open_replay_session, overloaded_reply
@@ -216,7 +216,7 @@ async def test_context_command_shows_what_fills_the_window(project: Path, model_
 
 
 def test_write_shows_the_end_of_the_file_while_its_arguments_stream() -> None:
-    from baton.tui.widgets.tool_render import WRITE_PREVIEW_LINES, args_body
+    from baton.tui.app.widgets.tool_render import WRITE_PREVIEW_LINES, args_body
 
     content = "".join(f"def f{i}():\n    return {i}\n" for i in range(20))
     body = args_body("write", {"path": "gen.py", "content": content})

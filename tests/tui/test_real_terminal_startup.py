@@ -96,7 +96,7 @@ def _read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
 
 FRAME_SCRIPT = """
 import sys, termios, time
-from baton.tui.instant_frame import InstantFrame
+from baton.tui.app.instant_frame import InstantFrame
 before = termios.tcgetattr(0)
 frame = InstantFrame.start("test")
 try:
@@ -150,11 +150,11 @@ def test_ctrl_c_in_the_frame_interrupts_and_restores_the_terminal() -> None:
 
 
 def test_no_frame_without_a_terminal() -> None:
-    result = subprocess.run([sys.executable, "-c", "from baton.tui.instant_frame import InstantFrame; "
+    result = subprocess.run([sys.executable, "-c", "from baton.tui.app.instant_frame import InstantFrame; "
                              "print(InstantFrame.start('t'))"], capture_output=True, text=True, input="",
                             timeout=60)
     assert result.stdout.strip() == "None", result.stderr
-    dumb = subprocess.run([sys.executable, "-c", "from baton.tui.instant_frame import InstantFrame; "
+    dumb = subprocess.run([sys.executable, "-c", "from baton.tui.app.instant_frame import InstantFrame; "
                            "print(InstantFrame.start('t'))"], capture_output=True, text=True,
                           env={**os.environ, "TERM": "dumb"}, timeout=60)
     assert dumb.stdout.strip() == "None"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from baton.tui.commands import COMMANDS, match_models, parse_command
-from baton.tui.completer import Completer, FileIndex
-from baton.tui.files import fuzzy_filter, fuzzy_score, list_project_files
-from baton.tui.render import format_bytes, format_cost, format_duration, format_tokens, one_line, short_path
-from baton.tui.widgets.tool_render import PREVIEW_LINES, args_body, header, result_body
+from baton.tui.app.commands import COMMANDS, match_models, parse_command
+from baton.tui.app.completer import Completer, FileIndex
+from baton.tui.app.files import fuzzy_filter, fuzzy_score, list_project_files
+from baton.tui.app.render import format_bytes, format_cost, format_duration, format_tokens, one_line, short_path
+from baton.tui.app.widgets.tool_render import PREVIEW_LINES, args_body, header, result_body
 
 
 def test_formatters() -> None:
@@ -122,8 +122,8 @@ def test_match_models() -> None:
 
 
 def test_fuzzy_prefers_basename_and_prefix() -> None:
-    files = ["src/tui/app.py", "src/apply.py", "docs/application-notes.md", "tests/test_app.py"]
-    assert fuzzy_filter("app", files)[0] in ("src/tui/app.py", "src/apply.py")
+    files = ["src/tui/app/baton_app.py", "src/apply.py", "docs/application-notes.md", "tests/test_app.py"]
+    assert fuzzy_filter("app", files)[0] in ("src/tui/app/baton_app.py", "src/apply.py")
     assert fuzzy_filter("tapp", files)[0] == "tests/test_app.py"
     assert fuzzy_score("xyz", "src/app.py") is None
 
@@ -169,7 +169,7 @@ def test_completer_commands_files_and_arguments(tmp_path: Path) -> None:
 
 
 def test_mcp_tool_calls_render_with_server_and_tool() -> None:
-    from baton.tui.widgets.tool_render import header, mcp_label, result_body
+    from baton.tui.app.widgets.tool_render import header, mcp_label, result_body
 
     assert mcp_label("mcp__github__create_issue") == "github › create_issue"
     assert mcp_label("bash") == "bash"

@@ -13,9 +13,9 @@ from textual.pilot import Pilot
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.sessions.checkpoints.git import find_git
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import UserMessageView
-from baton.tui.widgets.pickers import ConfirmScreen, ListPicker
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import UserMessageView
+from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker
 from tests.tui.app_helpers import open_session, screen_text, settle, submit, views, wait_until
 
 pytestmark = pytest.mark.skipif(find_git() is None, reason="git is not installed")

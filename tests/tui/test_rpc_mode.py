@@ -269,7 +269,7 @@ def test_protocol_modes_never_import_textual(home: Path, workdir: Path) -> None:
 
     for mode in ("rpc", "acp"):
         code = (
-            "import sys; from baton.tui.cli import main; rc = main(['--mode', '" + mode + "', '--model', "
+            "import sys; from baton.tui.cli.main import main; rc = main(['--mode', '" + mode + "', '--model', "
             "'demo/baton-demo']); loaded = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')]; "
             "sys.stderr.write('TEXTUAL-LOADED' if loaded else 'NO-TEXTUAL')"
         )

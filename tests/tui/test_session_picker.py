@@ -13,9 +13,9 @@ import pytest
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.sessions.listing import list_sessions
-from baton.tui.app import BatonApp
-from baton.tui.widgets.pickers import ConfirmScreen
-from baton.tui.widgets.session_picker import SessionPicker
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.pickers import ConfirmScreen
+from baton.tui.app.widgets.session_picker import SessionPicker
 from tests.tui.app_helpers import open_session, screen_text, settle, submit, wait_until
 from tests.tui.cli_harness import baton_env, session_files
 

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from baton.providers.faux import FauxProvider, FauxResponse, faux_text, faux_thinking, faux_tool_call
 from baton.providers.models import Model
 from baton.sessions import CodingSession
-from baton.tui.app import BatonApp
+from baton.tui.app.baton_app import BatonApp
 from tests.tui.app_helpers import open_session, settle, submit, wait_until
 
 USAGE = {"input": 1200, "output": 340, "cacheRead": 800}

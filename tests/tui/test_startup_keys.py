@@ -8,7 +8,7 @@ from pathlib import Path
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.sessions import CodingSession
-from baton.tui.app import BatonApp
+from baton.tui.app.baton_app import BatonApp
 from tests.tui.app_helpers import open_session, screen_text, wait_until
 
 

@@ -14,9 +14,9 @@ from typing import Any
 from textual.widget import Widget
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_text, faux_tool_call
-from baton.tui.app import BatonApp
-from baton.tui.widgets.messages import AssistantMessageView
-from baton.tui.widgets.tool_call import ToolCallView
+from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.messages import AssistantMessageView
+from baton.tui.app.widgets.tool_call import ToolCallView
 from tests.tui.app_helpers import open_session, screen_text, settle, submit
 
 

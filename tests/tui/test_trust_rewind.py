@@ -336,7 +336,7 @@ async def test_file_completion_never_runs_the_repositorys_fsmonitor(tmp_path: Pa
     import subprocess
 
     from baton.providers.faux import faux_model
-    from baton.tui.app import BatonApp
+    from baton.tui.app.baton_app import BatonApp
     from tests.tui.app_helpers import open_session, wait_until
 
     project = tmp_path / "project"

@@ -11,11 +11,11 @@ from textual import events
 from textual.app import App, ComposeResult
 
 from baton.providers.messages import AssistantMessage, TextContent, UserMessage
-from baton.tui.completer import Completer, FileIndex
-from baton.tui.widgets.completion import CompletionList
-from baton.tui.widgets.editor import PromptEditor
-from baton.tui.widgets.markdown_text import MarkdownPainter, MarkdownText
-from baton.tui.widgets.transcript import Entry, Transcript
+from baton.tui.app.completer import Completer, FileIndex
+from baton.tui.app.widgets.completion import CompletionList
+from baton.tui.app.widgets.editor import PromptEditor
+from baton.tui.app.widgets.markdown_text import MarkdownPainter, MarkdownText
+from baton.tui.app.widgets.transcript import Entry, Transcript
 from tests.tui.app_helpers import screen_text, wait_until
 
 

@@ -1,5 +1,5 @@
 """``python -m baton``: the same as the ``baton`` command."""
 
-from baton.tui.cli import entry
+from baton.tui.cli.main import entry
 
 entry()

@@ -1,0 +1,1 @@
+"""The interactive Textual app: the app, its slash commands and widgets, the early frame."""

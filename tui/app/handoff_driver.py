@@ -1,0 +1,159 @@
+"""The terminal driver of the interactive app: Textual's own, plus two things at start-up.
+
+- It adopts the :class:`~baton.tui.app.instant_frame.InstantFrame` painted before Textual loaded: the
+  bytes typed into that frame are parsed first, as if typed into the app, and the terminal
+  settings restored on exit are the ones from before the frame.
+- It holds key and paste events until the app says its editor has focus
+  (:meth:`HandoffDriver.release_held_keys`); Textual would otherwise deliver keys typed while the
+  first screen is being built to no widget at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from typing import Any
+
+from textual import events
+from textual.drivers.linux_driver import LinuxDriver
+from textual.message import Message
+
+from baton.tui.app.instant_frame import InstantFrame
+
+
+class HandoffDriver(LinuxDriver):
+    """See the module docstring; ``frame`` is set on the class by :func:`driver_for`."""
+
+    frame: InstantFrame | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._hold_lock = threading.Lock()
+        self._held: list[Message] | None = []
+        self._adopted = False
+
+    def start_application_mode(self) -> None:
+        frame = None if self._adopted else self.frame
+        self._adopted = True
+        if frame is None:
+            super().start_application_mode()
+            return
+        typed = frame.take_over()
+        if typed:
+            # Before the input thread starts, so the bytes typed meanwhile come after these.
+            for event in _parse(typed):
+                self.process_message(event)
+        super().start_application_mode()
+        self.attrs_before = frame.original_attrs  # the frame's raw mode is not what to restore
+
+    def run_input_thread(self) -> None:
+        """Textual's input loop, with ESC bytes inside a bracketed paste dropped before parsing
+        (see :mod:`baton.tui.app.paste_filter`)."""
+        import selectors
+        from codecs import getincrementaldecoder
+
+        from textual._parser import ParseError
+        from textual._xterm_parser import XTermParser
+
+        from baton.tui.app.paste_filter import PasteEscapeFilter
+
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        parser = XTermParser(self._debug)
+        pastes = PasteEscapeFilter()
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> bool:
+            """Parse what arrived; False once the terminal is gone (a read at end of file)."""
+            for index, (_key, mask) in enumerate(ready):
+                if mask & selectors.EVENT_READ:
+                    data = decode(os.read(self.fileno, 4096), final=final and index == len(ready) - 1)
+                    if not data:
+                        return False
+                    for event in parser.feed(pastes.feed(data)):
+                        self.process_message(event)
+            for event in parser.tick():
+                self.process_message(event)
+            return True
+
+        try:
+            while not self.exit_event.is_set():
+                if not process(selector.select(0.1)):
+                    # Textual's loop went on selecting a closed terminal: a core's worth of CPU
+                    # for as long as the app lived on (stuck writing to that terminal, say).
+                    self.terminal_gone()
+                    return
+            selector.unregister(self.fileno)
+            process(selector.select(0.1), final=True)
+        finally:
+            selector.close()
+            try:
+                for _event in parser.feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass
+
+    def terminal_gone(self) -> None:
+        """The terminal hung up (reading it gives end of file): end baton as a hangup does, also
+        where no SIGHUP arrives."""
+        os.kill(os.getpid(), signal.SIGHUP)
+
+    def process_message(self, message: Message) -> None:
+        if isinstance(message, (events.Key, events.Paste)):
+            with self._hold_lock:
+                if self._held is not None:
+                    self._held.append(message)
+                    return
+        super().process_message(message)
+
+    async def release_held_keys(self, app: Any) -> None:
+        """Deliver the held keys one by one, each once ``app`` has handled the one before (in a
+        burst Textual can let a key handled by a binding, such as Backspace or Left, overtake
+        the printable key typed before it), then stop holding. Run it as a task of its own."""
+        while True:
+            with self._hold_lock:
+                if not self._held:
+                    self._held = None
+                    return
+                message = self._held.pop(0)
+            super().process_message(message)
+            await _settled(app)
+
+
+async def _settled(app: Any, timeout: float = 0.5) -> None:
+    """Wait until the app, its screen and the focused widget's chain have empty queues (seen
+    twice, a moment apart: a handler may be between two awaits)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    quiet = 0
+    while quiet < 2 and loop.time() < deadline:
+        await asyncio.sleep(0.002)
+        focused = app.focused
+        pumps = [app, app.screen, *(focused.ancestors_with_self if focused is not None else [])]
+        quiet = quiet + 1 if all(_idle(pump) for pump in pumps) else 0
+
+
+def _idle(pump: Any) -> bool:
+    queue = getattr(pump, "_message_queue", None)
+    return queue is None or queue.empty()
+
+
+def _parse(typed: bytes) -> list[Message]:
+    """The events Textual makes of ``typed`` (a trailing lone Escape included)."""
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser()
+    text = typed.decode("utf-8", errors="replace")
+    events_ = list(parser.feed(text))
+    try:
+        events_ += list(parser.feed(""))  # the end: a pending Escape becomes a key
+    except Exception:  # a parser that cannot end cleanly: keep what it made
+        pass
+    return events_
+
+
+def driver_for(frame: InstantFrame | None) -> type[HandoffDriver]:
+    """A driver class adopting ``frame`` (None: only holding keys until the editor has focus)."""
+    return type("HandoffDriver", (HandoffDriver,), {"frame": frame})

@@ -1,0 +1,90 @@
+"""``/rewind`` (and Esc Esc on an empty editor): pick a prompt, then what to take back.
+
+The first picker lists this session's prompts newest first, each with its time, model and the
+files the agent changed after it (``+3 ~5 -1``), plus the states saved before earlier rewinds
+(pick one to undo that rewind). The second asks: code and conversation, conversation only,
+code only, or cancel. Files changed by hand that a code rewind would overwrite are listed and
+need a confirmation of their own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from baton.tui.app.command_registry import command
+from baton.tui.app.render import one_line
+from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
+
+if TYPE_CHECKING:
+    from baton.sessions.checkpoints import Checkpoint
+    from baton.tui.app.baton_app import BatonApp
+
+CHOICES = (
+    ("both", "Code and conversation"),
+    ("conversation", "Conversation only"),
+    ("code", "Code only"),
+    ("cancel", "Cancel"),
+)
+
+
+def checkpoint_label(point: Checkpoint) -> PickerItem[Checkpoint]:
+    """A picker row: time, model, ``+a ~m -d`` and the prompt."""
+    from baton.sessions.entries import iso_to_ms  # the session model is not loaded before the first paint
+
+    ms = iso_to_ms(point.timestamp)
+    when = datetime.fromtimestamp(ms / 1000).strftime("%m-%d %H:%M") if ms else "     ?     "
+    model = (point.model or "").rsplit("/", 1)[-1]
+    changes = point.changes.summary() or "no file changes"
+    label = picker_label(
+        (when, "$text-muted"), "  ",
+        (f"{one_line(model, 24):<24}", "$text-muted"), "  ",
+        (f"{changes:<16}", "$text-accent"), " ",
+        (one_line(point.label(), 80), "bold" if point.kind == "rewind" else ""),
+    )
+    return PickerItem(label, point, f"{point.label()} {model}")
+
+
+def _skipped_detail(point: Checkpoint) -> str | None:
+    if not point.skipped:
+        return None
+    names = ", ".join(point.skipped[:5]) + (f" and {len(point.skipped) - 5} more" if len(point.skipped) > 5 else "")
+    return f"Not in this checkpoint (too large; a code rewind leaves them as they are): {names}"
+
+
+@command("rewind", "/rewind", "Take back code and/or conversation to an earlier prompt (also Esc Esc)",
+         while_running=False)
+async def cmd_rewind(app: BatonApp, args: str) -> None:
+    session = app.session
+    points = session.checkpoints()
+    if not points:
+        app.notice("Nothing to rewind to yet.")
+        return
+    picked = await app.push_screen_wait(ListPicker("Rewind to…", [checkpoint_label(p) for p in points],
+                                                   detail=_skipped_detail))
+    if picked is None:
+        return
+    what = "the state before that rewind" if picked.kind == "rewind" else one_line(picked.label(), 60)
+    options = [PickerItem(picker_label(text), mode) for mode, text in CHOICES]
+    mode = await app.push_screen_wait(ListPicker(f"Rewind to {what}", options, filterable=False,
+                                                 hint="↑↓ move · Enter pick · Esc cancel"))
+    if mode is None or mode == "cancel":
+        return
+    result = await session.rewind(picked.entry_id, mode)
+    if result.needs_confirmation:
+        listed = "\n".join(f"  {one_line(p, 100)}" for p in result.hand_edited[:20])
+        more = f"\n  … and {len(result.hand_edited) - 20} more" if len(result.hand_edited) > 20 else ""
+        ok = await app.push_screen_wait(ConfirmScreen(
+            "Files changed by hand since then",
+            f"The rewind would overwrite or delete these files you changed yourself:\n{listed}{more}\n\n"
+            "Rewind anyway? (The current state is saved first: /rewind can undo this.)",
+        ))
+        if not ok:
+            app.notice("Rewind cancelled; nothing changed.")
+            return
+        result = await session.rewind(picked.entry_id, mode, confirm_hand_edits=True)
+    if result.text:
+        app.editor.set_text(result.text)
+    tail = "; the prompt is back in the editor." if result.text else "."
+    app.notice(f"Rewound: {result.summary()}{tail}", "success")
+    app.refresh_status()

@@ -1,0 +1,176 @@
+"""One tool call in the transcript: header, arguments as they stream, then its result."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from textual.content import Content
+from textual.strip import Strip
+
+from baton.tui.app.widgets.paint import RenderContext, View
+from baton.tui.app.widgets.tool_render import Rendered, args_body, header, result_body, result_text
+
+ToolState = Literal["streaming", "pending", "running", "done", "error", "skipped"]
+
+_GLYPHS: dict[str, tuple[str, str]] = {
+    "streaming": ("◌", "$text-muted"),
+    "pending": ("○", "$text-muted"),
+    "running": ("◐", "$text-warning"),
+    "done": ("✓", "$text-success"),
+    "error": ("✗", "$text-error"),
+    "skipped": ("–", "$text-muted"),
+}
+
+
+def output_lines(ctx: RenderContext, rendered: Rendered, *, style: str = "") -> list[Strip]:
+    """A tool's output under its header: all of it with Ctrl+O, else the collapsed preview and
+    what it leaves out ("… N earlier lines" above a tail, "… N more lines" below a head)."""
+    if rendered.hidden and ctx.expand_tools:
+        return ctx.content(rendered.full, indent=2, style=style)
+    if rendered.hidden and rendered.tail:
+        hint = Content.styled(f"… {rendered.hidden} earlier lines (Ctrl+O to expand)", "$text-muted")
+        return ctx.content(hint, indent=2) + ctx.content(rendered.preview, indent=2, style=style)
+    lines = ctx.content(rendered.preview, indent=2, style=style)
+    if rendered.hidden:
+        more = rendered.hint or f"… {rendered.hidden} more lines (Ctrl+O to expand)"
+        lines += ctx.content(Content.styled(more, "$text-muted"), indent=2)
+    return lines
+
+
+class ToolCallView(View):
+    """A tool call: ``✓ edit src/app.py`` then a diff, live bash output, a read summary...
+
+    Collapsed past a few lines; Ctrl+O (the context's ``expand_tools``) shows all.
+    """
+
+    def __init__(
+        self,
+        tool_call_id: str,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        cwd: Path | None = None,
+        streaming: bool = False,
+    ) -> None:
+        super().__init__()
+        self.tool_call_id = tool_call_id
+        self.tool_name = name
+        self._args: Mapping[str, Any] = args or {}
+        self._cwd = cwd
+        self.state: ToolState = "streaming" if streaming else "pending"
+        self._started: float | None = None
+        self._duration: float | None = None
+        self._output = ""
+        self._details: Any = None
+        self._dirty = True
+        self._header = Content("")
+        self._args_view: Content | None = None
+        self._rendered: Rendered | None = None
+        self._status: Content | None = None
+        self._render_now()
+
+    # -- updates from the transcript ----------------------------------------------------------
+
+    @property
+    def args(self) -> Mapping[str, Any]:
+        """The call's arguments as last seen (partial while streaming)."""
+        return self._args
+
+    @property
+    def output(self) -> str:
+        """The result (or live output) text as last seen."""
+        return self._output
+
+    @property
+    def header_text(self) -> str:
+        """The header line as shown (status glyph, tool, arguments)."""
+        return self._header.plain
+
+    def set_args(self, args: Mapping[str, Any], *, final: bool = False) -> None:
+        """New (partial or final) arguments; rendered at the next flush."""
+        self._args = args
+        if final and self.state == "streaming":
+            self.state = "pending"
+        self._dirty = True
+
+    def set_running(self, args: Mapping[str, Any] | None = None) -> None:
+        """The tool started executing."""
+        if args is not None:
+            self._args = args
+        self.state = "running"
+        self._started = time.monotonic()
+        self._dirty = True
+
+    def set_partial(self, content: Any, details: Any = None) -> None:
+        """Live output from the running tool (bash)."""
+        self._output = result_text(content)
+        self._details = details
+        self._dirty = True
+
+    def set_result(self, content: Any, details: Any, *, is_error: bool, render: bool = True) -> None:
+        """The final result; ``render=False`` leaves it to the next :meth:`flush`."""
+        self._output = result_text(content)
+        self._details = details
+        if self._started is not None:
+            self._duration = time.monotonic() - self._started
+        self.state = "error" if is_error else "done"
+        if render:
+            self._render_now()
+        else:
+            self._dirty = True
+
+    def mark_not_run(self) -> None:
+        """The call will not run (its message was aborted or cut off)."""
+        if self.state in ("streaming", "pending"):
+            self.state = "skipped"
+            self._render_now()
+
+    def flush(self) -> None:
+        """Re-render if anything changed (and tick the clock of a running tool)."""
+        if self._dirty or self.state == "running":
+            self._render_now()
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def _render_now(self) -> None:
+        self._dirty = False
+        glyph, style = _GLYPHS[self.state]
+        title = header(self.tool_name, self._args, self._cwd)
+        self._header = Content.assemble((glyph + " ", style), title)
+        showing_result = self.state in ("running", "done", "error")
+        show_args = self.state in ("streaming", "pending", "running", "skipped") or self.state == "error"
+        self._args_view = args_body(self.tool_name, self._args) if show_args else None
+        running = self.state == "running"
+        self._status = None
+        self._rendered = None
+        if running and self._started is not None and not self._output:
+            elapsed = time.monotonic() - self._started
+            self._status = Content.styled(f"running… {elapsed:.1f}s", "$text-muted")
+        if showing_result and not (running and not self._output):
+            duration = self._duration
+            if running and self._started is not None:
+                duration = time.monotonic() - self._started
+            self._rendered = result_body(
+                self.tool_name,
+                self._args,
+                self._output,
+                self._details,
+                is_error=self.state == "error",
+                running=running,
+                duration=duration,
+            )
+        self.changed()
+
+    def render(self, ctx: RenderContext) -> list[Strip]:
+        lines = ctx.content(self._header)
+        if self._args_view is not None and self._args_view.plain:
+            lines += ctx.content(self._args_view, indent=2)
+        rendered = self._rendered
+        if rendered is not None and rendered.preview:
+            lines += output_lines(ctx, rendered, style="$text-error" if self.state == "error" else "")
+        if self._status is not None:
+            lines += ctx.content(self._status, indent=2)
+        return lines

@@ -1,0 +1,1 @@
+"""The command line: `baton`'s entry point, its arguments and errors, launching a mode, opening a session."""

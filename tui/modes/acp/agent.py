@@ -1,0 +1,267 @@
+"""The ACP agent: the protocol methods, mapped onto baton's coding sessions.
+
+Methods take what the SDK's router passes (snake_case keyword arguments, protocol objects as
+the SDK's pydantic models) or, on the start-up fast path, the raw JSON parameters; they return
+JSON-ready dicts (camelCase, as on the wire). Sessions are baton's JSONL session files, so
+``baton -c`` continues an editor's session and ``session/load`` takes any baton session id.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from baton.tui.modes.acp.errors import AUTH_REQUIRED, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
+from baton.tui.modes.acp.session import AcpSession
+
+if TYPE_CHECKING:
+    from baton.sessions import CodingSession
+    from baton.tui.cli.args import CliArgs
+    from baton.tui.modes.acp.client import AcpClient
+
+logger = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A protocol object (SDK model or raw JSON) as a camelCase dict."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if dump is None:
+        return {}
+    result: dict[str, Any] = dump(mode="json", by_alias=True, exclude_none=True)
+    return result
+
+
+def _required(params: dict[str, Any], name: str) -> Any:
+    if name not in params:
+        raise AcpError(INVALID_PARAMS, f'"{name}" is required')
+    return params[name]
+
+
+class BatonAcpAgent:
+    """Every ACP session of one connection, by id."""
+
+    def __init__(self, args: CliArgs, client: AcpClient) -> None:
+        self.args = args
+        self.client = client
+        self.sessions: dict[str, AcpSession] = {}
+
+    # ------------------------------------------------------------------ fast path (raw JSON)
+
+    async def handle_raw(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``initialize`` / ``session/new`` from raw JSON parameters (before the SDK loads)."""
+        if method == "initialize":
+            return await self.initialize(
+                protocol_version=_required(params, "protocolVersion"),
+                client_capabilities=params.get("clientCapabilities"),
+                client_info=params.get("clientInfo"),
+            )
+        if method == "session/new":
+            cwd = _required(params, "cwd")
+            return await self.new_session(cwd=cwd, mcp_servers=params.get("mcpServers") or [])
+        raise AcpError(INVALID_PARAMS, f"not a start-up method: {method}")
+
+    # ------------------------------------------------------------------ connection
+
+    async def initialize(
+        self, protocol_version: Any, client_capabilities: Any = None, client_info: Any = None, **_: Any
+    ) -> dict[str, Any]:
+        """Version negotiation and capabilities; no authentication (keys come from the environment)."""
+        from baton import __version__
+
+        if not isinstance(protocol_version, int):
+            raise AcpError(INVALID_PARAMS, '"protocolVersion" must be an integer')
+        self.client.capabilities = as_dict(client_capabilities)
+        info = as_dict(client_info)
+        logger.info("client %s %s, capabilities %s", info.get("name"), info.get("version"), self.client.capabilities)
+        return {
+            "protocolVersion": min(protocol_version, PROTOCOL_VERSION) if protocol_version >= 1 else PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": False, "sse": False},
+                "sessionCapabilities": {"list": {}},
+            },
+            "agentInfo": {"name": "baton", "title": "Baton", "version": __version__},
+            "authMethods": [],
+        }
+
+    async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+        """Nothing to authenticate: API keys come from the environment or models.json."""
+        return {}
+
+    # ------------------------------------------------------------------ sessions
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        """Open a new baton session in ``cwd`` (client MCP servers connect when baton has MCP)."""
+        session = await self._open(cwd, "none" if self.args.no_session else "new", self.args.model is not None)
+        acp_session = self._adopt(session, mcp_servers)
+        return {"sessionId": acp_session.id, **acp_session.describe()}
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        """Open a stored session and replay it as updates, then answer."""
+        from baton.sessions.errors import SessionError
+
+        existing = self.sessions.pop(session_id, None)
+        if existing is not None:
+            await existing.close()
+        from baton.sessions.listing import find_session
+
+        try:
+            path = find_session(session_id, cwd, self._session_dir())
+        except (SessionError, OSError) as exc:
+            raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id}: {exc}") from exc
+        session = await self._open(cwd, str(path), True)
+        acp_session = self._adopt(session, mcp_servers)
+        acp_session.replay()
+        acp_session.announce()
+        return acp_session.describe()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
+        """baton's sessions of ``cwd`` (newest first)."""
+        from baton.sessions.listing import list_sessions
+
+        if not cwd:
+            return {"sessions": []}
+        sessions = []
+        for info in list_sessions(cwd, self._session_dir()):
+            title = info.name or " ".join((info.first_message or "").split())[:80]
+            entry: dict[str, Any] = {"sessionId": info.id, "cwd": info.cwd, "updatedAt": info.modified.isoformat()}
+            if title:
+                entry["title"] = title
+            sessions.append(entry)
+        return {"sessions": sessions}
+
+    def _session_dir(self) -> Path | None:
+        return Path(self.args.session_dir).expanduser() if self.args.session_dir else None
+
+    async def _open(self, cwd: str, mode: str, model_named: bool) -> CodingSession:
+        from baton.sessions import CodingSession, SessionOptions, load_settings
+        from baton.sessions.errors import SessionError
+        from baton.tui.cli.errors import CliError
+        from baton.tui.cli.session_setup import ensure_api_key, mcp_config_files, resolve_model
+
+        if not Path(cwd).is_absolute():
+            raise AcpError(INVALID_PARAMS, f'"cwd" must be an absolute path (got {cwd!r})')
+        if not Path(cwd).is_dir():
+            raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
+        settings = load_settings(project_dir=Path(cwd), trust_project=True if self.args.trust_project else None)
+        resumed = mode not in ("new", "none")
+        try:
+            model, level = resolve_model(self.args, settings) if (self.args.model or not resumed) else (None, None)
+        except CliError as exc:
+            raise AcpError(AUTH_REQUIRED if "API key" in str(exc) else INVALID_PARAMS, str(exc)) from exc
+        if model is not None and model.provider == "demo" and not model_named:
+            raise AcpError(AUTH_REQUIRED, "No model has an API key: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+                                          "GEMINI_API_KEY (or configure $BATON_HOME/models.json), or start "
+                                          "baton with --model PROVIDER/ID")
+        try:
+            config_files = mcp_config_files(self.args)
+        except CliError as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        tools: list[str] | None = [] if self.args.no_tools else (
+            [t.strip() for t in self.args.tools.split(",") if t.strip()] if self.args.tools else None)
+        options = SessionOptions(
+            cwd=Path(cwd), model=model, thinking=level, tools=tools, session=mode,
+            session_dir=self._session_dir(), system_prompt=self.args.system_prompt,
+            append_system_prompt=self.args.append_system_prompt, context_files=not self.args.no_context_files,
+            api_key=self.args.api_key, settings=settings, preload_tokenizer=False,
+            trust_project=True if self.args.trust_project else None, mcp=not self.args.no_mcp,
+            mcp_config_files=config_files, start_mcp=True, approval=getattr(self.args, "approval", None),
+        )
+        try:
+            session = await CodingSession.open(options)
+        except (SessionError, ValueError, OSError) as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        if resumed and model is None:
+            try:
+                ensure_api_key(session.model, self.args.api_key)
+            except CliError as exc:  # keep it open: the editor can switch to a model with a key
+                logger.warning("%s", exc)
+        return session
+
+    def _adopt(self, session: CodingSession, mcp_servers: Any) -> AcpSession:
+        acp_session = AcpSession(session, self.client)
+        self.sessions[acp_session.id] = acp_session
+        servers = [as_dict(s) for s in mcp_servers or []]
+        if servers:
+            connect_mcp_servers(session, servers)
+        return acp_session
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise AcpError(INVALID_PARAMS, f"Unknown session: {session_id}")
+        return session
+
+    # ------------------------------------------------------------------ prompting
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> dict[str, Any]:
+        """Run a prompt; updates stream while it runs; answers with the stop reason."""
+        from baton.tui.modes.acp.prompt import PromptError, prompt_from_blocks
+
+        session = self._session(session_id)
+        try:
+            text, images = prompt_from_blocks(prompt)
+        except (PromptError, ValueError) as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        if not text.strip() and not images:
+            raise AcpError(INVALID_PARAMS, "The prompt is empty")
+        return await session.prompt(text, images)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        """Abort the session's run (a notification: nothing is answered; the prompt ends ``cancelled``)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    # ------------------------------------------------------------------ configuration
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> dict[str, Any]:
+        """``session/set_config_option``: the model or the thinking level."""
+        options = await self._session(session_id).set_config_option(config_id, value)
+        return {"configOptions": options}
+
+    async def set_session_model(self, session_id: str, model_id: str, **_: Any) -> dict[str, Any]:
+        """The unstable ``session/set_model``: same switch as the ``model`` config option."""
+        await self._session(session_id).set_model(model_id)
+        return {}
+
+    async def handle_unstable(self, method: str, params: Any) -> dict[str, Any] | None:
+        """Methods the SDK's router does not know; ``None`` when ``method`` is not one of them."""
+        if method != "session/set_model":
+            return None
+        raw = params if isinstance(params, dict) else {}
+        session_id, model_id = raw.get("sessionId"), raw.get("modelId")
+        if not isinstance(session_id, str) or not isinstance(model_id, str):
+            raise AcpError(INVALID_PARAMS, '"sessionId" and "modelId" are required strings')
+        return await self.set_session_model(session_id, model_id)
+
+    # ------------------------------------------------------------------ shutdown
+
+    async def shutdown(self) -> None:
+        """Abort every run (saved as aborted) and close every session file."""
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            session.cancel()
+        for session in sessions:
+            try:
+                await session.close()
+            except Exception:
+                logger.exception("closing session %s failed", session.id)
+
+
+def connect_mcp_servers(session: CodingSession, servers: list[dict[str, Any]]) -> None:
+    """Connect the editor's MCP servers through the session's MCP manager (started at once)."""
+    from baton.tools.mcp.config import configs_from_acp
+
+    problems: list[str] = []
+    session.mcp.add_servers(configs_from_acp(servers, problems))
+    for problem in problems:
+        logger.warning("%s", problem)
+    session.mcp.start()

@@ -1,0 +1,282 @@
+"""One ACP session: a :class:`CodingSession` plus what the editor needs to follow it."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.agent.events import MessageEndEvent
+from baton.providers.messages import AssistantMessage
+from baton.sessions.events import ModelChangeEvent, ThinkingLevelChangeEvent
+from baton.tui.modes.acp.config import MODEL_OPTION, THINKING_OPTION, config_options, find_available, model_state
+from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
+from baton.tui.modes.acp.updates import UpdateMapper, replay_updates
+
+if TYPE_CHECKING:
+    from baton.providers.models import Model
+    from baton.sessions import CodingSession
+    from baton.tui.modes.acp.client import AcpClient
+
+logger = logging.getLogger(__name__)
+_notice_ids = itertools.count(1)
+BUILTIN_COMMANDS: list[dict[str, Any]] = [
+    {"name": "compact", "description": "Summarise the older part of the conversation to free context",
+     "input": {"hint": "what the summary should focus on (optional)"}},
+]
+ACP_TRUST_HINT = "trust it in baton's app, or start the agent with --trust-project"
+_REFUSAL_WORDS = ("refused to respond", "safety filter", "flagged by safety")
+
+
+class AcpSession:
+    """Maps one CodingSession's events to ``session/update`` and serves the session's methods."""
+
+    def __init__(self, session: CodingSession, client: AcpClient) -> None:
+        self.session = session
+        self.client = client
+        self.id = session.session_id
+        self.cwd = str(session.cwd)
+        self.cancelled = False
+        self._run_usage: dict[str, int] = {}
+        self.mapper = UpdateMapper(self.cwd, self.send, usage=self.usage_update)
+        self._unsubscribe = session.subscribe(self._on_event)
+        self._attach_file_access()
+        self._attach_terminal()
+        from baton.tui.modes.acp.permission import editor_approver
+
+        session.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
+
+    # ------------------------------------------------------------------ wiring
+
+    def send(self, update: dict[str, Any]) -> None:
+        """One ``session/update`` for this session."""
+        self.client.update(self.id, update)
+
+    def _on_event(self, event: Any) -> None:
+        match event:
+            case ModelChangeEvent() | ThinkingLevelChangeEvent():
+                self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
+                return
+            case MessageEndEvent(message=AssistantMessage() as message):
+                self._count_usage(message.usage)
+        self.mapper(event)
+
+    def _attach_file_access(self) -> None:
+        if not (self.client.can_read_files or self.client.can_write_files):
+            return
+        from baton.tui.modes.acp.client import EditorFileAccess, editor_file_check
+
+        permissions = self.session.permissions
+        check = editor_file_check(permissions.policy if permissions is not None else None, self.cwd)
+        access = EditorFileAccess(self.client, self.id, check)
+        for tool in self.session.agent.tools:
+            if hasattr(tool, "file_access"):
+                tool.file_access = access
+
+    def _attach_terminal(self) -> None:
+        """bash runs in the editor's terminal when the editor offers terminals."""
+        if not self.client.capabilities.get("terminal"):
+            return
+        from baton.tui.modes.acp.terminal_bash import EditorTerminalBash
+
+        permissions = self.session.permissions
+        sandbox_for = permissions.sandbox_for if permissions is not None else (lambda call_id: None)
+        tools = self.session.agent.tools
+        for index, tool in enumerate(tools):
+            if tool.name == "bash":
+                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for)
+
+    def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        self.mapper.terminals[tool_call_id] = terminal_id
+        self.send({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id,
+                   "content": [{"type": "terminal", "terminalId": terminal_id}]})
+
+    def _count_usage(self, usage: Any) -> None:
+        for key, value in (("inputTokens", usage.input), ("outputTokens", usage.output),
+                           ("cachedReadTokens", usage.cache_read), ("cachedWriteTokens", usage.cache_write)):
+            self._run_usage[key] = self._run_usage.get(key, 0) + int(value)
+
+    def usage_update(self) -> dict[str, Any] | None:
+        """Context fill and the session's cost so far (``usage_update``)."""
+        try:
+            usage = self.session.context_usage()
+            cost = self.session.stats().cost
+        except Exception:  # figures are a courtesy; never break a run over them
+            logger.exception("usage figures failed")
+            return None
+        return {"sessionUpdate": "usage_update", "used": max(usage.tokens, 0),
+                "size": max(usage.context_window, 0), "cost": {"amount": round(cost, 6), "currency": "USD"}}
+
+    def describe(self) -> dict[str, Any]:
+        """The ``session/new`` / ``session/load`` result fields besides the id."""
+        models = self.session.available_models()
+        return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
+
+    def announce(self) -> None:
+        """Updates a client wants right after the session opens: commands and usage, and what of
+        the project is ignored until it is trusted (a notice)."""
+        from baton.tui.modes.session_features import ignored_project_notice, prompt_commands
+
+        templates = [
+            {"name": c["name"], "description": c.get("description") or c["name"],
+             "input": {"hint": c.get("argumentHint") or "arguments"}}
+            for c in prompt_commands(self.session)
+        ]
+        names = {c["name"] for c in templates}
+        commands = [*templates, *(c for c in BUILTIN_COMMANDS if c["name"] not in names)]
+        self.send({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+        ignored = ignored_project_notice(self.session, ACP_TRUST_HINT)
+        if ignored is not None:
+            self.notice("Project settings ignored", ignored["text"], "other", {"notice": "project_trust"})
+
+    def replay(self) -> None:
+        """Send the stored conversation as updates (``session/load``): the whole current branch,
+        including what a compaction has summarised away from the model's context."""
+        from baton.sessions.entries import MessageEntry
+
+        messages = [e.message for e in self.session.store.branch_path() if isinstance(e, MessageEntry)]
+        for update in replay_updates(messages, self.cwd):
+            self.send(update)
+
+    async def close(self) -> None:
+        """Abort any run and release the session file."""
+        self._unsubscribe()
+        await self.session.close()
+
+    # ------------------------------------------------------------------ prompting
+
+    async def prompt(self, text: str, images: list[Any]) -> dict[str, Any]:
+        """Run one prompt; the result holds ACP's stop reason (and this turn's token usage)."""
+        from baton.sessions.errors import SessionError
+        from baton.tui.modes.print_mode import RunTracker
+
+        if self.session.is_running:
+            raise AcpError(INVALID_PARAMS, "A prompt is already running in this session; cancel it first")
+        focus = self._builtin_compact(text)
+        if focus is not None:
+            return await self._compact(focus or None)
+        tracker = RunTracker()
+        unsubscribe = self.session.subscribe(tracker)
+        self.cancelled = False
+        self._run_usage = {}
+        try:
+            await self.session.prompt(text, images or None)
+        except SessionError as exc:
+            raise AcpError(INTERNAL_ERROR, str(exc)) from exc
+        finally:
+            unsubscribe()
+        result: dict[str, Any] = {"stopReason": self._stop_reason(tracker)}
+        if self._run_usage:
+            total = sum(self._run_usage.values())
+            result["usage"] = {"totalTokens": total, **self._run_usage}
+        return result
+
+    def _builtin_compact(self, text: str) -> str | None:
+        """The focus of a ``/compact [focus]`` prompt ("" without one); ``None`` for any other
+        prompt (or when a prompt template named ``compact`` takes precedence)."""
+        from baton.tui.modes.session_features import prompt_commands
+
+        head, _, rest = text.strip().partition(" ")
+        if head != "/compact" or any(c["name"] == "compact" for c in prompt_commands(self.session)):
+            return None
+        return rest.strip()
+
+    async def _compact(self, focus: str | None) -> dict[str, Any]:
+        from baton.sessions.compaction import CompactionAborted
+        from baton.sessions.errors import CompactionError
+
+        self.cancelled = False
+        try:
+            result = await self.session.compact(focus)
+        except CompactionAborted:
+            return {"stopReason": "cancelled"}
+        except CompactionError as exc:
+            raise AcpError(INTERNAL_ERROR, str(exc)) from exc
+        self.notice(f"Compacted the conversation ({result.tokens_before:,} tokens before)", result.summary,
+                    "other", {"notice": "compaction", "firstKeptEntryId": result.first_kept_entry_id})
+        usage = self.usage_update()
+        if usage is not None:
+            self.send(usage)
+        return {"stopReason": "end_turn"}
+
+    def _stop_reason(self, tracker: Any) -> str:
+        if self.cancelled:
+            return "cancelled"
+        answer = tracker.answer
+        if answer is None:
+            if tracker.last_message is None:
+                raise AcpError(INTERNAL_ERROR, "The run produced no answer")
+            return "end_turn"  # e.g. ended on a tool result the loop could not continue from
+        reason = answer.stop_reason
+        if reason == "aborted":
+            return "cancelled"
+        if reason == "length":
+            return "max_tokens"
+        if reason == "error":
+            message = answer.error_message or "The model request failed"
+            if any(word in message.lower() for word in _REFUSAL_WORDS):
+                return "refusal"
+            raise AcpError(INTERNAL_ERROR, message)
+        return "end_turn"
+
+    def cancel(self) -> None:
+        """``session/cancel``: abort like Ctrl+C (partial saved and marked aborted, tools killed)."""
+        self.cancelled = True
+        self.session.abort()
+
+    # ------------------------------------------------------------------ configuration
+
+    async def set_config_option(self, config_id: str, value: Any) -> list[dict[str, Any]]:
+        """Switch the model or the thinking level; returns every option's new state."""
+        if config_id == MODEL_OPTION:
+            await self.set_model(str(value))
+        elif config_id == THINKING_OPTION:
+            from baton.sessions.models import parse_thinking_level
+
+            level = parse_thinking_level(value)
+            if level is None:
+                raise AcpError(INVALID_PARAMS, f"Unknown thinking level: {value!r}")
+            self.session.set_thinking_level(level)
+        else:
+            raise AcpError(INVALID_PARAMS, f"Unknown config option: {config_id!r}")
+        return config_options(self.session)
+
+    async def set_model(self, ref: str) -> None:
+        """The same hot-swap as ``/model``; what the handoff changes is shown as a notice."""
+        model = find_available(self.session, ref)
+        if model is None:
+            raise AcpError(INVALID_PARAMS, f"Model not available: {ref} (is its API key set?)")
+        previous = self.session.model
+        if model.ref == previous.ref and model.api == previous.api:
+            return
+        summary = self._handoff_summary(model)
+        await self.session.set_model(model)
+        self._notice_switch(previous, model, summary)
+
+    def _handoff_summary(self, model: Model) -> dict[str, Any] | None:
+        if not self.session.messages:
+            return None
+        try:
+            return self.session.handoff_preview(model).to_dict()
+        except Exception:  # a preview is advice; never block a switch on it
+            logger.exception("handoff preview failed")
+            return None
+
+    def _notice_switch(self, previous: Model, model: Model, handoff: dict[str, Any] | None) -> None:
+        """A finished ``switch_mode`` card in the editor's thread (a notice, not model text)."""
+        text = f"Switched from {previous.ref} to {model.ref}."
+        if handoff is not None:
+            text += f" Handoff: {handoff['summary']}."
+        self.notice(f"Model: {model.ref}", text, "switch_mode",
+                    {"notice": "model_switch", "from": previous.ref, "to": model.ref, "handoff": handoff})
+
+    def notice(self, title: str, text: str, kind: str, meta: dict[str, Any]) -> None:
+        """Something baton tells the user (not the model): a finished card in the thread, with
+        ``_meta.baton`` for clients that want the details."""
+        self.send({
+            "sessionUpdate": "tool_call", "toolCallId": f"baton-notice-{next(_notice_ids)}", "title": title,
+            "kind": kind, "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+            "_meta": {"baton": meta},
+        })
+

@@ -1,0 +1,153 @@
+"""RPC mode (``baton --mode rpc``): pi's RPC protocol over stdin/stdout.
+
+Commands arrive as JSON lines on stdin (``{"id"?, "type": "<command>", ...}``); every command
+gets one ``{"type": "response", "command", "success", "data"? | "error"?}`` line (with the
+command's ``id`` when it had one). Events are JSON mode's lines (:func:`json_mode.event_line`).
+``prompt`` answers at once and the run streams as events. A line that is not a JSON command gets
+an error response (command ``parse``) and the process keeps reading; EOF on stdin aborts any
+run, waits for it to be saved, and exits 0; so does a closed stdout (the client died, or stopped
+reading), with exit code 1. The command handlers live in :mod:`tui.rpc_commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from baton.providers.errors import BatonError
+from baton.providers.json_depth import loads_bounded
+from baton.tui.modes.json_mode import LineWriter, dumps, event_line
+from baton.tui.modes.session_features import ignored_project_notice
+from baton.tui.modes.stdio_protocol import (
+    LineTooLong,
+    claim_stdout,
+    log_to_file,
+    open_stdin,
+    read_line_unless_closed,
+)
+
+if TYPE_CHECKING:
+    from baton.sessions import CodingSession
+
+
+class RpcError(BatonError):
+    """A command failed: the message becomes the response's ``error``."""
+
+
+def response(command: str, request_id: Any, data: Any = None, *, with_data: bool = False) -> dict[str, Any]:
+    """A success response (``data`` included when ``with_data`` or not ``None``)."""
+    out: dict[str, Any] = {"type": "response", "command": command, "success": True}
+    if request_id is not None:
+        out = {"id": request_id, **out}
+    if with_data or data is not None:
+        out["data"] = data
+    return out
+
+
+def error_response(command: str, request_id: Any, message: str) -> dict[str, Any]:
+    """A failure response."""
+    out: dict[str, Any] = {"type": "response", "command": command, "success": False, "error": message}
+    return {"id": request_id, **out} if request_id is not None else out
+
+
+class RpcServer:
+    """Reads commands, runs them (each as its own task, as pi does), writes responses and events."""
+
+    def __init__(self, session: CodingSession, writer: LineWriter) -> None:
+        from baton.tui.modes.rpc_commands import RpcCommands
+
+        self.session = session
+        self.writer = writer
+        self.commands = RpcCommands(session, self.emit)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def emit(self, payload: dict[str, Any]) -> None:
+        """Write one protocol line."""
+        self.writer.write(dumps(payload))
+
+    def on_event(self, event: Any) -> None:
+        """Session/agent event → JSON line (the commands' bookkeeping first)."""
+        self.commands.observe(event)
+        self.writer.write(event_line(event))
+
+    def handle_line(self, raw: bytes) -> None:
+        """Parse one input line and start its command."""
+        if not raw.strip():
+            return
+        try:
+            command = loads_bounded(raw)  # nested too deeply: a parse error like any other
+        except ValueError as exc:
+            self._emit_in_order(error_response("parse", None, f"Failed to parse command: {exc}"))
+            return
+        if not isinstance(command, dict) or not isinstance(command.get("type"), str):
+            request_id = command.get("id") if isinstance(command, dict) else None
+            message = 'Failed to parse command: expected an object with a "type"'
+            self._emit_in_order(error_response("parse", request_id, message))
+            return
+        if command["type"] == "extension_ui_response":
+            return  # baton has no extension dialogs to answer
+        task = asyncio.create_task(self._run(command))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _emit_in_order(self, payload: dict[str, Any]) -> None:
+        """Emit after the commands already started have taken their first step, so that
+        responses keep the order of the input lines where the commands allow it."""
+        asyncio.get_running_loop().call_soon(self.emit, payload)
+
+    async def _run(self, command: dict[str, Any]) -> None:
+        name: str = command["type"]
+        request_id = command.get("id")
+        try:
+            data, with_data = await self.commands.run(name, command)
+        except RpcError as exc:
+            self.emit(error_response(name, request_id, str(exc)))
+        except Exception as exc:  # a failing command must not end the process
+            message = str(exc) or type(exc).__name__
+            self.emit(error_response(name, request_id, message))
+        else:
+            self.emit(response(name, request_id, data, with_data=with_data))
+
+    async def serve(self, reader: asyncio.StreamReader) -> None:
+        """Read commands until EOF, then abort whatever runs and wait for it to finish."""
+        while not self.writer.closed:
+            try:
+                raw = await read_line_unless_closed(reader, self.writer.wait_closed())
+            except LineTooLong as exc:
+                self.emit(error_response("parse", None, f"Failed to parse command: {exc}"))
+                continue
+            if raw is None:
+                break
+            self.handle_line(raw)
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Abort any run, let the pending commands answer, flush."""
+        self.session.abort()
+        await self.commands.wait_idle()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=10)
+        self.writer.flush()
+
+
+async def run_rpc_mode(session: CodingSession) -> int:
+    """Serve pi's RPC protocol on stdin/stdout until EOF; returns the exit code (0, or 1 when
+    stdout closed first)."""
+    out = claim_stdout()
+    log_to_file("rpc")
+    writer = LineWriter(out, on_closed=session.abort)
+    server = RpcServer(session, writer)
+    unsubscribe = session.subscribe(server.on_event)
+    ignored = ignored_project_notice(session)
+    if ignored is not None:
+        server.emit(ignored)
+    try:
+        await server.serve(await open_stdin())
+    finally:
+        unsubscribe()
+        writer.flush()
+        try:
+            out.flush()
+        except (OSError, ValueError):
+            pass
+    return 1 if writer.closed else 0
