@@ -10,7 +10,9 @@ the file's own folder). The file opened is the real path the permission check ap
 through folder handles without following a symlink (:mod:`tools.anchored`); a folder swapped for a
 symlink meanwhile, or a file changed on disk between the read and the write, stops the edit. A
 file with several hard links is replaced, not written through (its other links may lie outside the
-workspace); the result says so.
+workspace); the result says so. An edit that would put ``[redacted]`` where a file holds a key the
+model saw as that marker is refused, and an ``oldText`` holding the marker is told why it does not
+match (:mod:`tools.hidden_values`).
 
 ``details``: ``{path, diff, patch, firstChangedLine, edits, added, removed, fuzzyMatch}`` — ``diff``
 is the line-numbered display diff the UI renders (see :mod:`tools.diff`), ``patch`` a standard
@@ -53,6 +55,7 @@ from baton.tools.edit_match import (
 from baton.tools.file_access import FileAccess, is_text_data
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import NotRegularFileError
+from baton.tools.hidden_values import adds_marker_over_hidden_value, hidden_value_miss, refusal
 from baton.tools.params import ToolParams
 from baton.tools.path_pins import PathPins, target_for
 
@@ -199,7 +202,10 @@ class EditTool(AgentTool):
         try:
             applied = apply_edits(normalized, edits, args.path)
         except EditMatchError as exc:
-            raise ToolError(str(exc), {"path": args.path}) from None
+            hidden = hidden_value_miss(args.path, normalized, [normalize_to_lf(e.old_text) for e in edits])
+            raise ToolError(hidden or str(exc), {"path": args.path}) from None
+        if adds_marker_over_hidden_value(applied.base_content, applied.new_content):
+            raise ToolError(refusal(args.path), {"path": args.path})
         if signal.is_set():
             raise ToolError("Operation aborted")
         to_raw = lf_offset_mapper(content)

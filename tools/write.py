@@ -5,7 +5,8 @@ old file's permissions; a FIFO or device is refused); the byte count reported is
 characters. The path opened is the real path the permission check approved, walked through
 folder handles without following a symlink (:mod:`tools.anchored`): a folder swapped for a symlink
 meanwhile stops the write. A file with several hard links is replaced, never written through (its
-other links may lie outside the workspace); the result says so.
+other links may lie outside the workspace); the result says so. A file holding a key the model
+saw as ``[redacted]`` is not overwritten with that marker (:mod:`tools.hidden_values`).
 
 ``details``: ``{path, bytes, lines, created}``.
 """
@@ -18,11 +19,22 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
-from baton.tools.anchored import FileWrite, PathChangedError, anchor, links_note, lstat_in, replace_file
+from baton.providers.redact import REDACTED
+from baton.tools.anchored import (
+    Anchor,
+    FileWrite,
+    PathChangedError,
+    anchor,
+    links_note,
+    lstat_in,
+    read_existing,
+    replace_file,
+)
 from baton.tools.details import WriteDetails
 from baton.tools.file_access import FileAccess
 from baton.tools.file_lock import file_lock
 from baton.tools.fs_atomic import NotRegularFileError
+from baton.tools.hidden_values import adds_marker_over_hidden_value, refusal
 from baton.tools.params import ToolParams
 from baton.tools.path_pins import PathPins, target_for
 
@@ -67,7 +79,7 @@ class WriteTool(AgentTool):
             if signal.is_set():
                 raise ToolError("Operation aborted")
             try:
-                outcome = await self._write(path, args.content, data)
+                outcome = await self._write(path, args.content, data, args.path)
             except IsADirectoryError:
                 raise ToolError(f"Cannot write {args.path}: it is a directory.") from None
             except NotRegularFileError:
@@ -94,10 +106,26 @@ class WriteTool(AgentTool):
             text += f" {links_note(outcome.unlinked_links)}"
         return AgentToolResult.text(text, details)
 
-    async def _write(self, path: str, content: str, data: bytes) -> FileWrite:
+    async def _write(self, path: str, content: str, data: bytes, shown: str) -> FileWrite:
         with anchor(path, create_dirs=True) as place:
             existed = lstat_in(place) is not None
+            # The old text is read only when the new one holds the marker at all.
+            old = await self._current_text(place) if existed and REDACTED in content else None
+            if adds_marker_over_hidden_value(old, content):
+                raise ToolError(refusal(shown), {"path": shown})
             if self.file_access is not None and await self.file_access.write_text(path, content):
                 return FileWrite(created=not existed, unlinked_links=0)
             return replace_file(place, data)
 
+    async def _current_text(self, place: Anchor) -> str | None:
+        """The file's text now (the editor's buffer first, when one hosts baton); ``None`` when
+        there is no regular file to read (the write itself then says why)."""
+        if self.file_access is not None:
+            text = await self.file_access.read_text(place.path)
+            if text is not None:
+                return text
+        try:
+            data, _ = read_existing(place)
+        except (OSError, NotRegularFileError):
+            return None
+        return data.decode("utf-8", "surrogateescape")

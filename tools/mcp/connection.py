@@ -4,7 +4,9 @@ The SDK's client lives in a task of its own (its context must be entered and lef
 calls come from the agent's tool tasks. A call whose connection closes (the server crashed or
 disconnected) fails with a clear error and marks the server crashed; the next call restarts it,
 at most :data:`MAX_RESTARTS_PER_MINUTE` times a minute. Aborting a call cancels it, and the SDK
-sends the server ``notifications/cancelled``. A stdio server's stderr goes to a log file, redacted
+sends the server ``notifications/cancelled``. An answer the SDK cannot read (nested too deeply,
+not JSON-RPC) fails its call at once with the reason and leaves the server connected
+(:mod:`tools.mcp.unreadable`). A stdio server's stderr goes to a log file, redacted
 (:mod:`tools.mcp.stderr_log`). A stdio server starts in the environment bash commands get (no
 credentials, :mod:`tools.tool_env`) plus the ``env`` its entry names.
 """
@@ -27,6 +29,7 @@ from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
+from baton.tools.mcp.unreadable import PARSE_ERROR, UNREADABLE_PREFIX, quiet_sdk_parse_errors, readable_answers
 from baton.tools.tool_env import tool_environment
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
@@ -107,6 +110,9 @@ class McpConnection:
         self._stop = asyncio.Event()
         self._restarts: list[float] = []
         self._lock = asyncio.Lock()
+        self._unreadable = 0
+        """How many messages from the server could not be read (see :mod:`tools.mcp.unreadable`)."""
+        self._last_unreadable = ""
 
     @property
     def name(self) -> str:
@@ -172,10 +178,13 @@ class McpConnection:
             await import_sdk()
             from mcp import Client
 
+            quiet_sdk_parse_errors()
+
             log = self._open_log()
             if self.config.transport != "http":
                 stderr, log = RedactedStderr(log), None  # the pump closes the log at EOF
-            transport = self._transport(stderr.writer if stderr is not None else None)
+            transport = readable_answers(self._transport(stderr.writer if stderr is not None else None),
+                                         self._note_unreadable)
             client = Client(transport, client_info=_client_info())
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
@@ -213,6 +222,14 @@ class McpConnection:
         log.write(redact(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.describe()}\n"))
         log.flush()
         return log
+
+    def _note_unreadable(self, line: str) -> None:
+        """A message from the server could not be read: a line in its log (kept for a call that
+        then times out, to say why)."""
+        self._unreadable += 1
+        self._last_unreadable = line.removeprefix("baton: ")
+        with contextlib.suppress(OSError), self.log_path.open("a", encoding="utf-8", errors="replace") as log:
+            log.write(redact(f"{line}\n"))
 
     def _transport(self, log: TextIO | None) -> Any:
         config = self.config
@@ -276,6 +293,7 @@ class McpConnection:
         timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
         ``signal`` is set (the server is sent a cancellation)."""
         client = await self._ensure_running(timeout)
+        unreadable_before = self._unreadable
         call = asyncio.ensure_future(client.call_tool(tool, arguments))
         waiters: set[asyncio.Future[Any]] = {call}
         stop: asyncio.Future[Any] | None = None
@@ -293,8 +311,9 @@ class McpConnection:
                 await call
             if stop is not None and signal is not None and signal.is_set():
                 raise McpAborted(f"Aborted: the call to {self.name}/{tool} was cancelled (the server was told)")
+            meanwhile = f"; meanwhile baton {self._last_unreadable}" if self._unreadable > unreadable_before else ""
             raise McpCallError(
-                f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop)"
+                f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop){meanwhile}"
             )
         try:
             return call.result()
@@ -305,6 +324,12 @@ class McpConnection:
                 raise McpCallError(
                     f"MCP server '{self.name}' crashed or disconnected during the call to {tool}; "
                     "it will be restarted on the next call"
+                ) from exc
+            reason = _unreadable_reason(exc)
+            if reason is not None:
+                raise McpCallError(
+                    f"MCP tool {self.name}/{tool} failed: its answer could not be read: {reason}. "
+                    "The server is still connected; its other calls work."
                 ) from exc
             raise McpCallError(f"MCP call {self.name}/{tool} failed: {_describe(exc)}") from exc
 
@@ -317,6 +342,15 @@ def _connection_closed(exc: BaseException) -> bool:
     error = getattr(exc, "error", None)
     code = getattr(error, "code", None)
     return code == -32000 or isinstance(exc, ConnectionError | EOFError)
+
+
+def _unreadable_reason(exc: BaseException) -> str | None:
+    """The reason of an error :mod:`tools.mcp.unreadable` made for an unreadable answer."""
+    error = getattr(exc, "error", None)
+    message = getattr(error, "message", None)
+    if getattr(error, "code", None) != PARSE_ERROR or not isinstance(message, str):
+        return None
+    return message.removeprefix(UNREADABLE_PREFIX) if message.startswith(UNREADABLE_PREFIX) else None
 
 
 def _describe(exc: BaseException) -> str:

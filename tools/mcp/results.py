@@ -3,7 +3,11 @@
 Text and image content go to the model; resource links and embedded resources become text
 naming their URI (embedded text included, binary summarised); audio and unknown blocks become
 readable JSON. ``structuredContent`` and ``_meta`` go to the details (for the UI and the session
-file), and ``isError`` makes the result an error the model sees as such.
+file), and ``isError`` makes the result an error the model sees as such. Like every value from
+outside that becomes part of a message, the details are cut past
+:data:`~providers.json_depth.MAX_VALUE_DEPTH` levels (the model still reads the whole structure as
+text when the server sent no content). An answer nested too deeply for the SDK to read at all
+never gets here: its call fails with the reason (:mod:`tools.mcp.unreadable`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 from typing import Any
 
 from baton.agent.tool import AgentToolResult
+from baton.providers.json_depth import MAX_VALUE_DEPTH, clamp_depth, depth_exceeds
 from baton.providers.messages import ImageContent, TextContent
 
 MAX_TEXT_CHARS = 200_000
@@ -36,6 +41,8 @@ def to_tool_result(result: Any, server: str, tool: str) -> AgentToolResult:
         details["structuredContent"] = structured
     if data.get("_meta"):
         details["meta"] = data["_meta"]
+    if depth_exceeds(details, MAX_VALUE_DEPTH):
+        details = clamp_depth(details, MAX_VALUE_DEPTH)
     return AgentToolResult(content, details, bool(data.get("isError")))
 
 

@@ -30,11 +30,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(markers: Path) -> Iterator[str]:
-    """The test server over streamable HTTP on 127.0.0.1; yields its URL."""
+def http_server(markers: Path, app: Path = SERVER_APP) -> Iterator[str]:
+    """The test server (or another SDK server ``app`` taking ``http PORT``) over streamable HTTP
+    on 127.0.0.1; yields its URL."""
     port = free_port()
     log = (markers / "http-server.log").open("w")
-    proc = subprocess.Popen([sys.executable, str(SERVER_APP), "http", str(port)], stdout=log, stderr=log,
+    proc = subprocess.Popen([sys.executable, str(app), "http", str(port)], stdout=log, stderr=log,
                             env={**_env(), "MCP_TEST_MARKERS": str(markers)})
     try:
         deadline = time.monotonic() + STARTUP_BUDGET_S
