@@ -63,7 +63,7 @@ async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bo
             continue
         transport.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if method == "session/new":
-            agent.sessions[result["sessionId"]].announce()
+            agent.sessions[str(result["sessionId"])].announce()
             transport.flush()  # out before the SDK's import holds the loop
             return True
 
@@ -84,7 +84,7 @@ async def serve_with_sdk(agent: BatonAcpAgent, transport: StdioTransport) -> Non
                     return result
             result = await router(method, params, is_notification)
             if method == "session/new" and isinstance(result, dict) and "sessionId" in result:
-                session = agent.sessions.get(result["sessionId"])
+                session = agent.sessions.get(str(result["sessionId"]))
                 if session is not None:  # after the response, which is written before this runs
                     import asyncio
 
