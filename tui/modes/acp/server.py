@@ -9,7 +9,7 @@ editor) takes over from the next message on. Both paths run the same agent metho
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.tui.modes.acp.agent import BatonAcpAgent
 from baton.tui.modes.acp.client import AcpClient
@@ -76,7 +76,7 @@ async def serve_with_sdk(agent: BatonAcpAgent, transport: StdioTransport) -> Non
 
     router = build_agent_router(agent)  # type: ignore[arg-type]
 
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+    async def handle(method: str, params: object, is_notification: bool) -> object:
         try:
             if not is_notification:
                 result = await agent.handle_unstable(method, params)
