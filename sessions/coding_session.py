@@ -65,7 +65,7 @@ from baton.sessions.events import (
     ThinkingLevelChangeEvent,
 )
 from baton.sessions.extensions import SessionExtensions
-from baton.sessions.handoff import HandoffPreview, handoff_preview
+from baton.sessions.handoff import HandoffPreview, HandoffPreviews
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.models import (
     ModelChoice,
@@ -737,11 +737,16 @@ class CodingSession:
     def handoff_preview(self, model: Model) -> HandoffPreview:
         """What the next request to ``model`` will lose or change that the current model keeps
         (and whether the conversation must be compacted first to fit its window)."""
+        return self.handoff_previews().preview(model)
+
+    def handoff_previews(self) -> HandoffPreviews:
+        """:meth:`handoff_preview` for many targets (a model picker): the conversation as it is
+        now, measured and converted once, each target transformed once."""
         tokens = self.context_usage().tokens
-        summarizer = context_fit.choose_summarizer(tokens, model, self._summarizer_candidates(), self._can_call)
-        return handoff_preview(
-            self.agent.messages, model, thinking_handoff=self.settings.thinking_handoff,
-            context_tokens=tokens, summarizer=summarizer, current=self.model,
+        candidates = self._summarizer_candidates()
+        return HandoffPreviews(
+            self.agent.messages, self.model, thinking_handoff=self.settings.thinking_handoff, context_tokens=tokens,
+            summarizer_for=lambda model: context_fit.choose_summarizer(tokens, model, candidates, self._can_call),
         )
 
     # ------------------------------------------------------------------ fitting the window

@@ -3,16 +3,21 @@
 The preview goes through exactly the steps a request takes (``convert_to_llm`` then
 ``transform_messages`` with the target's tool-id normaliser and the configured thinking
 handoff), so its counts are what the next request to that model will actually hold.
+
+A model picker previews every row it highlights: :class:`HandoffPreviews` converts the
+conversation once, transforms it for the current model once (the baseline) and then once per
+target, remembering each answer, so moving up and down a list costs one transform per target.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
 
 from baton.agent.messages import AgentMessage, convert_to_llm
 from baton.providers.dispatch import id_normalizer_for
+from baton.providers.json_types import JsonObject
+from baton.providers.messages import Message
 from baton.providers.models import Model
 from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
 from baton.sessions.context_fit import compaction_note
@@ -48,7 +53,7 @@ class HandoffPreview(TransformReport):
         """Every count by name."""
         return {f.name: getattr(self, f.name) for f in fields(TransformReport)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form (for JSON mode)."""
         return {
             "target": self.target,
@@ -60,6 +65,68 @@ class HandoffPreview(TransformReport):
         }
 
 
+def _no_summarizer(model: Model) -> Model | None:
+    return None
+
+
+class HandoffPreviews:
+    """The previews of one conversation as it stands, one transform per target, remembered.
+
+    ``current`` is the model in use: only what a switch itself costs is counted (losses every
+    model suffers alike, such as a skipped aborted turn, are not). ``context_tokens`` (the
+    conversation's size now) adds a compaction note for a target whose window is smaller;
+    ``summarizer_for(target)`` names the model that would compact it. Make a new one when the
+    conversation changes.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[AgentMessage],
+        current: Model | None = None,
+        *,
+        thinking_handoff: ThinkingHandoff = "text",
+        context_tokens: int = 0,
+        summarizer_for: Callable[[Model], Model | None] = _no_summarizer,
+    ) -> None:
+        self._messages: list[Message] = convert_to_llm(list(messages))
+        self._current = current
+        self._thinking_handoff = thinking_handoff
+        self._context_tokens = context_tokens
+        self._summarizer_for = summarizer_for
+        self._baseline: TransformReport | None = None
+        self._previews: dict[tuple[str, str, str], list[tuple[Model, HandoffPreview]]] = {}
+
+    def preview(self, model: Model) -> HandoffPreview:
+        """What a request to ``model`` would lose or change (computed on the first ask)."""
+        bucket = self._previews.setdefault((model.provider, model.api, model.id), [])
+        for known, preview in bucket:
+            if known == model:
+                return preview
+        preview = self._compute(model)
+        bucket.append((model, preview))
+        return preview
+
+    def _compute(self, model: Model) -> HandoffPreview:
+        preview = HandoffPreview(
+            target=model.ref,
+            context_tokens=self._context_tokens,
+            context_window=model.context_window,
+            compaction=compaction_note(self._context_tokens, model, self._summarizer_for(model)),
+        )
+        self._transform(model, preview)
+        if self._current is not None:
+            if self._baseline is None:
+                self._baseline = self._transform(self._current, TransformReport())
+            for f in fields(TransformReport):
+                setattr(preview, f.name, max(0, getattr(preview, f.name) - getattr(self._baseline, f.name)))
+        return preview
+
+    def _transform(self, model: Model, report: TransformReport) -> TransformReport:
+        transform_messages(self._messages, model, id_normalizer_for(model), thinking_handoff=self._thinking_handoff,
+                           report=report)
+        return report
+
+
 def handoff_preview(
     messages: Sequence[AgentMessage],
     model: Model,
@@ -69,26 +136,9 @@ def handoff_preview(
     summarizer: Model | None = None,
     current: Model | None = None,
 ) -> HandoffPreview:
-    """What a request to ``model`` with this history would lose or change. ``context_tokens``
-    (the conversation's size now) adds a note when it exceeds the target's window;
-    ``summarizer`` is the model that would compact it. With ``current`` (the model in use), only
-    what the switch itself costs is counted: losses every model suffers alike (an aborted turn is
-    skipped for the current model too) are not."""
-    preview = HandoffPreview(
-        target=model.ref,
-        context_tokens=context_tokens,
-        context_window=model.context_window,
-        compaction=compaction_note(context_tokens, model, summarizer),
-    )
-    llm_messages = convert_to_llm(list(messages))
-    _report(llm_messages, model, thinking_handoff, preview)
-    if current is not None:
-        baseline = _report(llm_messages, current, thinking_handoff, TransformReport())
-        for f in fields(TransformReport):
-            setattr(preview, f.name, max(0, getattr(preview, f.name) - getattr(baseline, f.name)))
-    return preview
-
-
-def _report(messages: list[Any], model: Model, thinking_handoff: ThinkingHandoff, report: Any) -> Any:
-    transform_messages(messages, model, id_normalizer_for(model), thinking_handoff=thinking_handoff, report=report)
-    return report
+    """What a request to ``model`` with this history would lose or change (one preview of
+    :class:`HandoffPreviews`; ``summarizer`` is the model that would compact the conversation)."""
+    return HandoffPreviews(
+        messages, current, thinking_handoff=thinking_handoff, context_tokens=context_tokens,
+        summarizer_for=lambda target: summarizer,
+    ).preview(model)

@@ -148,7 +148,7 @@ def test_top_level_imports_form_no_cycle() -> None:
 
 
 def _room(module: str) -> str | None:
-    """The room of the top floor a module lives in (``cli``, ``modes``, ``app``), or None."""
+    """The room of the top floor a module lives in (``cli``, ``modes``, ``app``, ``actions``), or None."""
     parts = module.split(".")
     return parts[2] if len(parts) > 3 and parts[:2] == ["baton", "tui"] else None
 
@@ -177,3 +177,15 @@ def test_the_command_line_loads_the_app_only_when_it_runs_it() -> None:
         for target in _import_time_imports(module, tree.body) if _draws(target)
     )
     assert eager == []
+
+
+def test_the_actions_belong_to_no_front_end() -> None:
+    """tui/actions (what a user asks of a session, shared by the app, RPC and ACP) imports neither
+    textual, the app, a mode nor the CLI, not even lazily: every front end may import it."""
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, tree in TREES.items() if _room(module) == "actions"
+        for target in _all_imports(module, tree)
+        if _draws(target) or target.startswith(("baton.tui.modes", "baton.tui.cli"))
+    )
+    assert wrong == []

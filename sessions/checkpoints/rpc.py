@@ -2,38 +2,53 @@
 
 ``{"type": "get_checkpoints"}`` → :func:`get_checkpoints`;
 ``{"type": "rewind", "entryId": ..., "restore": "both" | "conversation" | "code",
-"confirmHandEdits": false}`` → :func:`rewind`. Each returns the response's ``data``; errors are
-raised (``ValueError`` for a malformed command, :class:`SessionError` otherwise) for the RPC
-loop to turn into ``success: false``.
+"confirmHandEdits": false}`` → :func:`rewind` (:func:`parse_rewind` reads the command,
+:func:`rewind_data` answers). Each returns the response's ``data``; errors are raised
+(``ValueError`` for a malformed command, :class:`SessionError` otherwise) for the RPC loop to turn
+into ``success: false``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from baton.providers.json_types import JsonMapping, JsonObject
 
 if TYPE_CHECKING:
+    from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult
     from baton.sessions.coding_session import CodingSession
 
-RESTORE_MODES = ("both", "conversation", "code")
+RESTORE_MODES: tuple[RestoreMode, ...] = ("both", "conversation", "code")
 
 
-def get_checkpoints(session: CodingSession) -> dict[str, Any]:
+def get_checkpoints(session: CodingSession) -> JsonObject:
     """``{"checkpoints": [...]}``: newest first, as ``baton --checkpoints`` prints them."""
     return {"checkpoints": [p.to_json() for p in session.checkpoints()]}
 
 
-async def rewind(session: CodingSession, command: dict[str, Any]) -> dict[str, Any]:
-    """Rewind as the command says; ``data`` holds ``restored`` and ``removed``
-    (workspace-relative), ``kept``, ``handEdited``, ``needsConfirmation`` (nothing was done:
-    files changed by hand would be overwritten; send again with ``confirmHandEdits: true``),
-    ``text`` (the prompt, for conversation rewinds), ``checkpointId``, a one-line ``summary`` and
-    the new ``checkpoints`` list."""
+def parse_rewind(command: JsonMapping) -> tuple[str, RestoreMode, bool]:
+    """The entry id, the restore mode and whether hand edits are confirmed (``ValueError`` for a
+    malformed command)."""
     entry_id = command.get("entryId")
     if not isinstance(entry_id, str) or not entry_id:
         raise ValueError("rewind needs an entryId (a user message entry id from get_checkpoints)")
     restore = command.get("restore", "both")
-    if restore not in RESTORE_MODES:
-        raise ValueError(f"restore must be one of {', '.join(RESTORE_MODES)}")
-    confirm = command.get("confirmHandEdits", False) is True
-    result = await session.rewind(entry_id, restore, confirm_hand_edits=confirm)
+    for mode in RESTORE_MODES:
+        if restore == mode:
+            return entry_id, mode, command.get("confirmHandEdits", False) is True
+    raise ValueError(f"restore must be one of {', '.join(RESTORE_MODES)}")
+
+
+def rewind_data(session: CodingSession, result: RewindResult) -> JsonObject:
+    """``data`` holds ``restored`` and ``removed`` (workspace-relative), ``kept``, ``handEdited``,
+    ``needsConfirmation`` (nothing was done: files changed by hand would be overwritten; send
+    again with ``confirmHandEdits: true``), ``text`` (the prompt, for conversation rewinds),
+    ``checkpointId``, a one-line ``summary`` and the new ``checkpoints`` list."""
     return {**result.to_json(), "summary": result.summary(), **get_checkpoints(session)}
+
+
+async def rewind(session: CodingSession, command: JsonMapping) -> JsonObject:
+    """Rewind as the command says; the response's ``data`` (:func:`rewind_data`)."""
+    entry_id, restore, confirm = parse_rewind(command)
+    result = await session.rewind(entry_id, restore, confirm_hand_edits=confirm)
+    return rewind_data(session, result)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual import events
 
-from baton.providers.faux import FauxProvider, FauxResponse
+from baton.providers.faux import FauxProvider, FauxResponse, faux_text
 from baton.providers.models import Model
 from baton.tui.app.baton_app import BatonApp
 from baton.tui.app.widgets.messages import NoticeView, UserMessageView
@@ -125,3 +127,40 @@ async def test_multiline_paste_stays_in_the_editor(project: Path, model_a: Model
         assert app.editor.text == "line one\nline two\nline three"
         assert faux_a.calls == 0
     await session.close()
+
+
+async def test_model_picker_transforms_each_target_once_per_opening(
+    project: Path, model_a: Model, model_b: Model, faux_a: FauxProvider, faux_b: FauxProvider,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import baton.sessions.handoff as handoff
+    from baton.providers.faux import faux_model, faux_thinking
+
+    model_c = faux_model("model-c", provider="prov-c", api="faux-b", context_window=100_000)
+    faux_a.add(FauxResponse(content=[faux_thinking("Considering.", "sig-1"), faux_text("Hi from A.")]))
+    session = await open_session(project, model_a, extra_models=[model_a, model_b, model_c])
+    transformed: list[str] = []
+    real = handoff.transform_messages
+
+    def counted(messages: Any, model: Model, *args: Any, **kwargs: Any) -> Any:
+        transformed.append(model.ref)
+        return real(messages, model, *args, **kwargs)
+
+    monkeypatch.setattr(handoff, "transform_messages", counted)
+    app = BatonApp(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await submit(pilot, app, "hello")
+        await settle(pilot, app)
+        await submit(pilot, app, "/model")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the model picker")
+        for key in ("down", "down", "up", "down", "up"):  # b, c, b, c, b: each row shows its handoff
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            assert "Handoff: " in screen_text(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: session.model.ref == "prov-b/model-b", what="the switch")
+        await pilot.pause(0.05)
+        assert "handoff:" in screen_text(app)  # the notice says what the switch changed
+    await session.close()
+    # the current model once (the baseline), then each target the first time it was shown
+    assert sorted(transformed) == ["prov-a/model-a", "prov-b/model-b", "prov-c/model-c"]

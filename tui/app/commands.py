@@ -1,35 +1,45 @@
-"""Slash commands: parsing, the registry (for completion and ``/hotkeys``) and their actions.
+"""Slash commands: parsing, dispatch, and the app's flows of them.
 
 A line is a command when its first word is ``/name`` (letters, digits, ``-``, ``_``); anything
-else, ``/etc/hosts is wrong`` included, is a prompt. Actions run in a worker so they may await
-the session and modal pickers.
+else, ``/etc/hosts is wrong`` included, is a prompt. Most commands are shared actions
+(``tui/actions``: the same in RPC and ACP); the flows here are how the app asks for their
+arguments (pickers, confirmations) and shows their results. Commands only the app has (``/tree``,
+``/theme``, ``/copy``...) are registered with :func:`command`. Flows run in a worker so they may
+await the session and modal pickers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.content import Content
 
 from baton.providers.paths import baton_home_display
+from baton.tui.actions.action import ActionError
+from baton.tui.actions.approval import APPROVAL, MODES
+from baton.tui.actions.conversation import COMPACT, FORK, NEW, RESUME
+from baton.tui.actions.models import MODEL, THINKING, ModelSwitch, ModelTarget, is_current
+from baton.tui.actions.session_file import EXPORT, NAME
 from baton.tui.app.command_registry import COMMANDS as COMMANDS
 from baton.tui.app.command_registry import SlashCommand as SlashCommand
-from baton.tui.app.command_registry import command
+from baton.tui.app.command_registry import bind, binds, command, find_command, perform, slash_commands
 from baton.tui.app.files import fuzzy_score
 from baton.tui.app.render import clean, fit_cells, format_cost, format_tokens, one_line, short_path
 from baton.tui.app.themes import THEME_ALIASES
 from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label, picker_row_width
 
 if TYPE_CHECKING:
-    from baton.providers.models import Model
+    from baton.providers.models import Model, ThinkingLevel
+    from baton.sessions import CodingSession
+    from baton.sessions.handoff import HandoffPreview, HandoffPreviews
     from baton.sessions.tree import TreeNode
     from baton.tui.app.baton_app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedCommand:
@@ -49,12 +59,12 @@ def parse_command(text: str) -> ParsedCommand | None:
 
 def command_list() -> list[tuple[str, str]]:
     """``(name, description)`` of every command, for completion."""
-    return [(c.name, c.description) for c in COMMANDS.values()]
+    return [(c.name, c.description) for c in slash_commands()]
 
 
 async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
     """Run a parsed command (unknown ones are reported, not sent to the model)."""
-    spec = COMMANDS.get(parsed.name)
+    spec = find_command(parsed.name)
     if spec is None and app.is_prompt_command(parsed.name):
         app.send_prompt_command(f"/{parsed.name} {parsed.args}".rstrip())
         return
@@ -67,6 +77,8 @@ async def dispatch(app: BatonApp, parsed: ParsedCommand) -> None:
         return
     try:
         await spec.action(app, parsed.args)
+    except ActionError as exc:  # asked for something that cannot be done: say why
+        app.notice(clean(str(exc)), exc.level)
     except Exception as exc:  # a failed command must never take the app down
         app.notice(f"/{spec.name} failed: {one_line(str(exc) or type(exc).__name__, 300)}", "error")
 
@@ -82,49 +94,66 @@ def _price(model: Model) -> str:
     return f"${cost.input:.3g}/${cost.output:.3g}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """The model picker's column widths for one row width (0: the column is left out)."""
+
+    ref: int
+    name: int
+    price: int
+    date: bool
+    ctx: bool
+    caps: bool
+
+
+def _columns(models: Sequence[Model], missing: Mapping[str, str], width: int) -> _Columns:
+    price_width = max((len(_price(m)) for m in models), default=1)
+    key_width = 2 + 6 if missing else 0  # "no key"; the detail line names the variable
+    longest_ref = min(max((len(m.ref) for m in models), default=10), 44)
+    # On a narrow screen the capabilities, then the release month, the price and the context
+    # size give way, so that ids stay whole and rows do not wrap.
+    optional = {"caps": 2 + 9, "date": 2 + 7, "price": 2 + price_width, "ctx": 2 + 9}
+    while optional and width - 2 - key_width - sum(optional.values()) < min(longest_ref, 30):
+        del optional[next(iter(optional))]
+    room = max(width - 2 - sum(optional.values()) - key_width, 12)
+    ref_width = min(longest_ref, room)  # the id matters most
+    name_width = min(max((len(m.name) for m in models), default=4), room - ref_width - 2, 28)
+    return _Columns(ref_width, name_width if name_width >= 6 else 0, price_width if "price" in optional else 0,
+                    "date" in optional, "ctx" in optional, "caps" in optional)
+
+
+def _model_row(model: Model, current: Model | None, missing: Mapping[str, str], cols: _Columns) -> PickerItem[Model]:
+    variable = missing.get(model.ref)
+    parts: list[tuple[str, str] | str] = [
+        ("● " if current is not None and is_current(model, current) else "  ", "$text-accent"),
+        (fit_cells(model.ref, cols.ref), "$text-muted" if variable else "bold"),
+    ]
+    if cols.name:
+        parts += ["  ", (fit_cells(model.name, cols.name), "$text-muted")]
+    if cols.date:
+        parts += ["  ", (f"{(model.release_date or '')[:7]:<7}", "$text-muted")]
+    if cols.ctx:
+        parts += ["  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted")]
+    if cols.price:
+        parts += ["  ", (f"{_price(model):>{cols.price}}", "$text-muted")]
+    if cols.caps:
+        caps = " ".join(c for c, on in (("think", model.reasoning), ("img", "image" in model.input)) if on)
+        parts += ["  ", (f"{caps:<9}", "$text-muted")]
+    if variable:
+        parts += ["  ", ("no key", "$text-warning")]
+    return PickerItem(picker_label(*parts), model, f"{model.ref} {model.name}")
+
+
 def model_items(
-    models: Sequence[Model], current: Model | None, missing: dict[str, str] | None = None, *, width: int = 110
+    models: Sequence[Model], current: Model | None, missing: Mapping[str, str] | None = None, *, width: int = 110
 ) -> list[PickerItem[Model]]:
     """Picker rows for ``models`` in aligned columns fitted to ``width`` cells: id, name, release
     month, context, price ($/Mtok in/out), capabilities and key status; the current one marked,
     those without a key (``missing``: ref → variable to set) dimmed. The name column goes first
     when space is short."""
     missing = missing or {}
-    price_width = max((len(_price(m)) for m in models), default=1)
-    key_width = 6 if missing else 0  # "no key"; the detail line names the variable
-    longest_ref = min(max((len(m.ref) for m in models), default=10), 44)
-    # On a narrow screen the capabilities, then the release month, the price and the context
-    # size give way, so that ids stay whole and rows do not wrap.
-    optional = {"caps": 2 + 9, "date": 2 + 7, "price": 2 + price_width, "ctx": 2 + 9}
-    while optional and width - 2 - (2 + key_width if key_width else 0) - sum(optional.values()) < min(longest_ref, 30):
-        del optional[next(iter(optional))]
-    fixed = 2 + sum(optional.values()) + (2 + key_width if key_width else 0)
-    room = max(width - fixed, 12)
-    ref_width = min(longest_ref, room)  # the id matters most
-    name_width = min(max((len(m.name) for m in models), default=4), room - ref_width - 2, 28)
-    items = []
-    for model in models:
-        is_current = current is not None and model.ref == current.ref and model.api == current.api
-        variable = missing.get(model.ref)
-        caps = " ".join(c for c, on in (("think", model.reasoning), ("img", "image" in model.input)) if on)
-        parts: list[tuple[str, str] | str] = [
-            ("● " if is_current else "  ", "$text-accent"),
-            (fit_cells(model.ref, ref_width), "$text-muted" if variable else "bold"),
-        ]
-        if name_width >= 6:
-            parts += ["  ", (fit_cells(model.name, name_width), "$text-muted")]
-        if "date" in optional:
-            parts += ["  ", (f"{(model.release_date or '')[:7]:<7}", "$text-muted")]
-        if "ctx" in optional:
-            parts += ["  ", (f"{format_tokens(model.context_window):>5} ctx", "$text-muted")]
-        if "price" in optional:
-            parts += ["  ", (f"{_price(model):>{price_width}}", "$text-muted")]
-        if "caps" in optional:
-            parts += ["  ", (f"{caps:<9}", "$text-muted")]
-        if variable:
-            parts += ["  ", ("no key", "$text-warning")]
-        items.append(PickerItem(picker_label(*parts), model, f"{model.ref} {model.name}"))
-    return items
+    cols = _columns(models, missing, width)
+    return [_model_row(model, current, missing, cols) for model in models]
 
 
 def match_models(models: Sequence[Model], pattern: str) -> list[Model]:
@@ -142,15 +171,29 @@ def match_models(models: Sequence[Model], pattern: str) -> list[Model]:
     return [m for _, _, m in scored]
 
 
-def handoff_summary(app: BatonApp, model: Model) -> str | None:
-    """What ``model`` will not receive as is from the current history, or None when nothing."""
+def _previews(session: CodingSession) -> HandoffPreviews | None:
     try:
-        preview = app.session.handoff_preview(model)
+        return session.handoff_previews()
     except Exception:  # a preview is advice; never block a switch on it
         return None
-    if preview.is_empty:
+
+
+def _preview(previews: HandoffPreviews | None, model: Model) -> HandoffPreview | None:
+    if previews is None:
         return None
-    return str(preview.summary())
+    try:
+        return previews.preview(model)
+    except Exception:  # a preview is advice; never block a switch on it
+        return None
+
+
+def _summary(preview: HandoffPreview | None) -> str | None:
+    return None if preview is None or preview.is_empty else str(preview.summary())
+
+
+def handoff_summary(app: BatonApp, model: Model) -> str | None:
+    """What ``model`` will not receive as is from the current history, or None when nothing."""
+    return _summary(_preview(_previews(app.session), model))
 
 
 def model_facts(model: Model) -> str:
@@ -163,16 +206,22 @@ def model_facts(model: Model) -> str:
     return " · ".join(facts) + " · " if facts else ""
 
 
-def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Callable[[Model], Content | None]:
+def model_preview_detail(
+    session: CodingSession, missing: Mapping[str, str], previews: HandoffPreviews | None = None
+) -> Callable[[Model], Content | None]:
+    """The model picker's detail line for the highlighted model: what the catalog knows, and what
+    a switch would cost. One picker opening computes each target's preview once (``previews``,
+    made here when not given)."""
+    previews = previews if previews is not None else _previews(session)
+
     def detail(model: Model) -> Content | None:
         facts = (clean(model_facts(model)), "$text-muted")
-        if missing and model.ref in missing:
+        if model.ref in missing:
             return Content.assemble(facts, (f"No API key: set {missing[model.ref]} to use this model.",
                                             "$text-warning"))
-        current = app.session.model
-        if model.ref == current.ref and model.api == current.api:
+        if is_current(model, session.model):
             return Content.assemble(facts, ("(current model)", "$text-muted"))
-        summary = handoff_summary(app, model)
+        summary = _summary(_preview(previews, model))
         if summary is None:
             return Content.assemble(facts, ("Handoff: the whole conversation carries over unchanged.",
                                             "$text-success"))
@@ -181,12 +230,45 @@ def _preview_detail(app: BatonApp, missing: dict[str, str] | None = None) -> Cal
     return detail
 
 
+def model_switch_notice(previous: Model, model: Model, summary: str | None) -> Content:
+    """``⇄ Model a → b · handoff: ...``."""
+    text = Content.assemble(("⇄ Model ", "bold"), (previous.ref, "$text-muted"), " → ", (model.ref, "bold"))
+    if summary:
+        text = Content.assemble(text, ("  ·  handoff: ", "$text-muted"), (summary, "$text-warning"))
+    return text
+
+
 def _missing_key_text(model: Model, variable: str) -> str:
     return (f"{model.ref} needs an API key: set {variable} (or apiKey in {baton_home_display()}/models.json) "
             "and restart baton.")
 
 
-@command("model", "/model [pattern]", "Switch model (picker; shows what the new model will not receive)")
+async def _switch_to(app: BatonApp, target: Model, missing: Mapping[str, str], previews: HandoffPreviews | None,
+                     *, confirm: bool) -> None:
+    """Switch to ``target`` (after a confirmation when ``confirm`` and the handoff loses something)."""
+    if target.ref in missing:
+        app.notice(_missing_key_text(target, missing[target.ref]), "error")
+        return
+    if is_current(target, app.session.model):
+        app.notice(f"Already using {target.ref}.")
+        return
+    preview = _preview(previews, target)
+    summary = _summary(preview)
+    if confirm and summary is not None:
+        confirmed = await app.push_screen_wait(ConfirmScreen(
+            f"Switch to {target.ref}?",
+            Content.assemble(("The new model will not receive the history as is: ", "$text-warning"),
+                             clean(summary)),
+        ))
+        if not confirmed:
+            app.notice("Model unchanged.")
+            return
+    switch: ModelSwitch = await MODEL.run(app.session, ModelTarget(target, handoff=preview, preview=False))
+    app.notice(model_switch_notice(switch.previous, switch.model, summary))
+    app.refresh_status()
+
+
+@binds(MODEL)
 async def cmd_model(app: BatonApp, args: str) -> None:
     choices = list(app.session.model_choices())
     missing = {c.model.ref: c.missing_key for c in choices if c.missing_key}
@@ -194,7 +276,7 @@ async def cmd_model(app: BatonApp, args: str) -> None:
     if not models:
         app.notice(f"No models are available: set an API key or add {baton_home_display()}/models.json.", "error")
         return
-    current = app.session.model
+    previews = _previews(app.session)  # one preview per target for this opening of the picker
     if args:
         matches = match_models(models, args)
         if not matches:
@@ -202,119 +284,86 @@ async def cmd_model(app: BatonApp, args: str) -> None:
             return
         usable = [m for m in matches if m.ref not in missing]
         if len(matches) == 1 or len(usable) == 1:
-            target = (usable or matches)[0]
-            if target.ref in missing:
-                app.notice(_missing_key_text(target, missing[target.ref]), "error")
-                return
-            if target.ref == current.ref and target.api == current.api:
-                app.notice(f"Already using {target.ref}.")
-                return
-            summary = handoff_summary(app, target)
-            if summary is not None:
-                confirmed = await app.push_screen_wait(ConfirmScreen(
-                    f"Switch to {target.ref}?",
-                    Content.assemble(("The new model will not receive the history as is: ", "$text-warning"),
-                                     clean(summary)),
-                ))
-                if not confirmed:
-                    app.notice("Model unchanged.")
-                    return
-            await app.switch_model(target, summary)
+            await _switch_to(app, (usable or matches)[0], missing, previews, confirm=True)
             return
         models = matches
-    initial = next((i for i, m in enumerate(models) if m.ref == current.ref and m.api == current.api), 0)
+    current = app.session.model
     picked = await app.push_screen_wait(ListPicker(
         "Switch model", model_items(models, current, missing, width=picker_row_width(app.size.width)),
-        initial=initial, detail=_preview_detail(app, missing),
+        initial=next((i for i, m in enumerate(models) if is_current(m, current)), 0),
+        detail=model_preview_detail(app.session, missing, previews),
         layout=lambda width: model_items(models, current, missing, width=width),
     ))
-    if picked is None:
-        return
-    if picked.ref in missing:
-        app.notice(_missing_key_text(picked, missing[picked.ref]), "error")
-        return
-    if picked.ref == current.ref and picked.api == current.api:
-        app.notice(f"Already using {picked.ref}.")
-        return
-    await app.switch_model(picked, handoff_summary(app, picked))
+    if picked is not None:
+        await _switch_to(app, picked, missing, previews, confirm=False)
 
 
-@command("approval", "/approval [ask|auto|full]", "What runs without asking: ask, auto (sandboxed) or full")
+def _marked(value: str, current: str) -> PickerItem[str]:
+    return PickerItem(picker_label(("● " if value == current else "  ", "$text-accent"), (value, "bold")), value,
+                      value)
+
+
+@binds(APPROVAL)
 async def cmd_approval(app: BatonApp, args: str) -> None:
-    modes = ("ask", "auto", "full")
-    mode = args.strip().lower()
-    if not mode:
+    if args.strip():
+        mode = APPROVAL.parse(app.session, args)
+    else:
         current = app.session.approval_mode
-        items = [PickerItem(picker_label(("● " if m == current else "  ", "$text-accent"), (m, "bold")), m, m)
-                 for m in modes]
-        chosen = await app.push_screen_wait(ListPicker("Approval mode", items, initial=modes.index(current),
-                                                       filterable=False))
+        chosen = await app.push_screen_wait(ListPicker(
+            "Approval mode", [_marked(m, current) for m in MODES], initial=MODES.index(current), filterable=False))
         if chosen is None:
             return
-        mode = str(chosen)
-    if mode not in modes:
-        app.notice(f"Unknown approval mode {one_line(mode, 40)!r}; use ask, auto or full.", "warning")
-        return
-    app.set_approval_mode(mode)
+        mode = chosen
+    await perform(app, APPROVAL, mode)
 
 
-@command("thinking", "/thinking [level]", "Set the thinking level (off, minimal, low, medium, high, xhigh)")
+@binds(THINKING)
 async def cmd_thinking(app: BatonApp, args: str) -> None:
     from baton.providers.models import THINKING_LEVELS
 
-    level = args.strip().lower()
-    if not level:
-        items = [PickerItem(picker_label(("● " if lv == app.session.thinking_level else "  ", "$text-accent"),
-                                         (lv, "bold")), lv, lv) for lv in THINKING_LEVELS]
+    level: ThinkingLevel
+    if args.strip():
+        level = THINKING.parse(app.session, args)
+    else:
+        current = app.session.thinking_level
+        items = [PickerItem(picker_label(("● " if lv == current else "  ", "$text-accent"), (lv, "bold")), lv, lv)
+                 for lv in THINKING_LEVELS]
         picked = await app.push_screen_wait(ListPicker(
-            "Thinking level", items, initial=THINKING_LEVELS.index(app.session.thinking_level)
-            if app.session.thinking_level in THINKING_LEVELS else 0, filterable=False,
-            hint="↑↓ move · Enter pick · Esc cancel"))
+            "Thinking level", items, initial=THINKING_LEVELS.index(current) if current in THINKING_LEVELS else 0,
+            filterable=False, hint="↑↓ move · Enter pick · Esc cancel"))
         if picked is None:
             return
         level = picked
-    if level not in THINKING_LEVELS:
-        app.notice(f"Unknown thinking level {one_line(level, 40)!r}; use one of: {', '.join(THINKING_LEVELS)}.",
-                   "error")
-        return
-    app.set_thinking(level)
+    await perform(app, THINKING, level)
 
 
 # ---------------------------------------------------------------------------------------------
 # Session
 
 
-@command("compact", "/compact [focus]", "Summarise the conversation so far to free context",
-         while_running=False)
+@binds(COMPACT)
 async def cmd_compact(app: BatonApp, args: str) -> None:
-    await app.compact(args or None)
+    await app.compact(COMPACT.parse(app.session, args))
 
 
-@command("new", "/new", "Start a new session", while_running=False)
-async def cmd_new(app: BatonApp, args: str) -> None:
-    await app.session.new_session()
-    app.notice("New session started.", "success")
+bind(NEW)
 
 
-@command("resume", "/resume", "Resume a session (this directory; Tab: all projects; Ctrl+D deletes)",
-         while_running=False)
+@binds(RESUME)
 async def cmd_resume(app: BatonApp, args: str) -> None:
     from baton.sessions.listing import list_all_sessions, list_sessions
     from baton.tui.app.widgets.session_picker import SessionPicker
 
-    session_dir = getattr(app.session, "session_dir", None)
+    session = app.session
     picked = await app.push_screen_wait(SessionPicker(
-        lambda: list_sessions(app.session.cwd, session_dir), list_all_sessions,
-        current=app.session.session_file,
+        lambda: list_sessions(session.cwd, session.session_dir), list_all_sessions, current=session.session_file,
     ))
     if picked is None:
         return
-    await app.session.switch_session(str(picked))
-    app.notice(f"Resumed {short_path(picked)}.", "success")
+    await perform(app, RESUME, str(picked))
 
 
-@command("fork", "/fork", "Start a new session from an earlier message (it goes back to the editor)",
-         while_running=False)
+@binds(FORK)
 async def cmd_fork(app: BatonApp, args: str) -> None:
     points = list(app.session.fork_points())
     if not points:
@@ -326,9 +375,7 @@ async def cmd_fork(app: BatonApp, args: str) -> None:
     if picked is None:
         return
     entry_id, text = picked
-    text = await app.session.fork(entry_id) or text
-    app.editor.set_text(text)
-    app.notice("Forked into a new session; the message is back in the editor.", "success")
+    app.editor.set_text(await perform(app, FORK, entry_id) or text)
 
 
 def tree_items(nodes: Sequence[TreeNode], width: int) -> list[PickerItem[str]]:
@@ -449,16 +496,7 @@ async def cmd_context(app: BatonApp, args: str) -> None:
     app.notice(Content("\n").join(lines))
 
 
-@command("export", "/export [file]", "Export the session to HTML (or Markdown for a .md file)")
-async def cmd_export(app: BatonApp, args: str) -> None:
-    target = Path(args).expanduser() if args else None
-    if target is not None and not target.is_absolute():
-        target = Path(app.session.cwd) / target
-    if target is not None and target.suffix.lower() in (".md", ".markdown"):
-        written = app.session.export_markdown(target)
-    else:
-        written = app.session.export_html(target)
-    app.notice(f"Exported to {short_path(written)}", "success")
+bind(EXPORT)
 
 
 @command("copy", "/copy", "Copy the last answer to the clipboard")
@@ -471,15 +509,7 @@ async def cmd_copy(app: BatonApp, args: str) -> None:
     app.notice(f"Copied the last answer ({len(text)} characters).", "success")
 
 
-@command("name", "/name [name]", "Name this session (shown in /resume)")
-async def cmd_name(app: BatonApp, args: str) -> None:
-    if not args:
-        current = app.session.session_name
-        app.notice(f"Session name: {current}" if current else "This session has no name; /name <name> sets one.")
-        return
-    app.session.set_name(args)
-    app.refresh_status()
-    app.notice(f"Session named {one_line(args, 80)!r}.", "success")
+bind(NAME)
 
 
 HOTKEYS: tuple[tuple[str, str], ...] = (
@@ -511,9 +541,9 @@ async def cmd_hotkeys(app: BatonApp, args: str) -> None:
     rows = [Content.styled("Keys", "bold")]
     rows += [Content.assemble((f"  {key:<{width}}", "$text-accent"), text) for key, text in HOTKEYS]
     rows.append(Content.styled("Commands", "bold"))
-    usage_width = max(len(c.usage) for c in COMMANDS.values()) + 2
-    rows += [Content.assemble((f"  {c.usage:<{usage_width}}", "$text-accent"), c.description)
-             for c in COMMANDS.values()]
+    commands = slash_commands()
+    usage_width = max(len(c.usage) for c in commands) + 2
+    rows += [Content.assemble((f"  {c.usage:<{usage_width}}", "$text-accent"), c.description) for c in commands]
     app.notice(Content("\n").join(rows))
 
 

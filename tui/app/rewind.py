@@ -9,10 +9,12 @@ need a confirmation of their own.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from baton.tui.app.command_registry import command
+from baton.tui.actions.rewind import REWIND, RewindRequest
+from baton.tui.app.command_registry import binds
 from baton.tui.app.render import one_line
 from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
@@ -52,8 +54,7 @@ def _skipped_detail(point: Checkpoint) -> str | None:
     return f"Not in this checkpoint (too large; a code rewind leaves them as they are): {names}"
 
 
-@command("rewind", "/rewind", "Take back code and/or conversation to an earlier prompt (also Esc Esc)",
-         while_running=False)
+@binds(REWIND)
 async def cmd_rewind(app: BatonApp, args: str) -> None:
     session = app.session
     points = session.checkpoints()
@@ -68,23 +69,31 @@ async def cmd_rewind(app: BatonApp, args: str) -> None:
     options = [PickerItem(picker_label(text), mode) for mode, text in CHOICES]
     mode = await app.push_screen_wait(ListPicker(f"Rewind to {what}", options, filterable=False,
                                                  hint="↑↓ move · Enter pick · Esc cancel"))
-    if mode is None or mode == "cancel":
+    from baton.sessions.checkpoints.rpc import RESTORE_MODES
+
+    restore = next((m for m in RESTORE_MODES if m == mode), None)
+    if restore is None:  # Cancel, or Esc
         return
-    result = await session.rewind(picked.entry_id, mode)
+    request = RewindRequest(picked.entry_id, restore)
+    result = await REWIND.run(session, request)
     if result.needs_confirmation:
-        listed = "\n".join(f"  {one_line(p, 100)}" for p in result.hand_edited[:20])
-        more = f"\n  … and {len(result.hand_edited) - 20} more" if len(result.hand_edited) > 20 else ""
-        ok = await app.push_screen_wait(ConfirmScreen(
-            "Files changed by hand since then",
-            f"The rewind would overwrite or delete these files you changed yourself:\n{listed}{more}\n\n"
-            "Rewind anyway? (The current state is saved first: /rewind can undo this.)",
-        ))
-        if not ok:
+        if not await _confirm_hand_edits(app, result.hand_edited):
             app.notice("Rewind cancelled; nothing changed.")
             return
-        result = await session.rewind(picked.entry_id, mode, confirm_hand_edits=True)
+        result = await REWIND.run(session, replace(request, confirm_hand_edits=True))
     if result.text:
         app.editor.set_text(result.text)
     tail = "; the prompt is back in the editor." if result.text else "."
     app.notice(f"Rewound: {result.summary()}{tail}", "success")
     app.refresh_status()
+
+
+async def _confirm_hand_edits(app: BatonApp, paths: list[str]) -> bool:
+    listed = "\n".join(f"  {one_line(p, 100)}" for p in paths[:20])
+    more = f"\n  … and {len(paths) - 20} more" if len(paths) > 20 else ""
+    confirmed: bool = await app.push_screen_wait(ConfirmScreen(
+        "Files changed by hand since then",
+        f"The rewind would overwrite or delete these files you changed yourself:\n{listed}{more}\n\n"
+        "Rewind anyway? (The current state is saved first: /rewind can undo this.)",
+    ))
+    return confirmed

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.providers.errors import BatonError
 from baton.tui.cli.args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, VERSION, CliArgs, parse_args
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.sessions import CodingSession
     from baton.tui.app.instant_frame import InstantFrame
+    from baton.tui.app.widgets.session_picker import SessionPicker
 
 
 def run(argv: list[str]) -> int:
@@ -31,34 +32,11 @@ def run(argv: list[str]) -> int:
         from baton.tui.cli.api_key_input import resolve_api_key_args
 
         key_from_stdin = resolve_api_key_args(args)
-        if args.export:
-            return _export(args)
-        if args.checkpoints is not None:
-            from baton.tui.cli.checkpoints import checkpoints_command
-
-            return checkpoints_command(args)
-        if args.update_models:
-            from baton.tui.cli.list_models import update_models_command
-
-            return update_models_command()
-        if args.list_models_requested:
-            from baton.tui.cli.list_models import list_models_command
-
-            return list_models_command(args.list_models or "")
-        if args.list_mcp:
-            return asyncio.run(_list_mcp(args))
-        if args.mode in ("rpc", "acp"):
-            return asyncio.run(_run_protocol(args))  # stdin is the protocol, never a prompt
-        piped = None if key_from_stdin else read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
-        if piped is not None:
-            args.print_mode = True
-        text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
-        if args.print_mode and not text.strip() and not images and not args.resume:
-            raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
-        if not args.print_mode and not args.resume and not args.inline and _display_setting() != "inline":
-            from baton.tui.app.instant_frame import InstantFrame
-
-            frame = InstantFrame.start(f"{VERSION} · a terminal coding agent")  # the app takes it over
+        code = _run_without_session(args)
+        if code is not None:
+            return code
+        text, images = _prompt(args, key_from_stdin)
+        frame = _instant_frame(args)
         return asyncio.run(_run_session(args, text, images, frame))
     except BatonError as err:
         _close_frame(frame)
@@ -71,6 +49,50 @@ def run(argv: list[str]) -> int:
     finally:
         _close_frame(frame)
         _cleanup_processes()
+
+
+def _run_without_session(args: CliArgs) -> int | None:
+    """The commands that run and exit (export, listings) and the protocol modes (which open
+    their sessions themselves); ``None`` for the modes that take a prompt."""
+    if args.export:
+        return _export(args)
+    if args.checkpoints is not None:
+        from baton.tui.cli.checkpoints import checkpoints_command
+
+        return checkpoints_command(args)
+    if args.update_models:
+        from baton.tui.cli.list_models import update_models_command
+
+        return update_models_command()
+    if args.list_models_requested:
+        from baton.tui.cli.list_models import list_models_command
+
+        return list_models_command(args.list_models or "")
+    if args.list_mcp:
+        return asyncio.run(_list_mcp(args))
+    if args.mode in ("rpc", "acp"):
+        return asyncio.run(_run_protocol(args))  # stdin is the protocol, never a prompt
+    return None
+
+
+def _prompt(args: CliArgs, key_from_stdin: bool) -> tuple[str, list[ImageContent]]:
+    """The prompt from the arguments, the files named and piped stdin (which means print mode)."""
+    piped = None if key_from_stdin else read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
+    if piped is not None:
+        args.print_mode = True
+    text, images = build_prompt(args.files, args.prompt_words, piped, cwd=Path.cwd())
+    if args.print_mode and not text.strip() and not images and not args.resume:
+        raise CliError("print mode needs a prompt (arguments or piped stdin)", EXIT_USAGE)
+    return text, images
+
+
+def _instant_frame(args: CliArgs) -> InstantFrame | None:
+    """The first frame of the app, painted before Textual loads (the app takes it over)."""
+    if args.print_mode or args.resume or args.inline or _display_setting() == "inline":
+        return None
+    from baton.tui.app.instant_frame import InstantFrame
+
+    return InstantFrame.start(f"{VERSION} · a terminal coding agent")
 
 
 def _close_frame(frame: InstantFrame | None) -> None:
@@ -190,10 +212,10 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent],
     return code
 
 
-def _session_picker_factory(args: CliArgs) -> Callable[[], Any]:
+def _session_picker_factory(args: CliArgs) -> Callable[[], SessionPicker]:
     """What ``baton -r`` shows first: the session picker over this directory (Tab: all)."""
 
-    def make() -> Any:
+    def make() -> SessionPicker:
         from baton.sessions.listing import list_all_sessions, list_sessions
         from baton.tui.app.widgets.session_picker import SessionPicker
 

@@ -1,49 +1,39 @@
 """The commands of RPC mode: pi's names and shapes, plus baton's ``handoff_preview``,
 ``set_approval``, ``rewind`` and ``get_checkpoints``.
 
-Each handler takes the command object and returns the response's ``data`` (see
-:meth:`RpcCommands.run`); raising :class:`rpc_mode.RpcError` (or any exception) makes an error
-response with the message.
+The commands that are also slash commands (``compact``, ``set_model``, ``set_thinking_level``,
+``export_html``, ``rewind``, ``set_session_name``, ``new_session``, ``switch_session``, ``fork``,
+``set_approval``) are shared actions (``tui/actions``), found by their RPC name; the rest — the
+prompt and its queues, state and queries that only a program asks for — are the ``cmd_*``
+methods here. Each takes the command object and returns the response's ``data``
+(:data:`~baton.tui.actions.action.NO_DATA`: none); raising :class:`RpcError` (or any exception)
+makes an error response with the message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
+
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
+from baton.tui.actions.action import NO_DATA, NoData
+from baton.tui.actions.fields import bool_field, text_field
+from baton.tui.actions.models import model_json
+from baton.tui.modes.rpc_responses import RpcError, error_response
 
 if TYPE_CHECKING:
-    from baton.providers.messages import ImageContent
+    from baton.agent.agent import QueueMode
+    from baton.providers.messages import ImageContent, UserMessage
     from baton.providers.models import Model
     from baton.sessions import CodingSession
 
-_NO_DATA = object()
-_QUEUE_MODES = ("all", "one-at-a-time")
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+_QUEUE_MODES: tuple[QueueMode, ...] = ("all", "one-at-a-time")
+Reply: TypeAlias = "JsonValue | NoData"
+Handler: TypeAlias = "Callable[[JsonObject], Awaitable[Reply]]"
 
 
-def _error(message: str) -> Exception:
-    from baton.tui.modes.rpc_mode import RpcError
-
-    return RpcError(message)
-
-
-def _field(command: dict[str, Any], name: str, kind: type = str, *, required: bool = True) -> Any:
-    value = command.get(name)
-    if value is None:
-        if required:
-            raise _error(f'"{name}" is required')
-        return None
-    if kind is bool and not isinstance(value, bool):
-        raise _error(f'"{name}" must be true or false')
-    if not isinstance(value, kind):
-        raise _error(f'"{name}" must be a {kind.__name__}')
-    return value
-
-
-def parse_images(raw: Any) -> list[ImageContent]:
+def parse_images(raw: JsonValue) -> list[ImageContent]:
     """pi's ``images`` field: ``[{"type": "image", "data": base64, "mimeType"}]``."""
     from pydantic import ValidationError
 
@@ -52,22 +42,17 @@ def parse_images(raw: Any) -> list[ImageContent]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _error('"images" must be a list of {"type": "image", "data", "mimeType"}')
+        raise RpcError('"images" must be a list of {"type": "image", "data", "mimeType"}')
     try:
         return [ImageContent.model_validate(item) for item in raw]
     except ValidationError as exc:
-        raise _error(f'"images": {exc.errors()[0]["msg"]}') from None
-
-
-def model_json(model: Model) -> dict[str, Any]:
-    """pi's Model object."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        raise RpcError(f'"images": {exc.errors()[0]["msg"]}') from None
 
 
 class RpcCommands:
     """Runs commands against one session; follows its events for ``isCompacting`` and retries."""
 
-    def __init__(self, session: CodingSession, emit: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, session: CodingSession, emit: Callable[[JsonObject], None]) -> None:
         self.session = session
         self.emit = emit
         self.prompt_task: asyncio.Task[None] | None = None
@@ -79,17 +64,23 @@ class RpcCommands:
 
     # ------------------------------------------------------------------ plumbing
 
-    async def run(self, name: str, command: dict[str, Any]) -> tuple[Any, bool]:
+    async def run(self, name: str, command: JsonObject) -> tuple[JsonValue, bool]:
         """Run command ``name``; returns (data, whether to include ``data`` even when null)."""
         handler = self._handlers.get(name)
-        if handler is None:
-            raise _error(f"Unknown command: {name}")
-        data = await handler(command)
-        if data is _NO_DATA:
+        if handler is not None:
+            data = await handler(command)
+        else:
+            from baton.tui.actions.registry import rpc_action
+
+            action = rpc_action(name)
+            if action is None:
+                raise RpcError(f"Unknown command: {name}")
+            data = await action.from_rpc(self.session, command)
+        if isinstance(data, NoData):
             return None, False
         return data, True
 
-    def observe(self, event: Any) -> None:
+    def observe(self, event: object) -> None:
         """Track compaction and retry state from the session's events."""
         from baton.sessions.events import (
             AutoCompactionEndEvent,
@@ -119,17 +110,18 @@ class RpcCommands:
         if task is not None and not task.done():
             await asyncio.wait({task}, timeout=30)
 
-    def _find_model(self, provider: str, model_id: str) -> Model:
-        ref = f"{provider}/{model_id}".lower()
-        for model in self.session.available_models():
-            if model.ref.lower() == ref:
-                return model
-        raise _error(f"Model not found: {provider}/{model_id}")
+    def _find_model(self, ref: str) -> Model:
+        from baton.tui.actions.models import find_available
 
-    def _user_message(self, command: dict[str, Any]) -> Any:
+        model = find_available(self.session, ref)
+        if model is None:
+            raise RpcError(f"Model not found: {ref}")
+        return model
+
+    def _user_message(self, command: JsonMapping) -> UserMessage:
         from baton.providers.messages import TextContent, UserMessage
 
-        text = _field(command, "message")
+        text = text_field(command, "message")
         images = parse_images(command.get("images"))
         if not images:
             return UserMessage(content=text)
@@ -137,8 +129,8 @@ class RpcCommands:
 
     # ------------------------------------------------------------------ prompting
 
-    async def cmd_prompt(self, command: dict[str, Any]) -> Any:
-        text = _field(command, "message")
+    async def cmd_prompt(self, command: JsonObject) -> Reply:
+        text = text_field(command, "message")
         images = parse_images(command.get("images"))
         behavior = command.get("streamingBehavior")
         if self.running:
@@ -146,7 +138,7 @@ class RpcCommands:
                 return await self.cmd_steer(command)
             if behavior == "followUp":
                 return await self.cmd_follow_up(command)
-            raise _error(
+            raise RpcError(
                 "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
             )
         request_id = command.get("id")
@@ -155,35 +147,29 @@ class RpcCommands:
             try:
                 await self.session.prompt(text, images or None)
             except Exception as exc:
-                from baton.tui.modes.rpc_mode import error_response
-
                 self.emit(error_response("prompt", request_id, str(exc) or type(exc).__name__))
 
         self.prompt_task = asyncio.create_task(run())
-        return _NO_DATA
+        return NO_DATA
 
-    async def cmd_steer(self, command: dict[str, Any]) -> Any:
+    async def cmd_steer(self, command: JsonObject) -> Reply:
         self.session.agent.steer(self._user_message(command))
-        return _NO_DATA
+        return NO_DATA
 
-    async def cmd_follow_up(self, command: dict[str, Any]) -> Any:
+    async def cmd_follow_up(self, command: JsonObject) -> Reply:
         self.session.agent.follow_up(self._user_message(command))
-        return _NO_DATA
+        return NO_DATA
 
-    async def cmd_abort(self, command: dict[str, Any]) -> Any:
+    async def cmd_abort(self, command: JsonObject) -> Reply:
         self.session.abort()
         await self.wait_idle()
-        return _NO_DATA
-
-    async def cmd_new_session(self, command: dict[str, Any]) -> Any:
-        await self.session.new_session()
-        return {"cancelled": False}
+        return NO_DATA
 
     # ------------------------------------------------------------------ state
 
-    async def cmd_get_state(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_state(self, command: JsonObject) -> Reply:
         s = self.session
-        state: dict[str, Any] = {
+        state: JsonObject = {
             "model": model_json(s.model),
             "thinkingLevel": s.thinking_level,
             "isStreaming": self.running,
@@ -200,17 +186,12 @@ class RpcCommands:
             state["sessionName"] = s.session_name
         return state
 
-    async def cmd_get_messages(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_messages(self, command: JsonObject) -> Reply:
         return {"messages": [m.to_json_dict() for m in self.session.messages]}
 
     # ------------------------------------------------------------------ models and thinking
 
-    async def cmd_set_model(self, command: dict[str, Any]) -> Any:
-        model = self._find_model(_field(command, "provider"), _field(command, "modelId"))
-        await self.session.set_model(model)
-        return model_json(self.session.model)
-
-    async def cmd_cycle_model(self, command: dict[str, Any]) -> Any:
+    async def cmd_cycle_model(self, command: JsonObject) -> Reply:
         model = await self.session.cycle_model()
         if model is None:
             return None
@@ -220,70 +201,55 @@ class RpcCommands:
             "isScoped": bool(self.session.settings.favorite_models),
         }
 
-    async def cmd_get_available_models(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_available_models(self, command: JsonObject) -> Reply:
         return {"models": [model_json(m) for m in self.session.available_models()]}
 
-    async def cmd_set_thinking_level(self, command: dict[str, Any]) -> Any:
-        from baton.sessions.models import parse_thinking_level
-
-        level = parse_thinking_level(command.get("level"))
-        if level is None:
-            raise _error('"level" must be one of off, minimal, low, medium, high, xhigh')
-        self.session.set_thinking_level(level)
-        return _NO_DATA
-
-    async def cmd_cycle_thinking_level(self, command: dict[str, Any]) -> Any:
+    async def cmd_cycle_thinking_level(self, command: JsonObject) -> Reply:
         if not self.session.model.reasoning:
             return None
         return {"level": self.session.cycle_thinking_level()}
 
-    async def cmd_handoff_preview(self, command: dict[str, Any]) -> Any:
-        ref: str = _field(command, "model")
-        provider, sep, model_id = ref.partition("/")
-        if not sep:
-            raise _error('"model" must be "provider/id"')
-        return self.session.handoff_preview(self._find_model(provider, model_id)).to_dict()
+    async def cmd_handoff_preview(self, command: JsonObject) -> Reply:
+        ref = text_field(command, "model")
+        if "/" not in ref:
+            raise RpcError('"model" must be "provider/id"')
+        return self.session.handoff_preview(self._find_model(ref)).to_dict()
 
     # ------------------------------------------------------------------ queues, compaction, retry
 
-    async def cmd_set_steering_mode(self, command: dict[str, Any]) -> Any:
+    async def cmd_set_steering_mode(self, command: JsonObject) -> Reply:
         self.session.agent.steering_mode = self._queue_mode(command)
-        return _NO_DATA
+        return NO_DATA
 
-    async def cmd_set_follow_up_mode(self, command: dict[str, Any]) -> Any:
+    async def cmd_set_follow_up_mode(self, command: JsonObject) -> Reply:
         self.session.agent.follow_up_mode = self._queue_mode(command)
-        return _NO_DATA
+        return NO_DATA
 
-    def _queue_mode(self, command: dict[str, Any]) -> Any:
+    def _queue_mode(self, command: JsonMapping) -> QueueMode:
         mode = command.get("mode")
-        if mode not in _QUEUE_MODES:
-            raise _error('"mode" must be "all" or "one-at-a-time"')
-        return mode
+        for known in _QUEUE_MODES:
+            if mode == known:
+                return known
+        raise RpcError('"mode" must be "all" or "one-at-a-time"')
 
-    async def cmd_compact(self, command: dict[str, Any]) -> Any:
-        focus = _field(command, "customInstructions", required=False)
-        result = await self.session.compact(focus)
-        return result.to_dict()
+    async def cmd_set_auto_compaction(self, command: JsonObject) -> Reply:
+        self.session.settings.compaction.enabled = bool_field(command, "enabled")
+        return NO_DATA
 
-    async def cmd_set_auto_compaction(self, command: dict[str, Any]) -> Any:
-        self.session.settings.compaction.enabled = _field(command, "enabled", bool)
-        return _NO_DATA
+    async def cmd_set_auto_retry(self, command: JsonObject) -> Reply:
+        self.session.settings.retry.enabled = bool_field(command, "enabled")
+        return NO_DATA
 
-    async def cmd_set_auto_retry(self, command: dict[str, Any]) -> Any:
-        self.session.settings.retry.enabled = _field(command, "enabled", bool)
-        return _NO_DATA
-
-    async def cmd_abort_retry(self, command: dict[str, Any]) -> Any:
+    async def cmd_abort_retry(self, command: JsonObject) -> Reply:
         if self.retrying:
             self.session.abort()
-        return _NO_DATA
+        return NO_DATA
 
     # ------------------------------------------------------------------ bash
 
-    async def cmd_bash(self, command: dict[str, Any]) -> Any:
-        text = _field(command, "command")
-        message = await self.session.run_bash(text)
-        data: dict[str, Any] = {
+    async def cmd_bash(self, command: JsonObject) -> Reply:
+        message = await self.session.run_bash(text_field(command, "command"))
+        data: JsonObject = {
             "output": message.output,
             "exitCode": message.exit_code,
             "cancelled": message.cancelled,
@@ -293,13 +259,13 @@ class RpcCommands:
             data["fullOutputPath"] = message.full_output_path
         return data
 
-    async def cmd_abort_bash(self, command: dict[str, Any]) -> Any:
+    async def cmd_abort_bash(self, command: JsonObject) -> Reply:
         self.session.abort_bash()
-        return _NO_DATA
+        return NO_DATA
 
     # ------------------------------------------------------------------ session
 
-    async def cmd_get_session_stats(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_session_stats(self, command: JsonObject) -> Reply:
         st = self.session.stats()
         return {
             "sessionFile": str(st.session_file) if st.session_file else None,
@@ -319,23 +285,10 @@ class RpcCommands:
             "cost": st.cost,
         }
 
-    async def cmd_export_html(self, command: dict[str, Any]) -> Any:
-        out = _field(command, "outputPath", required=False)
-        path = await asyncio.to_thread(self.session.export_html, Path(out).expanduser() if out else None)
-        return {"path": str(path)}
-
-    async def cmd_switch_session(self, command: dict[str, Any]) -> Any:
-        await self.session.switch_session(_field(command, "sessionPath"))
-        return {"cancelled": False}
-
-    async def cmd_fork(self, command: dict[str, Any]) -> Any:
-        text = await self.session.fork(_field(command, "entryId"))
-        return {"text": text, "cancelled": False}
-
-    async def cmd_get_fork_messages(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_fork_messages(self, command: JsonObject) -> Reply:
         return {"messages": [{"entryId": eid, "text": text} for eid, text in self.session.fork_points()]}
 
-    async def cmd_get_last_assistant_text(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_last_assistant_text(self, command: JsonObject) -> Reply:
         from baton.providers.messages import AssistantMessage
 
         for message in reversed(self.session.messages):
@@ -343,35 +296,13 @@ class RpcCommands:
                 return {"text": message.text}
         return {"text": None}
 
-    async def cmd_set_session_name(self, command: dict[str, Any]) -> Any:
-        name = _field(command, "name").strip()
-        if not name:
-            raise _error("Session name cannot be empty")
-        self.session.set_name(name)
-        return _NO_DATA
-
-    async def cmd_get_commands(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_commands(self, command: JsonObject) -> Reply:
         from baton.tui.modes.session_features import prompt_commands
 
-        return {"commands": prompt_commands(self.session)}
+        commands: list[JsonValue] = list(prompt_commands(self.session))
+        return {"commands": commands}
 
-    # ------------------------------------------------------------------ baton's own
-
-    async def cmd_set_approval(self, command: dict[str, Any]) -> Any:
-        from baton.tui.modes.session_features import jsonable, require
-
-        setter = require(self.session, "set_approval_mode", "permissions")
-        result = setter(_field(command, "mode"))
-        if inspect.isawaitable(result):
-            result = await result
-        return {"mode": jsonable(result) if result is not None else command["mode"]}
-
-    async def cmd_get_checkpoints(self, command: dict[str, Any]) -> Any:
+    async def cmd_get_checkpoints(self, command: JsonObject) -> Reply:
         from baton.sessions.checkpoints.rpc import get_checkpoints
 
         return get_checkpoints(self.session)
-
-    async def cmd_rewind(self, command: dict[str, Any]) -> Any:
-        from baton.sessions.checkpoints.rpc import rewind
-
-        return await rewind(self.session, command)

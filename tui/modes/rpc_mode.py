@@ -6,17 +6,20 @@ command's ``id`` when it had one). Events are JSON mode's lines (:func:`json_mod
 ``prompt`` answers at once and the run streams as events. A line that is not a JSON command gets
 an error response (command ``parse``) and the process keeps reading; EOF on stdin aborts any
 run, waits for it to be saved, and exits 0; so does a closed stdout (the client died, or stopped
-reading), with exit code 1. The command handlers live in :mod:`tui.rpc_commands`.
+reading), with exit code 1. The command handlers live in :mod:`rpc_commands` (and, for the
+commands that are shared actions, in ``tui/actions``); the response shapes in :mod:`rpc_responses`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from baton.providers.errors import BatonError
 from baton.providers.json_depth import loads_bounded
+from baton.providers.json_types import JsonObject
 from baton.tui.modes.json_mode import LineWriter, dumps, event_line
+from baton.tui.modes.rpc_commands import RpcCommands
+from baton.tui.modes.rpc_responses import RpcError, error_response, response
 from baton.tui.modes.session_features import ignored_project_notice
 from baton.tui.modes.stdio_protocol import (
     LineTooLong,
@@ -30,42 +33,20 @@ if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
 
-class RpcError(BatonError):
-    """A command failed: the message becomes the response's ``error``."""
-
-
-def response(command: str, request_id: Any, data: Any = None, *, with_data: bool = False) -> dict[str, Any]:
-    """A success response (``data`` included when ``with_data`` or not ``None``)."""
-    out: dict[str, Any] = {"type": "response", "command": command, "success": True}
-    if request_id is not None:
-        out = {"id": request_id, **out}
-    if with_data or data is not None:
-        out["data"] = data
-    return out
-
-
-def error_response(command: str, request_id: Any, message: str) -> dict[str, Any]:
-    """A failure response."""
-    out: dict[str, Any] = {"type": "response", "command": command, "success": False, "error": message}
-    return {"id": request_id, **out} if request_id is not None else out
-
-
 class RpcServer:
     """Reads commands, runs them (each as its own task, as pi does), writes responses and events."""
 
     def __init__(self, session: CodingSession, writer: LineWriter) -> None:
-        from baton.tui.modes.rpc_commands import RpcCommands
-
         self.session = session
         self.writer = writer
         self.commands = RpcCommands(session, self.emit)
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def emit(self, payload: dict[str, Any]) -> None:
+    def emit(self, payload: JsonObject) -> None:
         """Write one protocol line."""
         self.writer.write(dumps(payload))
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: object) -> None:
         """Session/agent event → JSON line (the commands' bookkeeping first)."""
         self.commands.observe(event)
         self.writer.write(event_line(event))
@@ -79,24 +60,24 @@ class RpcServer:
         except ValueError as exc:
             self._emit_in_order(error_response("parse", None, f"Failed to parse command: {exc}"))
             return
-        if not isinstance(command, dict) or not isinstance(command.get("type"), str):
+        name = command.get("type") if isinstance(command, dict) else None
+        if not isinstance(command, dict) or not isinstance(name, str):
             request_id = command.get("id") if isinstance(command, dict) else None
             message = 'Failed to parse command: expected an object with a "type"'
             self._emit_in_order(error_response("parse", request_id, message))
             return
-        if command["type"] == "extension_ui_response":
+        if name == "extension_ui_response":
             return  # baton has no extension dialogs to answer
-        task = asyncio.create_task(self._run(command))
+        task = asyncio.create_task(self._run(name, command))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _emit_in_order(self, payload: dict[str, Any]) -> None:
+    def _emit_in_order(self, payload: JsonObject) -> None:
         """Emit after the commands already started have taken their first step, so that
         responses keep the order of the input lines where the commands allow it."""
         asyncio.get_running_loop().call_soon(self.emit, payload)
 
-    async def _run(self, command: dict[str, Any]) -> None:
-        name: str = command["type"]
+    async def _run(self, name: str, command: JsonObject) -> None:
         request_id = command.get("id")
         try:
             data, with_data = await self.commands.run(name, command)

@@ -1,70 +1,30 @@
-"""Optional session features (permissions, checkpoints, prompt templates, MCP) as the protocol
-modes see them: present when the session offers the method, else a clear "not available" error.
+"""What the protocol modes tell a client about the session beyond its events: the prompt's own
+slash commands (templates and skills) and what of the project is ignored until it is trusted.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from baton.providers.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from baton.sessions import CodingSession
 
 
-class FeatureUnavailable(Exception):
-    """The session has no such feature in this build."""
-
-
-def require(session: Any, attr: str, feature: str) -> Any:
-    """``session.<attr>``, or :class:`FeatureUnavailable` naming the missing feature."""
-    value = getattr(session, attr, None)
-    if value is None:
-        raise FeatureUnavailable(f"not available: this baton has no {feature} support ({attr})")
-    return value
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-ready form of a feature's result (``to_json``/``to_dict``, pydantic, dataclass, paths)."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    for name in ("to_json", "to_dict"):
-        convert = getattr(value, name, None)
-        if callable(convert):
-            return jsonable(convert())
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json", by_alias=True, exclude_none=True)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return str(value)
-
-
-def prompt_commands(session: Any) -> list[dict[str, Any]]:
-    """Prompt templates as pi's ``get_commands`` entries (``[]`` without the feature)."""
-    getter = getattr(session, "prompt_commands", None)
-    if getter is None:
-        return []
-    out: list[dict[str, Any]] = []
-    for item in getter() or []:
-        data = jsonable(item)
-        if not isinstance(data, dict) or not data.get("name"):
+def prompt_commands(session: CodingSession) -> list[JsonObject]:
+    """Prompt templates and skills as pi's ``get_commands`` entries (``name``, ``source``:
+    ``skill`` or ``prompt``, ``description`` and ``argumentHint`` when they have them)."""
+    out: list[JsonObject] = []
+    for command in session.prompt_commands():
+        if not command.name:
             continue
-        name = str(data["name"]).lstrip("/")
-        entry: dict[str, Any] = {"name": name, "source": data.get("source") or (
-            "skill" if name.startswith("skill:") else "prompt")}
-        for key in ("description", "location", "path"):
-            if data.get(key):
-                entry[key] = data[key]
-        hint = data.get("argumentHint") or data.get("argument_hint")
-        if hint:
-            entry["argumentHint"] = hint
-        if entry["source"] not in ("extension", "prompt", "skill"):
-            entry["location"] = entry.get("location", entry["source"])
-            entry["source"] = "prompt"
+        name = command.name.lstrip("/")
+        entry: JsonObject = {"name": name, "source": "skill" if name.startswith("skill:") else "prompt"}
+        if command.description:
+            entry["description"] = command.description
+        if command.argument_hint:
+            entry["argumentHint"] = command.argument_hint
         out.append(entry)
     return out
 
@@ -73,11 +33,10 @@ TRUST_HINT = "trust it in the interactive app, or pass --trust-project"
 """How a mode that cannot ask says the project can be trusted."""
 
 
-def ignored_project_notice(session: Any, how_to_trust: str = TRUST_HINT) -> dict[str, Any] | None:
+def ignored_project_notice(session: CodingSession, how_to_trust: str = TRUST_HINT) -> JsonObject | None:
     """What of the project is ignored (untrusted settings, hooks, servers; loosenings only the
     user may make) as an ``extension_notice`` event, or ``None`` when nothing is."""
-    describe = getattr(session, "ignored_project_settings", None)
-    text = describe(how_to_trust) if describe is not None else None
+    text = session.ignored_project_settings(how_to_trust)
     if not text:
         return None
     return {"type": "extension_notice", "source": "trust", "level": "warning", "text": text}

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.tui.modes.acp.errors import AUTH_REQUIRED, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from baton.tui.modes.acp.session import AcpSession
 
 if TYPE_CHECKING:
-    from baton.sessions import CodingSession
+    from baton.providers.models import Model, ThinkingLevel
+    from baton.sessions import CodingSession, SessionOptions
+    from baton.sessions.settings import Settings
     from baton.tui.cli.args import CliArgs
     from baton.tui.modes.acp.client import AcpClient
 
@@ -24,7 +27,7 @@ logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: object) -> JsonObject:
     """A protocol object (SDK model or raw JSON) as a camelCase dict."""
     if value is None:
         return {}
@@ -33,14 +36,21 @@ def as_dict(value: Any) -> dict[str, Any]:
     dump = getattr(value, "model_dump", None)
     if dump is None:
         return {}
-    result: dict[str, Any] = dump(mode="json", by_alias=True, exclude_none=True)
+    result: JsonObject = dump(mode="json", by_alias=True, exclude_none=True)
     return result
 
 
-def _required(params: dict[str, Any], name: str) -> Any:
+def _required(params: JsonMapping, name: str) -> JsonValue:
     if name not in params:
         raise AcpError(INVALID_PARAMS, f'"{name}" is required')
     return params[name]
+
+
+def _required_text(params: JsonMapping, name: str) -> str:
+    value = _required(params, name)
+    if not isinstance(value, str):
+        raise AcpError(INVALID_PARAMS, f'"{name}" must be a string')
+    return value
 
 
 class BatonAcpAgent:
@@ -53,7 +63,7 @@ class BatonAcpAgent:
 
     # ------------------------------------------------------------------ fast path (raw JSON)
 
-    async def handle_raw(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def handle_raw(self, method: str, params: JsonMapping) -> JsonObject:
         """``initialize`` / ``session/new`` from raw JSON parameters (before the SDK loads)."""
         if method == "initialize":
             return await self.initialize(
@@ -62,15 +72,15 @@ class BatonAcpAgent:
                 client_info=params.get("clientInfo"),
             )
         if method == "session/new":
-            cwd = _required(params, "cwd")
+            cwd = _required_text(params, "cwd")
             return await self.new_session(cwd=cwd, mcp_servers=params.get("mcpServers") or [])
         raise AcpError(INVALID_PARAMS, f"not a start-up method: {method}")
 
     # ------------------------------------------------------------------ connection
 
     async def initialize(
-        self, protocol_version: Any, client_capabilities: Any = None, client_info: Any = None, **_: Any
-    ) -> dict[str, Any]:
+        self, protocol_version: object, client_capabilities: object = None, client_info: object = None, **_: object
+    ) -> JsonObject:
         """Version negotiation and capabilities; no authentication (keys come from the environment)."""
         from baton import __version__
 
@@ -91,19 +101,19 @@ class BatonAcpAgent:
             "authMethods": [],
         }
 
-    async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+    async def authenticate(self, method_id: str, **_: object) -> JsonObject:
         """Nothing to authenticate: API keys come from the environment or models.json."""
         return {}
 
     # ------------------------------------------------------------------ sessions
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def new_session(self, cwd: str, mcp_servers: object = None, **_: object) -> JsonObject:
         """Open a new baton session in ``cwd`` (client MCP servers connect when baton has MCP)."""
         session = await self._open(cwd, "none" if self.args.no_session else "new", self.args.model is not None)
         acp_session = self._adopt(session, mcp_servers)
         return {"sessionId": acp_session.id, **acp_session.describe()}
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: object = None, **_: object) -> JsonObject:
         """Open a stored session and replay it as updates, then answer."""
         from baton.sessions.errors import SessionError
 
@@ -122,16 +132,16 @@ class BatonAcpAgent:
         acp_session.announce()
         return acp_session.describe()
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: object) -> JsonObject:
         """baton's sessions of ``cwd`` (newest first)."""
         from baton.sessions.listing import list_sessions
 
         if not cwd:
             return {"sessions": []}
-        sessions = []
+        sessions: list[JsonValue] = []
         for info in list_sessions(cwd, self._session_dir()):
             title = info.name or " ".join((info.first_message or "").split())[:80]
-            entry: dict[str, Any] = {"sessionId": info.id, "cwd": info.cwd, "updatedAt": info.modified.isoformat()}
+            entry: JsonObject = {"sessionId": info.id, "cwd": info.cwd, "updatedAt": info.modified.isoformat()}
             if title:
                 entry["title"] = title
             sessions.append(entry)
@@ -141,10 +151,9 @@ class BatonAcpAgent:
         return Path(self.args.session_dir).expanduser() if self.args.session_dir else None
 
     async def _open(self, cwd: str, mode: str, model_named: bool) -> CodingSession:
-        from baton.sessions import CodingSession, SessionOptions, load_settings
+        """Open a session in ``cwd``: ``mode`` is ``new``, ``none`` (not saved) or a session file."""
+        from baton.sessions import CodingSession, load_settings
         from baton.sessions.errors import SessionError
-        from baton.tui.cli.errors import CliError
-        from baton.tui.cli.session_setup import ensure_api_key, mcp_config_files, resolve_model
 
         if not Path(cwd).is_absolute():
             raise AcpError(INVALID_PARAMS, f'"cwd" must be an absolute path (got {cwd!r})')
@@ -152,43 +161,70 @@ class BatonAcpAgent:
             raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
         settings = load_settings(project_dir=Path(cwd), trust_project=True if self.args.trust_project else None)
         resumed = mode not in ("new", "none")
+        model, level = self._model(settings, resumed, model_named)
         try:
-            model, level = resolve_model(self.args, settings) if (self.args.model or not resumed) else (None, None)
+            session = await CodingSession.open(self._options(cwd, mode, settings, model, level))
+        except (SessionError, ValueError, OSError) as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        if resumed and model is None:
+            self._warn_without_key(session)
+        return session
+
+    def _model(self, settings: Settings, resumed: bool, model_named: bool) -> tuple[Model | None, ThinkingLevel | None]:
+        """The model the arguments or settings name (``None`` for a resumed session: its own),
+        never the demo model unless it was named."""
+        from baton.tui.cli.errors import CliError
+        from baton.tui.cli.session_setup import resolve_model
+
+        if resumed and not self.args.model:
+            return None, None
+        try:
+            model, level = resolve_model(self.args, settings)
         except CliError as exc:
             raise AcpError(AUTH_REQUIRED if "API key" in str(exc) else INVALID_PARAMS, str(exc)) from exc
         if model is not None and model.provider == "demo" and not model_named:
             raise AcpError(AUTH_REQUIRED, "No model has an API key: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                                           "GEMINI_API_KEY (or configure $BATON_HOME/models.json), or start "
                                           "baton with --model PROVIDER/ID")
+        return model, level
+
+    def _options(self, cwd: str, mode: str, settings: Settings, model: Model | None,
+                 level: ThinkingLevel | None) -> SessionOptions:
+        from baton.sessions import SessionOptions
+        from baton.tui.cli.errors import CliError
+        from baton.tui.cli.session_setup import mcp_config_files
+
+        args = self.args
         try:
-            config_files = mcp_config_files(self.args)
+            config_files = mcp_config_files(args)
         except CliError as exc:
             raise AcpError(INVALID_PARAMS, str(exc)) from exc
-        tools: list[str] | None = [] if self.args.no_tools else (
-            [t.strip() for t in self.args.tools.split(",") if t.strip()] if self.args.tools else None)
-        options = SessionOptions(
+        tools: list[str] | None = [] if args.no_tools else (
+            [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None)
+        return SessionOptions(
             cwd=Path(cwd), model=model, thinking=level, tools=tools, session=mode,
-            session_dir=self._session_dir(), system_prompt=self.args.system_prompt,
-            append_system_prompt=self.args.append_system_prompt, context_files=not self.args.no_context_files,
-            api_key=self.args.api_key, settings=settings, preload_tokenizer=False,
-            trust_project=True if self.args.trust_project else None, mcp=not self.args.no_mcp,
-            mcp_config_files=config_files, start_mcp=True, approval=getattr(self.args, "approval", None),
+            session_dir=self._session_dir(), system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt, context_files=not args.no_context_files,
+            api_key=args.api_key, settings=settings, preload_tokenizer=False,
+            trust_project=True if args.trust_project else None, mcp=not args.no_mcp,
+            mcp_config_files=config_files, start_mcp=True, approval=args.approval,
         )
-        try:
-            session = await CodingSession.open(options)
-        except (SessionError, ValueError, OSError) as exc:
-            raise AcpError(INVALID_PARAMS, str(exc)) from exc
-        if resumed and model is None:
-            try:
-                ensure_api_key(session.model, self.args.api_key)
-            except CliError as exc:  # keep it open: the editor can switch to a model with a key
-                logger.warning("%s", exc)
-        return session
 
-    def _adopt(self, session: CodingSession, mcp_servers: Any) -> AcpSession:
+    def _warn_without_key(self, session: CodingSession) -> None:
+        """A resumed session's own model without a key: kept open (the editor can switch to a
+        model with a key), said in the log."""
+        from baton.tui.cli.errors import CliError
+        from baton.tui.cli.session_setup import ensure_api_key
+
+        try:
+            ensure_api_key(session.model, self.args.api_key)
+        except CliError as exc:
+            logger.warning("%s", exc)
+
+    def _adopt(self, session: CodingSession, mcp_servers: object) -> AcpSession:
         acp_session = AcpSession(session, self.client)
         self.sessions[acp_session.id] = acp_session
-        servers = [as_dict(s) for s in mcp_servers or []]
+        servers = [as_dict(s) for s in mcp_servers] if isinstance(mcp_servers, list) else []
         if servers:
             connect_mcp_servers(session, servers)
         return acp_session
@@ -201,7 +237,7 @@ class BatonAcpAgent:
 
     # ------------------------------------------------------------------ prompting
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> dict[str, Any]:
+    async def prompt(self, session_id: str, prompt: list[object], **_: object) -> JsonObject:
         """Run a prompt; updates stream while it runs; answers with the stop reason."""
         from baton.tui.modes.acp.prompt import PromptError, prompt_from_blocks
 
@@ -214,7 +250,7 @@ class BatonAcpAgent:
             raise AcpError(INVALID_PARAMS, "The prompt is empty")
         return await session.prompt(text, images)
 
-    async def cancel(self, session_id: str, **_: Any) -> None:
+    async def cancel(self, session_id: str, **_: object) -> None:
         """Abort the session's run (a notification: nothing is answered; the prompt ends ``cancelled``)."""
         session = self.sessions.get(session_id)
         if session is not None:
@@ -222,17 +258,19 @@ class BatonAcpAgent:
 
     # ------------------------------------------------------------------ configuration
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> dict[str, Any]:
-        """``session/set_config_option``: the model or the thinking level."""
+    async def set_config_option(self, config_id: str, session_id: str, value: JsonValue, **_: object) -> JsonObject:
+        """``session/set_config_option``: the model or the thinking level (``tui/actions``)."""
         options = await self._session(session_id).set_config_option(config_id, value)
         return {"configOptions": options}
 
-    async def set_session_model(self, session_id: str, model_id: str, **_: Any) -> dict[str, Any]:
+    async def set_session_model(self, session_id: str, model_id: str, **_: object) -> JsonObject:
         """The unstable ``session/set_model``: same switch as the ``model`` config option."""
-        await self._session(session_id).set_model(model_id)
+        from baton.tui.actions.models import MODEL_OPTION
+
+        await self._session(session_id).set_config_option(MODEL_OPTION, model_id)
         return {}
 
-    async def handle_unstable(self, method: str, params: Any) -> dict[str, Any] | None:
+    async def handle_unstable(self, method: str, params: object) -> JsonObject | None:
         """Methods the SDK's router does not know; ``None`` when ``method`` is not one of them."""
         if method != "session/set_model":
             return None
@@ -256,7 +294,7 @@ class BatonAcpAgent:
                 logger.exception("closing session %s failed", session.id)
 
 
-def connect_mcp_servers(session: CodingSession, servers: list[dict[str, Any]]) -> None:
+def connect_mcp_servers(session: CodingSession, servers: list[JsonObject]) -> None:
     """Connect the editor's MCP servers through the session's MCP manager (started at once)."""
     from baton.tools.mcp.config import configs_from_acp
 

@@ -9,7 +9,7 @@ editor) takes over from the next message on. Both paths run the same agent metho
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.tui.modes.acp.agent import BatonAcpAgent
 from baton.tui.modes.acp.client import AcpClient
@@ -63,7 +63,7 @@ async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bo
             continue
         transport.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if method == "session/new":
-            agent.sessions[result["sessionId"]].announce()
+            agent.sessions[str(result["sessionId"])].announce()
             transport.flush()  # out before the SDK's import holds the loop
             return True
 
@@ -76,7 +76,7 @@ async def serve_with_sdk(agent: BatonAcpAgent, transport: StdioTransport) -> Non
 
     router = build_agent_router(agent)  # type: ignore[arg-type]
 
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+    async def handle(method: str, params: object, is_notification: bool) -> object:
         try:
             if not is_notification:
                 result = await agent.handle_unstable(method, params)
@@ -84,7 +84,7 @@ async def serve_with_sdk(agent: BatonAcpAgent, transport: StdioTransport) -> Non
                     return result
             result = await router(method, params, is_notification)
             if method == "session/new" and isinstance(result, dict) and "sessionId" in result:
-                session = agent.sessions.get(result["sessionId"])
+                session = agent.sessions.get(str(result["sessionId"]))
                 if session is not None:  # after the response, which is written before this runs
                     import asyncio
 

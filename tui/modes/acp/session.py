@@ -1,29 +1,35 @@
-"""One ACP session: a :class:`CodingSession` plus what the editor needs to follow it."""
+"""One ACP session: a :class:`CodingSession` plus what the editor needs to follow it.
+
+The shared actions (``tui/actions``) reach the editor two ways: those with an ACP command are
+listed in ``available_commands_update`` and run when a prompt is ``/name args`` (unless a prompt
+template has the name); those that are config options (the model, the thinking level) change
+with ``session/set_config_option``. What an action reports becomes a finished card in the thread.
+"""
 
 from __future__ import annotations
 
 import itertools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.agent.events import MessageEndEvent
+from baton.providers.errors import BatonError
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage
 from baton.sessions.events import ModelChangeEvent, ThinkingLevelChangeEvent
-from baton.tui.modes.acp.config import MODEL_OPTION, THINKING_OPTION, config_options, find_available, model_state
+from baton.tui.actions.action import ActionCancelled, ActionError, Report, SessionAction
+from baton.tui.modes.acp.config import config_options, model_state
 from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from baton.tui.modes.acp.updates import UpdateMapper, replay_updates
 
 if TYPE_CHECKING:
-    from baton.providers.models import Model
+    from baton.providers.messages import ImageContent, Usage
     from baton.sessions import CodingSession
     from baton.tui.modes.acp.client import AcpClient
+    from baton.tui.modes.print_mode import RunTracker
 
 logger = logging.getLogger(__name__)
 _notice_ids = itertools.count(1)
-BUILTIN_COMMANDS: list[dict[str, Any]] = [
-    {"name": "compact", "description": "Summarise the older part of the conversation to free context",
-     "input": {"hint": "what the summary should focus on (optional)"}},
-]
 ACP_TRUST_HINT = "trust it in baton's app, or start the agent with --trust-project"
 _REFUSAL_WORDS = ("refused to respond", "safety filter", "flagged by safety")
 
@@ -48,11 +54,11 @@ class AcpSession:
 
     # ------------------------------------------------------------------ wiring
 
-    def send(self, update: dict[str, Any]) -> None:
+    def send(self, update: JsonObject) -> None:
         """One ``session/update`` for this session."""
         self.client.update(self.id, update)
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: object) -> None:
         match event:
             case ModelChangeEvent() | ThinkingLevelChangeEvent():
                 self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
@@ -91,12 +97,12 @@ class AcpSession:
         self.send({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id,
                    "content": [{"type": "terminal", "terminalId": terminal_id}]})
 
-    def _count_usage(self, usage: Any) -> None:
+    def _count_usage(self, usage: Usage) -> None:
         for key, value in (("inputTokens", usage.input), ("outputTokens", usage.output),
                            ("cachedReadTokens", usage.cache_read), ("cachedWriteTokens", usage.cache_write)):
             self._run_usage[key] = self._run_usage.get(key, 0) + int(value)
 
-    def usage_update(self) -> dict[str, Any] | None:
+    def usage_update(self) -> JsonObject | None:
         """Context fill and the session's cost so far (``usage_update``)."""
         try:
             usage = self.session.context_usage()
@@ -107,7 +113,7 @@ class AcpSession:
         return {"sessionUpdate": "usage_update", "used": max(usage.tokens, 0),
                 "size": max(usage.context_window, 0), "cost": {"amount": round(cost, 6), "currency": "USD"}}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
         models = self.session.available_models()
         return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
@@ -115,19 +121,21 @@ class AcpSession:
     def announce(self) -> None:
         """Updates a client wants right after the session opens: commands and usage, and what of
         the project is ignored until it is trusted (a notice)."""
+        from baton.tui.actions.registry import acp_commands
         from baton.tui.modes.session_features import ignored_project_notice, prompt_commands
 
-        templates = [
+        templates = prompt_commands(self.session)
+        commands: list[JsonValue] = [
             {"name": c["name"], "description": c.get("description") or c["name"],
              "input": {"hint": c.get("argumentHint") or "arguments"}}
-            for c in prompt_commands(self.session)
+            for c in templates
         ]
         names = {c["name"] for c in templates}
-        commands = [*templates, *(c for c in BUILTIN_COMMANDS if c["name"] not in names)]
+        commands += [_command_entry(a) for a in acp_commands() if a.name not in names]
         self.send({"sessionUpdate": "available_commands_update", "availableCommands": commands})
         ignored = ignored_project_notice(self.session, ACP_TRUST_HINT)
         if ignored is not None:
-            self.notice("Project settings ignored", ignored["text"], "other", {"notice": "project_trust"})
+            self.notice("Project settings ignored", str(ignored["text"]), "other", {"notice": "project_trust"})
 
     def replay(self) -> None:
         """Send the stored conversation as updates (``session/load``): the whole current branch,
@@ -145,16 +153,16 @@ class AcpSession:
 
     # ------------------------------------------------------------------ prompting
 
-    async def prompt(self, text: str, images: list[Any]) -> dict[str, Any]:
+    async def prompt(self, text: str, images: list[ImageContent]) -> JsonObject:
         """Run one prompt; the result holds ACP's stop reason (and this turn's token usage)."""
         from baton.sessions.errors import SessionError
         from baton.tui.modes.print_mode import RunTracker
 
         if self.session.is_running:
             raise AcpError(INVALID_PARAMS, "A prompt is already running in this session; cancel it first")
-        focus = self._builtin_compact(text)
-        if focus is not None:
-            return await self._compact(focus or None)
+        slash = self._slash_action(text)
+        if slash is not None:
+            return await self._run_command(*slash)
         tracker = RunTracker()
         unsubscribe = self.session.subscribe(tracker)
         self.cancelled = False
@@ -165,41 +173,43 @@ class AcpSession:
             raise AcpError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             unsubscribe()
-        result: dict[str, Any] = {"stopReason": self._stop_reason(tracker)}
+        result: JsonObject = {"stopReason": self._stop_reason(tracker)}
         if self._run_usage:
             total = sum(self._run_usage.values())
             result["usage"] = {"totalTokens": total, **self._run_usage}
         return result
 
-    def _builtin_compact(self, text: str) -> str | None:
-        """The focus of a ``/compact [focus]`` prompt ("" without one); ``None`` for any other
-        prompt (or when a prompt template named ``compact`` takes precedence)."""
+    def _slash_action(self, text: str) -> tuple[SessionAction, str] | None:
+        """The action a ``/name args`` prompt asks for and its arguments; ``None`` for any other
+        prompt (or when a prompt template of that name takes precedence)."""
+        from baton.tui.actions.registry import acp_commands
         from baton.tui.modes.session_features import prompt_commands
 
         head, _, rest = text.strip().partition(" ")
-        if head != "/compact" or any(c["name"] == "compact" for c in prompt_commands(self.session)):
+        action = next((a for a in acp_commands() if head == f"/{a.name}"), None)
+        if action is None or any(c["name"] == action.name for c in prompt_commands(self.session)):
             return None
-        return rest.strip()
+        return action, rest.strip()
 
-    async def _compact(self, focus: str | None) -> dict[str, Any]:
-        from baton.sessions.compaction import CompactionAborted
-        from baton.sessions.errors import CompactionError
-
+    async def _run_command(self, action: SessionAction, args: str) -> JsonObject:
+        """Run a slash command's action; its report becomes a card, the usage follows."""
         self.cancelled = False
         try:
-            result = await self.session.compact(focus)
-        except CompactionAborted:
+            report = await action.from_text(self.session, args)
+        except ActionCancelled:
             return {"stopReason": "cancelled"}
-        except CompactionError as exc:
+        except ActionError as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        except BatonError as exc:
             raise AcpError(INTERNAL_ERROR, str(exc)) from exc
-        self.notice(f"Compacted the conversation ({result.tokens_before:,} tokens before)", result.summary,
-                    "other", {"notice": "compaction", "firstKeptEntryId": result.first_kept_entry_id})
+        if report is not None:
+            self._report(action, report, "other")
         usage = self.usage_update()
         if usage is not None:
             self.send(usage)
         return {"stopReason": "end_turn"}
 
-    def _stop_reason(self, tracker: Any) -> str:
+    def _stop_reason(self, tracker: RunTracker) -> str:
         if self.cancelled:
             return "cancelled"
         answer = tracker.answer
@@ -226,51 +236,28 @@ class AcpSession:
 
     # ------------------------------------------------------------------ configuration
 
-    async def set_config_option(self, config_id: str, value: Any) -> list[dict[str, Any]]:
-        """Switch the model or the thinking level; returns every option's new state."""
-        if config_id == MODEL_OPTION:
-            await self.set_model(str(value))
-        elif config_id == THINKING_OPTION:
-            from baton.sessions.models import parse_thinking_level
+    async def set_config_option(self, config_id: str, value: JsonValue) -> list[JsonValue]:
+        """Change a config option (the model, the thinking level); returns every option's new state."""
+        from baton.tui.actions.registry import acp_option
 
-            level = parse_thinking_level(value)
-            if level is None:
-                raise AcpError(INVALID_PARAMS, f"Unknown thinking level: {value!r}")
-            self.session.set_thinking_level(level)
-        else:
+        action = acp_option(config_id)
+        if action is None:
             raise AcpError(INVALID_PARAMS, f"Unknown config option: {config_id!r}")
+        if not action.while_running and self.session.is_running:
+            raise AcpError(INVALID_PARAMS, f"{config_id} cannot change while a prompt runs; cancel it first")
+        try:
+            report = await action.from_option(self.session, value)
+        except ActionError as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        kind = action.option_notice
+        if report is not None and kind is not None:
+            self._report(action, report, kind)
         return config_options(self.session)
 
-    async def set_model(self, ref: str) -> None:
-        """The same hot-swap as ``/model``; what the handoff changes is shown as a notice."""
-        model = find_available(self.session, ref)
-        if model is None:
-            raise AcpError(INVALID_PARAMS, f"Model not available: {ref} (is its API key set?)")
-        previous = self.session.model
-        if model.ref == previous.ref and model.api == previous.api:
-            return
-        summary = self._handoff_summary(model)
-        await self.session.set_model(model)
-        self._notice_switch(previous, model, summary)
+    def _report(self, action: SessionAction, report: Report, kind: str) -> None:
+        self.notice(report.title or f"/{action.name}", report.text, kind, report.meta)
 
-    def _handoff_summary(self, model: Model) -> dict[str, Any] | None:
-        if not self.session.messages:
-            return None
-        try:
-            return self.session.handoff_preview(model).to_dict()
-        except Exception:  # a preview is advice; never block a switch on it
-            logger.exception("handoff preview failed")
-            return None
-
-    def _notice_switch(self, previous: Model, model: Model, handoff: dict[str, Any] | None) -> None:
-        """A finished ``switch_mode`` card in the editor's thread (a notice, not model text)."""
-        text = f"Switched from {previous.ref} to {model.ref}."
-        if handoff is not None:
-            text += f" Handoff: {handoff['summary']}."
-        self.notice(f"Model: {model.ref}", text, "switch_mode",
-                    {"notice": "model_switch", "from": previous.ref, "to": model.ref, "handoff": handoff})
-
-    def notice(self, title: str, text: str, kind: str, meta: dict[str, Any]) -> None:
+    def notice(self, title: str, text: str, kind: str, meta: JsonObject) -> None:
         """Something baton tells the user (not the model): a finished card in the thread, with
         ``_meta.baton`` for clients that want the details."""
         self.send({
@@ -280,3 +267,13 @@ class AcpSession:
             "_meta": {"baton": meta},
         })
 
+
+
+def _command_entry(action: SessionAction) -> JsonObject:
+    """An action as an entry of ``available_commands_update``."""
+    spec = action.acp_command
+    entry: JsonObject = {"name": action.name,
+                         "description": (spec.description if spec else None) or action.description}
+    if spec is not None and spec.hint:
+        entry["input"] = {"hint": spec.hint}
+    return entry

@@ -1,0 +1,51 @@
+"""``/approval``: what runs without asking (``ask``, ``auto`` or ``full``). RPC: ``set_approval``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.providers.json_types import JsonValue
+from baton.tui.actions.action import Action, ActionError, Report, RpcCommand
+from baton.tui.actions.fields import text_field
+from baton.tui.actions.text import shorten
+
+if TYPE_CHECKING:
+    from baton.sessions import CodingSession
+
+MODES = ("ask", "auto", "full")
+MEANINGS = {
+    "ask": "every command, edit and write asks; reads inside the workspace run.",
+    "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
+    "full": "everything runs, without the sandbox (protected paths and deny rules still apply).",
+}
+
+
+def _mode_from_text(session: CodingSession, text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in MODES:
+        raise ActionError(f"Unknown approval mode {shorten(mode, 40)!r}; use ask, auto or full.", "warning")
+    return mode
+
+
+async def set_approval(session: CodingSession, mode: str) -> str:
+    """Switch the approval mode (the session refuses anything but ask, auto and full); the mode
+    in effect."""
+    return session.set_approval_mode(mode)
+
+
+def approval_report(mode: str) -> Report:
+    """The mode and what it means (a warning for ``full``)."""
+    return Report(f"Approval: {mode} — {MEANINGS[mode]}", "warning" if mode == "full" else "info")
+
+
+def _mode_reply(session: CodingSession, mode: str) -> JsonValue:
+    return {"mode": mode}
+
+
+APPROVAL: Action[str, str] = Action(
+    "approval", "/approval [ask|auto|full]", "What runs without asking: ask, auto (sandboxed) or full",
+    parse=_mode_from_text, run=set_approval, report=approval_report,
+    rpc=RpcCommand("set_approval", parse=lambda session, command: text_field(command, "mode"), reply=_mode_reply),
+)
+
+ACTIONS = (APPROVAL,)
