@@ -188,9 +188,10 @@ class BatonApp(App[int]):
         self.editor.focus()
         # Keys typed before the editor had focus (into the instant frame, or while this screen
         # was built) were held by the driver: they go to the editor now, in order.
-        release = getattr(self._driver, "release_held_keys", None)  # only the handoff driver has it
-        if release is not None:
-            self.run_worker(release(self), group="keys", exit_on_error=False)
+        from baton.tui.app.handoff_driver import HandoffDriver
+
+        if isinstance(self._driver, HandoffDriver):
+            self.run_worker(self._driver.release_held_keys(self), group="keys", exit_on_error=False)
         if self._session is None:
             self.activity.start("Starting")
             # After the first frame: the imports behind opening would compete with painting it.
