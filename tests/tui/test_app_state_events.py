@@ -195,14 +195,20 @@ async def test_one_busy_state_while_compacting_and_while_the_agent_works(
         assert app.busy.idle and not app.editor.running
         await submit(pilot, app, "/compact")
         await wait_until(pilot, lambda: app.busy.compacting, what="the compaction")
-        assert app.is_busy and not app.editor.running
-        await submit(pilot, app, "too early")
-        await wait_until(pilot, lambda: "Wait for the current command to finish" in screen_text(app),
-                         what="the refusal")
-        app.editor.set_text("")
+        assert app.is_busy and not app.editor.running, "no agent works: Tab completes"
+        await submit(pilot, app, "/new")
+        await wait_until(pilot, lambda: "/new is not available while" in screen_text(app), what="the refusal")
+        await submit(pilot, app, "too early")  # the session is busy: it waits in the queue
+        await wait_until(pilot, lambda: bool(app.activity.queue), what="the queued message")
+        assert app.activity.queue == [("steer", "too early")]
         summarised.set()
         await settle(pilot, app)
         assert app.busy.idle and not app.activity.has_class("-running")
+        assert app.activity.queue == [("steer", "too early")], "it goes with the next prompt"
+        await pilot.press("alt+up")
+        await wait_until(pilot, lambda: not app.activity.queue, what="the queue taken back")
+        assert app.editor.text == "too early"
+        app.editor.set_text("")
         await submit(pilot, app, "next question")
         await wait_until(pilot, lambda: "After compaction" in screen_text(app), what="the answer")
         assert app.busy.prompting and app.busy.agent_running and app.editor.running

@@ -351,7 +351,7 @@ class BatonApp(App[int]):
 
     def send_prompt_command(self, text: str) -> None:
         """Send a template invocation as a prompt (queued while the agent works)."""
-        if self._busy.agent_working:
+        if self._busy.queues_messages:
             self.sender.queue(text, follow_up=False)
         else:
             self.sender.send(text, None)

@@ -33,5 +33,12 @@ class Busy:
 
     @property
     def agent_working(self) -> bool:
-        """A message typed now is queued for the agent (steering, or a follow-up with Tab)."""
+        """The agent works on a prompt: the editor says so, and Tab queues a follow-up."""
         return self.prompting or self.agent_running
+
+    @property
+    def queues_messages(self) -> bool:
+        """A message sent now waits in the session's queue (steering, or a follow-up): while the
+        agent works, and while ``/compact`` runs (the session is busy then too; the message goes
+        with the next prompt)."""
+        return self.agent_working or self.compacting

@@ -1,8 +1,9 @@
 """What happens to what the user sends (Enter in the editor).
 
 A slash command runs; a ``!command`` runs in the shell at once, even while the agent works; a
-prompt goes to the session; while the agent works, a message is queued for it instead (steering;
-a follow-up with Tab or Alt+Enter), and the queue line shows it once the session reports it.
+prompt goes to the session; while the agent works (or ``/compact`` runs), a message is queued
+instead (steering; a follow-up with Tab or Alt+Enter), and the queue line shows it once the
+session reports it.
 Prompts sent while the app is still starting wait here until the session is open.
 """
 
@@ -42,7 +43,7 @@ class Sender:
         if text.lstrip().startswith("!") and text.strip() not in ("!", "!!"):
             self.send(text, None)  # shell commands run at once, even while the agent works
             return
-        if app.busy.agent_working:
+        if app.busy.queues_messages:
             self.queue(text, follow_up=follow_up)
             return
         if app.is_busy:
