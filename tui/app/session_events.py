@@ -26,6 +26,7 @@ from baton.sessions.events import (
     ModelChangeEvent,
     QueueChangedEvent,
     SessionChangedEvent,
+    SessionChangeReason,
     ThinkingLevelChangeEvent,
 )
 from baton.tui.app import notices
@@ -109,7 +110,7 @@ class SessionEvents:
             self.app.activity.stop()
         self.app.refresh_status()
 
-    def _session_changed(self, reason: str) -> None:
+    def _session_changed(self, reason: SessionChangeReason) -> None:
         self.app.reload_transcript()
         if reason == "resume":
             self.app.warn_if_no_key()
