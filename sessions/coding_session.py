@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from baton.agent.agent import Agent, AgentBusyError
-from baton.agent.events import AgentEvent, MessageEndEvent
+from baton.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from baton.agent.listeners import Listeners
 from baton.agent.messages import (
     AgentMessage,
@@ -81,9 +81,11 @@ from baton.sessions.permissions import ApprovalMode, ApprovalModeChangeEvent, Ap
 from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand, PromptCommands
+from baton.sessions.queue_report import QueueReport
 from baton.sessions.resume import interrupted_tool_results, open_store, resolve_model
 from baton.sessions.retry import (
     RETRY_CANCELLED,
+    RetryNumbering,
     is_retryable_error,
     retry_delay_ms,
     retry_stream_options,
@@ -195,6 +197,8 @@ class CodingSession:
         self._previous_model: Model | None = None
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._retry_numbering = RetryNumbering()
+        self._queue_report = QueueReport()
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
         self.permissions: Permissions | None = None
         """The permission policy, sandbox and approver (installed by :meth:`open`)."""
@@ -417,12 +421,21 @@ class CodingSession:
 
     def _on_provider_retry(self, attempt: int, max_attempts: int, delay: float, error: str) -> None:
         """The adapter is retrying a request that failed before streaming anything."""
-        self._emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider"))
+        number, limit = self._retry_numbering.count("provider", max_attempts, self.settings.retry)
+        self._emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider",
+                                            number=number, limit=limit))
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
+        self._retry_numbering.observe(event)
         if isinstance(event, MessageEndEvent):
             self._persist_message(event.message)
         await self._emit(event)
+        if isinstance(event, MessageStartEvent | AgentEndEvent):
+            self._report_queue()  # a queued message may have been delivered
+
+    def _report_queue(self) -> None:
+        if (changed := self._queue_report.changed(self.agent)) is not None:
+            self._emit_soon(changed)
 
     def _persist_message(self, message: AgentMessage) -> None:
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
@@ -505,10 +518,12 @@ class CodingSession:
     def steer(self, text: str) -> None:
         """Deliver ``text`` after the current tool batch (templates expand as in :meth:`prompt`)."""
         self.agent.steer(self._expand_queued(text))
+        self._report_queue()
 
     def follow_up(self, text: str) -> None:
         """Deliver ``text`` once the current run would end (templates expand as in :meth:`prompt`)."""
         self.agent.follow_up(self._expand_queued(text))
+        self._report_queue()
 
     def _expand_queued(self, text: str) -> str:
         try:
@@ -519,7 +534,9 @@ class CodingSession:
 
     def dequeue(self) -> list[str]:
         """Remove the queued steering and follow-up messages; returns their texts."""
-        return [_user_text(getattr(m, "content", "")) for m in self.agent.clear_queues()]
+        texts = [_user_text(getattr(m, "content", "")) for m in self.agent.clear_queues()]
+        self._report_queue()
+        return texts
 
     def abort(self) -> None:
         """Abort whatever runs: the model call, tools, a compaction, a retry wait, a ``!cmd``."""
@@ -559,15 +576,17 @@ class CodingSession:
             if retry.enabled and is_retryable_error(last, self.model.context_window):
                 attempt += 1
                 if attempt > retry.max_retries:
-                    await self._emit(AutoRetryEndEvent(False, attempt - 1, last.error_message))
+                    await self._emit(AutoRetryEndEvent(False, attempt - 1, last.error_message,
+                                                       max_attempts=retry.max_retries))
                     break
                 delay = retry_delay_ms(attempt, retry.base_delay_ms)
-                await self._emit(
-                    AutoRetryStartEvent(attempt, retry.max_retries, delay, last.error_message or "Unknown error")
-                )
+                number, limit = self._retry_numbering.count("session", retry.max_retries, retry)
+                await self._emit(AutoRetryStartEvent(attempt, retry.max_retries, delay,
+                                                     last.error_message or "Unknown error", number=number, limit=limit))
                 self._drop_trailing_error()
                 if not await sleep_unless_aborted(delay, self._signal):
-                    await self._emit(AutoRetryEndEvent(False, attempt, RETRY_CANCELLED))
+                    await self._emit(AutoRetryEndEvent(False, attempt, RETRY_CANCELLED, max_attempts=retry.max_retries,
+                                                       aborted=True))
                     break
                 # The adapter already spent its own attempts on the first failure: each retry of
                 # the session is one request, or a dead network costs attempts times rounds.
@@ -576,7 +595,9 @@ class CodingSession:
                 continue
             if attempt > 0:
                 ok = last.stop_reason not in ("error", "aborted")
-                await self._emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message))
+                await self._emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message,
+                                                   max_attempts=retry.max_retries,
+                                                   aborted=last.stop_reason == "aborted"))
             if last.stop_reason not in ("error", "aborted") and self._over_threshold():
                 await self._run_compaction("threshold", will_retry=False)
             break

@@ -7,10 +7,11 @@ receive these and every :data:`agent.events.AgentEvent`, in order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from dataclasses import KW_ONLY, dataclass
+from typing import Literal, TypeAlias
 
 from baton.agent.events import AgentEvent
+from baton.providers.json_types import JsonObject
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions.compaction import CompactionResult
 from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
@@ -26,7 +27,7 @@ class AutoCompactionStartEvent:
     reason: CompactionReason
     type: Literal["auto_compaction_start"] = "auto_compaction_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "reason": self.reason}
 
 
@@ -41,8 +42,8 @@ class AutoCompactionEndEvent:
     error_message: str | None = None
     type: Literal["auto_compaction_end"] = "auto_compaction_end"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "type": self.type,
             "result": self.result.to_dict() if self.result else None,
             "aborted": self.aborted,
@@ -58,16 +59,24 @@ class AutoRetryStartEvent:
     """A transient provider error: retrying after ``delay_ms`` (attempt of max_attempts).
 
     ``source`` is ``session`` for the session's retries of a failed turn, ``provider`` for the
-    adapter's own retries of a request that failed before any content streamed."""
+    adapter's own retries of a request that failed before any content streamed. Each layer counts
+    its own ``attempt``/``max_attempts`` (pi's fields, as JSON mode prints them); ``number`` and
+    ``limit`` count both layers as one sequence, as a user reads them (``1/5, 2/5, 3/5`` instead
+    of ``1/3, 2/3``, an error, then ``1/2``): see :class:`~baton.sessions.retry.RetryNumbering`."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
     source: Literal["session", "provider"] = "session"
+    _: KW_ONLY
+    number: int
+    """This attempt's number in the sequence of retries of one request (both layers)."""
+    limit: int
+    """The attempts that sequence may take in all."""
     type: Literal["auto_retry_start"] = "auto_retry_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "attempt": self.attempt,
@@ -80,15 +89,22 @@ class AutoRetryStartEvent:
 
 @dataclass(slots=True)
 class AutoRetryEndEvent:
-    """Retrying ended: it worked, was cancelled, or gave up (``final_error``)."""
+    """Retrying ended: it worked, was cancelled, or gave up (``final_error``).
+
+    ``max_attempts``: the retries the session allowed; ``aborted``: the user aborted the run, while
+    waiting to retry (``final_error`` is then :data:`~baton.sessions.retry.RETRY_CANCELLED`) or
+    during a retried request. Neither is in :meth:`to_dict` (pi's fields only)."""
 
     success: bool
     attempt: int
     final_error: str | None = None
+    _: KW_ONLY
+    max_attempts: int
+    aborted: bool = False
     type: Literal["auto_retry_end"] = "auto_retry_end"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "success": self.success, "attempt": self.attempt}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
         if self.final_error is not None:
             out["finalError"] = self.final_error
         return out
@@ -102,7 +118,7 @@ class ModelChangeEvent:
     previous_model: Model | None
     type: Literal["model_change"] = "model_change"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "model": self.model.ref,
@@ -117,7 +133,7 @@ class ThinkingLevelChangeEvent:
     level: ThinkingLevel
     type: Literal["thinking_level_change"] = "thinking_level_change"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "level": self.level}
 
 
@@ -129,7 +145,7 @@ class SessionChangedEvent:
     reason: SessionChangeReason
     type: Literal["session_changed"] = "session_changed"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "reason": self.reason}
 
 
@@ -143,7 +159,7 @@ class ExtensionNoticeEvent:
     level: Literal["info", "warning", "error"] = "warning"
     type: Literal["extension_notice"] = "extension_notice"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "source": self.source, "level": self.level, "text": self.text}
 
 
@@ -154,8 +170,23 @@ class McpStatusEvent:
     summary: str
     type: Literal["mcp_status"] = "mcp_status"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "summary": self.summary}
+
+
+@dataclass(slots=True)
+class QueueChangedEvent:
+    """The messages waiting for delivery changed: one was queued (``steer`` / ``follow_up``),
+    delivered to the model, or taken back (``dequeue``). ``steering`` and ``follow_up`` are their
+    texts in the order they will be delivered (steering first). baton's own event: the RPC mode
+    leaves it out of its output (pi's protocol has none; ``get_state`` counts the queue)."""
+
+    steering: tuple[str, ...]
+    follow_up: tuple[str, ...]
+    type: Literal["queue_changed"] = "queue_changed"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
 
 
 SessionEvent: TypeAlias = (
@@ -170,6 +201,7 @@ SessionEvent: TypeAlias = (
     | ApprovalModeChangeEvent
     | ExtensionNoticeEvent
     | McpStatusEvent
+    | QueueChangedEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

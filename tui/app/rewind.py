@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from baton.tui.actions.rewind import REWIND, RewindRequest
 from baton.tui.app.command_registry import binds
@@ -20,9 +20,10 @@ from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem,
 
 if TYPE_CHECKING:
     from baton.sessions.checkpoints import Checkpoint
+    from baton.sessions.checkpoints.tracker import RestoreMode
     from baton.tui.app.baton_app import BatonApp
 
-CHOICES = (
+CHOICES: tuple[tuple[RestoreMode | Literal["cancel"], str], ...] = (
     ("both", "Code and conversation"),
     ("conversation", "Conversation only"),
     ("code", "Code only"),
