@@ -34,7 +34,7 @@ from baton.sessions.errors import SessionBusyError, SessionError
 from baton.sessions.events import SessionChangedEvent
 
 if TYPE_CHECKING:
-    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.extension_host import SessionHost
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def _files(count: int) -> str:
 class SessionCheckpoints:
     """Checkpoints of one coding session (create with :func:`attach`)."""
 
-    def __init__(self, session: CodingSession, store: CheckpointStore | None, notice: str | None) -> None:
+    def __init__(self, session: SessionHost, store: CheckpointStore | None, notice: str | None) -> None:
         self.session = session
         self.store = store
         self.notice = notice
@@ -251,7 +251,7 @@ class SessionCheckpoints:
         """A checkpoint problem the user hears about in every mode (a notice in the app, a
         stderr line with ``-p``, an ``extension_notice`` event in JSON and RPC)."""
         logger.info("%s", text)  # the notice is what the user sees (a warning would print twice)
-        self.session._extension_notice("checkpoints", "warning", text)
+        self.session.events.notice("checkpoints", "warning", text)
 
     def _append(self, data: dict[str, Any]) -> Record | None:
         try:
@@ -348,7 +348,7 @@ class SessionCheckpoints:
         self.prune_thread.start()
 
 
-def attach(session: CodingSession) -> SessionCheckpoints:
+def attach(session: SessionHost) -> SessionCheckpoints:
     """Set up checkpoints for ``session`` as its settings say, and register the gate."""
     settings = session.settings.checkpoints
     store: CheckpointStore | None = None
@@ -366,6 +366,6 @@ def attach(session: CodingSession) -> SessionCheckpoints:
     tracker = SessionCheckpoints(session, store, notice)
     if store is not None:
         session.tool_gates.add_before("checkpoints", tracker.gate)
-        session.subscribe(tracker.on_event)
+        session.events.subscribe(tracker.on_event)
         tracker.start_pruning(settings.keep_days)
     return tracker

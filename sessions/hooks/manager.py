@@ -14,6 +14,7 @@ whose workspace script changed since the user trusted it does not run (a warning
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from baton.providers.messages import TextContent
 from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
 from baton.tools.file_pins import changed_files
+from baton.tools.tool_env import ToolEnvironment
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +61,16 @@ class HookManager:
         transcript_path: Callable[[], str | None],
         *,
         warn: Notify | None = None,
+        environment: ToolEnvironment | None = None,
     ) -> None:
         self.hooks = list(hooks)
         self.cwd = cwd
-        self._session_id = session_id
-        self._transcript_path = transcript_path
+        self.environment = environment or ToolEnvironment()
+        """The session's environment for hook commands (see :mod:`tools.tool_env`)."""
+        self.session_id = session_id
+        """The session's id now (a new session or a resume changes it)."""
+        self.transcript_path = transcript_path
+        """The session file's path now (``None`` while it exists only in memory)."""
         self.warn: Notify = warn or (lambda text: logger.warning("%s", text))
         self.permission_hints: dict[str, str] | None = None
         self._refused: set[str] = set()
@@ -83,8 +90,8 @@ class HookManager:
         if not chosen:
             return verdict
         payload: dict[str, Any] = {
-            "session_id": self._session_id(),
-            "transcript_path": self._transcript_path() or "",
+            "session_id": self.session_id(),
+            "transcript_path": self.transcript_path() or "",
             "cwd": str(self.cwd),
             "hook_event_name": event,
             **fields,
@@ -96,7 +103,7 @@ class HookManager:
             if not self._still_trusted(hook):
                 continue
             try:
-                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout)
+                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout, self.environment)
             except Exception as exc:  # never let a hook take the session down
                 self.warn(f"{event} hook '{hook.command}' failed: {exc}")
                 continue
@@ -177,7 +184,7 @@ class HookManager:
 
     # ---------------------------------------------------------------- tool gates
 
-    async def before_tool(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+    async def before_tool(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """The PreToolUse gate."""
         call = context.tool_call
         verdict = await self.run("PreToolUse", call.name, tool_input=_tool_input(call.arguments))
@@ -187,7 +194,7 @@ class HookManager:
             self.permission_hints[call.id] = verdict.permission
         return None
 
-    async def after_tool(self, context: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+    async def after_tool(self, context: AfterToolCallContext, signal: asyncio.Event) -> AfterToolCallResult | None:
         """The PostToolUse gate: exit-2 stderr and additional context are appended to the result."""
         call = context.tool_call
         response = {

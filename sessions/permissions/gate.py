@@ -14,24 +14,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.agent.execution import AfterToolCallContext, BeforeToolCallResult, ToolCallContext
 from baton.agent.tool import AgentTool, AgentToolResult, ToolError
 from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baton.sessions.permissions.blocked import blocked_places, blocked_reason
-from baton.sessions.permissions.events import ToolApprovalEvent
+from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
 from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
-from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
+from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
 from baton.tools.path_pins import PathPins
 from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
 from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
 from baton.tools.shell import StartedCommand, start_command
+
+if TYPE_CHECKING:
+    from baton.sessions.event_hub import SessionEvents
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ class Permissions:
         sandbox_status: SandboxStatus,
         project_dir: Path,
         hints: dict[str, str],
-        emit: Callable[[Any], Awaitable[None]],
+        events: SessionEvents,
         record: Callable[[dict[str, Any]], object],
         tools: Callable[[], list[AgentTool]],
         abort: Callable[[], None],
@@ -85,7 +88,7 @@ class Permissions:
         self.project_dir = project_dir
         self.approver: Approver | None = None
         self._hints = hints
-        self._emit = emit
+        self._events = events
         self._record = record
         self._tools = tools
         self._abort = abort
@@ -107,8 +110,20 @@ class Permissions:
 
     @property
     def mode(self) -> ApprovalMode:
-        """The approval mode in effect."""
+        """The approval mode in effect: ``ask``, ``auto`` or ``full`` (see the README's
+        Permissions section)."""
         return self.policy.mode
+
+    def set_mode(self, mode: str) -> ApprovalMode:
+        """Switch the approval mode (an ``approval_mode_change`` event); raises ValueError for
+        anything but ask, auto and full."""
+        chosen = next((m for m in APPROVAL_MODES if m == mode), None)
+        if chosen is None:
+            raise ValueError(f"unknown approval mode {mode!r}: use ask, auto or full")
+        if self.policy.mode != chosen:
+            self.policy.mode = chosen
+            self._events.emit_soon(ApprovalModeChangeEvent(chosen))
+        return chosen
 
     @property
     def sandbox_active(self) -> bool:
@@ -356,7 +371,7 @@ class Permissions:
         self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str,
         *, rule: str | None = None, needed: bool = False,
     ) -> None:
-        await self._emit(
+        await self._events.emit(
             ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,  # type: ignore[arg-type]
                               decision.summary, needed)
         )

@@ -15,7 +15,7 @@ from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.sandbox import Sandbox, SandboxStatus, probe
 
 if TYPE_CHECKING:
-    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.extension_host import SessionHost
 
 def effective_mode(settings: Settings, override: str | None = None) -> ApprovalMode:
     """The mode to start in: ``override`` (``--approval``) when given, else the setting.
@@ -68,7 +68,7 @@ def _hidden_entries(data: dict[str, Any]) -> list[Any] | None:
     return entries if isinstance(entries, list) else None
 
 
-def install_permissions(session: CodingSession, mode: str | None = None) -> Permissions:
+def install_permissions(session: SessionHost, mode: str | None = None) -> Permissions:
     """Build the session's :class:`Permissions`, register its gates and hook it into bash."""
     settings = session.settings
     approval = effective_mode(settings, mode)
@@ -91,7 +91,7 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
         sandbox_status=status,
         project_dir=session.cwd,
         hints=session.permission_hints,
-        emit=session._emit,
+        events=session.events,
         record=lambda data: session.store.append_custom(DECISION_ENTRY, data),
         tools=lambda: list(session.agent.tools),
         abort=session.abort,

@@ -202,7 +202,7 @@ class BatonApp(App[int]):
 
         def models() -> list[tuple[str, str]]:
             try:
-                return [(m.ref, m.name) for m in self.session.available_models()]
+                return [(m.ref, m.name) for m in self.session.models.available()]
             except Exception:
                 return []
 
@@ -253,8 +253,7 @@ class BatonApp(App[int]):
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._unsubscribe = self.session.subscribe(self._on_session_event)
-        if hasattr(self.session, "approver"):
-            self.session.approver = self.approval.ask
+        self.session.permissions.approver = self.approval.ask
         self.completer.commands = [*command_list(), *self._prompt_command_list()]  # templates and skills
         self.editor.prompt_history = [*self._history(), *self.editor.prompt_history]
         messages = list(getattr(self.session, "messages", []) or [])
@@ -290,7 +289,7 @@ class BatonApp(App[int]):
         refused = list(getattr(getattr(session, "settings", None), "refused", None) or [])
         if refused:
             self.notice(f"⚠ {one_line(ignored_summary(None, refused, self.cwd, '') or '', 400)}", "warning")
-        pending = getattr(session, "pending_trust", None)
+        pending = session.extensions.pending_trust if session is not None else None
         if pending is None:
             return
 
@@ -302,7 +301,7 @@ class BatonApp(App[int]):
             trusted = await self.push_screen_wait(
                 ConfirmScreen("Trust this project?", body, "Enter/y trust · Esc/n not now"))
             if trusted:
-                session.trust_project()
+                session.extensions.trust_project()
                 self.notice(f"Project trusted: {', '.join(pending.what)} are on.", "success")
             else:
                 hint = "they stay off for this session; asked again at the next start"
@@ -669,7 +668,7 @@ class BatonApp(App[int]):
 
     def set_approval_mode(self, mode: str) -> None:
         """Switch the approval mode (``/approval``) and say what it means."""
-        applied = self.session.set_approval_mode(mode)
+        applied = self.session.permissions.set_mode(mode)
         meaning = {
             "ask": "every command, edit and write asks; reads inside the workspace run.",
             "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
@@ -721,7 +720,7 @@ class BatonApp(App[int]):
             raise SkipAction()
         previous = self.session.model
         try:
-            model = await self.session.cycle_model(direction)
+            model = await self.session.models.cycle(direction)
         except Exception as exc:
             self.notice(f"Could not switch model: {one_line(str(exc), 300)}", "error")
             return
@@ -738,7 +737,7 @@ class BatonApp(App[int]):
         if not getattr(self.session.model, "reasoning", False):
             self.notice(f"{self.session.model.ref} does not support thinking.", "warning")
             return
-        self.session.cycle_thinking_level()
+        self.session.models.cycle_thinking()
         self.refresh_status()
 
     async def action_paste_image(self) -> None:
@@ -825,7 +824,7 @@ class BatonApp(App[int]):
     async def switch_model(self, model: Model, summary: str | None) -> None:
         """Switch to ``model`` and say so (with what the handoff changes)."""
         previous = self.session.model
-        await self.session.set_model(model)
+        await self.session.models.switch(model)
         self._model_switched(previous, self.session.model, summary)
 
     def _model_switched(self, previous: Model, model: Model, summary: str | None) -> None:
@@ -837,7 +836,7 @@ class BatonApp(App[int]):
 
     def set_thinking(self, level: str) -> None:
         """Set the thinking level and say what the model will use."""
-        applied = self.session.set_thinking_level(level)
+        applied = self.session.models.set_thinking(level)
         if applied != level:
             self.notice(f"Thinking: {applied} ({self.session.model.ref} cannot do {level}).", "warning")
         else:

@@ -145,7 +145,7 @@ def match_models(models: Sequence[Model], pattern: str) -> list[Model]:
 def handoff_summary(app: BatonApp, model: Model) -> str | None:
     """What ``model`` will not receive as is from the current history, or None when nothing."""
     try:
-        preview = app.session.handoff_preview(model)
+        preview = app.session.models.handoff_preview(model)
     except Exception:  # a preview is advice; never block a switch on it
         return None
     if preview.is_empty:
@@ -188,7 +188,7 @@ def _missing_key_text(model: Model, variable: str) -> str:
 
 @command("model", "/model [pattern]", "Switch model (picker; shows what the new model will not receive)")
 async def cmd_model(app: BatonApp, args: str) -> None:
-    choices = list(app.session.model_choices())
+    choices = list(app.session.models.choices())
     missing = {c.model.ref: c.missing_key for c in choices if c.missing_key}
     models = [c.model for c in choices]
     if not models:
@@ -244,7 +244,7 @@ async def cmd_approval(app: BatonApp, args: str) -> None:
     modes = ("ask", "auto", "full")
     mode = args.strip().lower()
     if not mode:
-        current = app.session.approval_mode
+        current = app.session.permissions.mode
         items = [PickerItem(picker_label(("● " if m == current else "  ", "$text-accent"), (m, "bold")), m, m)
                  for m in modes]
         chosen = await app.push_screen_wait(ListPicker("Approval mode", items, initial=modes.index(current),

@@ -9,7 +9,6 @@ response with the message.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,7 +120,7 @@ class RpcCommands:
 
     def _find_model(self, provider: str, model_id: str) -> Model:
         ref = f"{provider}/{model_id}".lower()
-        for model in self.session.available_models():
+        for model in self.session.models.available():
             if model.ref.lower() == ref:
                 return model
         raise _error(f"Model not found: {provider}/{model_id}")
@@ -207,11 +206,11 @@ class RpcCommands:
 
     async def cmd_set_model(self, command: dict[str, Any]) -> Any:
         model = self._find_model(_field(command, "provider"), _field(command, "modelId"))
-        await self.session.set_model(model)
+        await self.session.models.switch(model)
         return model_json(self.session.model)
 
     async def cmd_cycle_model(self, command: dict[str, Any]) -> Any:
-        model = await self.session.cycle_model()
+        model = await self.session.models.cycle()
         if model is None:
             return None
         return {
@@ -221,7 +220,7 @@ class RpcCommands:
         }
 
     async def cmd_get_available_models(self, command: dict[str, Any]) -> Any:
-        return {"models": [model_json(m) for m in self.session.available_models()]}
+        return {"models": [model_json(m) for m in self.session.models.available()]}
 
     async def cmd_set_thinking_level(self, command: dict[str, Any]) -> Any:
         from baton.sessions.models import parse_thinking_level
@@ -229,20 +228,20 @@ class RpcCommands:
         level = parse_thinking_level(command.get("level"))
         if level is None:
             raise _error('"level" must be one of off, minimal, low, medium, high, xhigh')
-        self.session.set_thinking_level(level)
+        self.session.models.set_thinking(level)
         return _NO_DATA
 
     async def cmd_cycle_thinking_level(self, command: dict[str, Any]) -> Any:
         if not self.session.model.reasoning:
             return None
-        return {"level": self.session.cycle_thinking_level()}
+        return {"level": self.session.models.cycle_thinking()}
 
     async def cmd_handoff_preview(self, command: dict[str, Any]) -> Any:
         ref: str = _field(command, "model")
         provider, sep, model_id = ref.partition("/")
         if not sep:
             raise _error('"model" must be "provider/id"')
-        return self.session.handoff_preview(self._find_model(provider, model_id)).to_dict()
+        return self.session.models.handoff_preview(self._find_model(provider, model_id)).to_dict()
 
     # ------------------------------------------------------------------ queues, compaction, retry
 
@@ -358,13 +357,7 @@ class RpcCommands:
     # ------------------------------------------------------------------ baton's own
 
     async def cmd_set_approval(self, command: dict[str, Any]) -> Any:
-        from baton.tui.modes.session_features import jsonable, require
-
-        setter = require(self.session, "set_approval_mode", "permissions")
-        result = setter(_field(command, "mode"))
-        if inspect.isawaitable(result):
-            result = await result
-        return {"mode": jsonable(result) if result is not None else command["mode"]}
+        return {"mode": self.session.permissions.set_mode(_field(command, "mode"))}
 
     async def cmd_get_checkpoints(self, command: dict[str, Any]) -> Any:
         from baton.sessions.checkpoints.rpc import get_checkpoints

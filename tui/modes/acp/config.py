@@ -23,7 +23,7 @@ def config_options(session: CodingSession, models: list[Model] | None = None) ->
     from baton.sessions.models import thinking_levels_for
 
     current = session.model
-    models = session.available_models() if models is None else models
+    models = session.models.available() if models is None else models
     return [
         {
             "id": MODEL_OPTION, "name": "Model", "type": "select", "category": "model",
@@ -45,7 +45,7 @@ def model_state(session: CodingSession, models: list[Model] | None = None) -> di
         "currentModelId": session.model.ref,
         "availableModels": [
             {"modelId": m.ref, "name": m.name, "description": _model_description(m)}
-            for m in (session.available_models() if models is None else models)
+            for m in (session.models.available() if models is None else models)
         ],
     }
 
@@ -53,7 +53,7 @@ def model_state(session: CodingSession, models: list[Model] | None = None) -> di
 def find_available(session: CodingSession, ref: str) -> Model | None:
     """The available model named ``provider/id`` (case-insensitive)."""
     wanted = ref.strip().lower()
-    for model in session.available_models():
+    for model in session.models.available():
         if model.ref.lower() == wanted:
             return model
     return None

@@ -44,7 +44,7 @@ class AcpSession:
         self._attach_terminal()
         from baton.tui.modes.acp.permission import editor_approver
 
-        session.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
+        session.permissions.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
 
     # ------------------------------------------------------------------ wiring
 
@@ -84,7 +84,8 @@ class AcpSession:
         tools = self.session.agent.tools
         for index, tool in enumerate(tools):
             if tool.name == "bash":
-                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for)
+                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for,
+                                                  self.session.tool_env)
 
     def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         self.mapper.terminals[tool_call_id] = terminal_id
@@ -109,7 +110,7 @@ class AcpSession:
 
     def describe(self) -> dict[str, Any]:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
-        models = self.session.available_models()
+        models = self.session.models.available()
         return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
 
     def announce(self) -> None:
@@ -236,7 +237,7 @@ class AcpSession:
             level = parse_thinking_level(value)
             if level is None:
                 raise AcpError(INVALID_PARAMS, f"Unknown thinking level: {value!r}")
-            self.session.set_thinking_level(level)
+            self.session.models.set_thinking(level)
         else:
             raise AcpError(INVALID_PARAMS, f"Unknown config option: {config_id!r}")
         return config_options(self.session)
@@ -250,14 +251,14 @@ class AcpSession:
         if model.ref == previous.ref and model.api == previous.api:
             return
         summary = self._handoff_summary(model)
-        await self.session.set_model(model)
+        await self.session.models.switch(model)
         self._notice_switch(previous, model, summary)
 
     def _handoff_summary(self, model: Model) -> dict[str, Any] | None:
         if not self.session.messages:
             return None
         try:
-            return self.session.handoff_preview(model).to_dict()
+            return self.session.models.handoff_preview(model).to_dict()
         except Exception:  # a preview is advice; never block a switch on it
             logger.exception("handoff preview failed")
             return None
