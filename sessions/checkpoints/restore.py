@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.sessions.checkpoints.changes import RestoreOutcome
 from baton.sessions.checkpoints.errors import CheckpointError
-from baton.sessions.checkpoints.files import safe_relative
+from baton.sessions.checkpoints.files import BATON_SETTINGS, safe_relative
 from baton.sessions.checkpoints.git import END, is_object_id, nul_join, nul_split, object_id
 
 if TYPE_CHECKING:
@@ -64,8 +64,6 @@ class RestorePlan:
 
 def plan_restore(store: CheckpointStore, target: str, current: str) -> RestorePlan:
     """The plan for restoring ``target`` over ``current`` (both checked snapshot ids)."""
-    from baton.sessions.checkpoints.store import BATON_SETTINGS
-
     try:
         raw = store.git.run("diff-tree", "-r", "-z", "--raw", "--no-renames", END, current, target)
     except CheckpointError as exc:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
+from baton.providers.json_types import JsonMapping
 from baton.providers.messages import TextContent
 from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
@@ -152,35 +153,48 @@ class HookManager:
             return
         self._apply_json(hook, data, verdict)
 
-    def _apply_json(self, hook: CommandHook, data: dict[str, Any], verdict: HookVerdict) -> None:
-        specific = data.get("hookSpecificOutput")
-        specific = specific if isinstance(specific, dict) else {}
+    def _apply_json(self, hook: CommandHook, data: JsonMapping, verdict: HookVerdict) -> None:
+        raw = data.get("hookSpecificOutput")
+        specific: JsonMapping = raw if isinstance(raw, dict) else {}
         reason = str(data.get("reason") or data.get("stopReason") or "")
-        decision = data.get("decision")
-        permission = specific.get("permissionDecision")
-        if hook.event == "PreToolUse" and decision in ("approve", "block"):  # Claude Code's older spelling
-            permission = permission or ("allow" if decision == "approve" else "deny")
-        if permission in ("allow", "deny", "ask") and hook.event == "PreToolUse":
-            reason = str(specific.get("permissionDecisionReason") or reason)
-            if permission == "deny":
-                verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
-                return
-            verdict.permission = permission
-        elif decision == "block":
-            if hook.event == "PostToolUse":
-                verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
-            else:
+        if hook.event == "PreToolUse" and self._apply_permission(hook, data, specific, reason, verdict):
+            return
+        if data.get("decision") == "block" and hook.event != "PreToolUse":
+            if hook.event != "PostToolUse":
                 verdict.blocked, verdict.reason = True, reason or f"blocked by {hook.event} hook '{hook.command}'"
                 return
+            verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
         if data.get("continue") is False and hook.event in ("PreToolUse", "UserPromptSubmit"):
             verdict.blocked, verdict.reason = True, reason or f"stopped by {hook.event} hook '{hook.command}'"
             return
         extra = specific.get("additionalContext")
         if isinstance(extra, str) and extra.strip():
-            if hook.event == "PostToolUse":
-                verdict.feedback.append(extra.strip())
-            else:
-                verdict.context.append(extra.strip())
+            (verdict.feedback if hook.event == "PostToolUse" else verdict.context).append(extra.strip())
+
+    @staticmethod
+    def _apply_permission(
+        hook: CommandHook, data: JsonMapping, specific: JsonMapping, reason: str, verdict: HookVerdict
+    ) -> bool:
+        """A PreToolUse hook's ``permissionDecision`` (or Claude Code's older ``decision``);
+        True when it decided the call (a deny)."""
+        decision = data.get("decision")
+        permission = specific.get("permissionDecision")
+        if decision in ("approve", "block"):  # Claude Code's older spelling
+            permission = permission or ("allow" if decision == "approve" else "deny")
+        if permission not in ("allow", "deny", "ask"):
+            if decision == "block":
+                verdict.blocked, verdict.reason = True, reason or f"blocked by PreToolUse hook '{hook.command}'"
+                return True
+            return False
+        reason = str(specific.get("permissionDecisionReason") or reason)
+        if permission == "deny":
+            verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
+            return True
+        verdict.permission = str(permission)
+        if data.get("continue") is False:
+            verdict.blocked, verdict.reason = True, reason or f"stopped by PreToolUse hook '{hook.command}'"
+            return True
+        return False
 
     # ---------------------------------------------------------------- tool gates
 
