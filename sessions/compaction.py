@@ -22,9 +22,9 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from baton.agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -134,10 +134,10 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
     entry_id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """pi's JSON form."""
         return {
             "summary": self.summary,
@@ -524,6 +524,6 @@ async def compact(
         summary=summary,
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
-        details={"readFiles": read, "modifiedFiles": modified},
+        details={"readFiles": list(read), "modifiedFiles": list(modified)},
     )
 

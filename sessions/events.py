@@ -8,9 +8,10 @@ receive these and every :data:`agent.events.AgentEvent`, in order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from baton.agent.events import AgentEvent
+from baton.providers.json_types import JsonObject
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions.compaction import CompactionResult
 from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
@@ -26,7 +27,7 @@ class AutoCompactionStartEvent:
     reason: CompactionReason
     type: Literal["auto_compaction_start"] = "auto_compaction_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "reason": self.reason}
 
 
@@ -41,8 +42,8 @@ class AutoCompactionEndEvent:
     error_message: str | None = None
     type: Literal["auto_compaction_end"] = "auto_compaction_end"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "type": self.type,
             "result": self.result.to_dict() if self.result else None,
             "aborted": self.aborted,
@@ -67,7 +68,7 @@ class AutoRetryStartEvent:
     source: Literal["session", "provider"] = "session"
     type: Literal["auto_retry_start"] = "auto_retry_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "attempt": self.attempt,
@@ -87,8 +88,8 @@ class AutoRetryEndEvent:
     final_error: str | None = None
     type: Literal["auto_retry_end"] = "auto_retry_end"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "success": self.success, "attempt": self.attempt}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
         if self.final_error is not None:
             out["finalError"] = self.final_error
         return out
@@ -102,7 +103,7 @@ class ModelChangeEvent:
     previous_model: Model | None
     type: Literal["model_change"] = "model_change"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "model": self.model.ref,
@@ -117,7 +118,7 @@ class ThinkingLevelChangeEvent:
     level: ThinkingLevel
     type: Literal["thinking_level_change"] = "thinking_level_change"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "level": self.level}
 
 
@@ -129,7 +130,7 @@ class SessionChangedEvent:
     reason: SessionChangeReason
     type: Literal["session_changed"] = "session_changed"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "reason": self.reason}
 
 
@@ -143,7 +144,7 @@ class ExtensionNoticeEvent:
     level: Literal["info", "warning", "error"] = "warning"
     type: Literal["extension_notice"] = "extension_notice"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "source": self.source, "level": self.level, "text": self.text}
 
 
@@ -154,7 +155,7 @@ class McpStatusEvent:
     summary: str
     type: Literal["mcp_status"] = "mcp_status"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "summary": self.summary}
 
 

@@ -16,8 +16,9 @@ import html
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from baton.agent.messages import (
     AgentMessage,
@@ -26,6 +27,7 @@ from baton.agent.messages import (
     CompactionSummaryMessage,
     CustomMessage,
 )
+from baton.providers.json_types import JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
@@ -91,7 +93,7 @@ def _image_html(image: ImageContent) -> str:
     return f'<img alt="image" src="data:{image.mime_type};base64,{data}">'
 
 
-def _blocks_html(content: str | list[Any]) -> str:
+def _blocks_html(content: str | Sequence[TextContent | ImageContent]) -> str:
     if isinstance(content, str):
         return f'<div class="text">{esc(content)}</div>'
     parts = []
@@ -103,7 +105,7 @@ def _blocks_html(content: str | list[Any]) -> str:
     return "".join(parts)
 
 
-def _json(value: Any) -> str:
+def _json(value: JsonValue) -> str:
     try:
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -221,7 +223,7 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
-def _md_blocks(content: str | list[Any]) -> str:
+def _md_blocks(content: str | Sequence[TextContent | ImageContent]) -> str:
     if isinstance(content, str):
         return md_text(content)
     parts = []

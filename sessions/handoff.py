@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TypeVar
 
 from baton.agent.messages import AgentMessage, convert_to_llm
 from baton.providers.dispatch import id_normalizer_for
+from baton.providers.json_types import JsonObject
 from baton.providers.models import Model
-from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
+from baton.providers.transform import AnyMessage, ThinkingHandoff, TransformReport, transform_messages
 from baton.sessions.context_fit import compaction_note
+
+R = TypeVar("R", bound=TransformReport)
 
 
 @dataclass
@@ -48,7 +51,7 @@ class HandoffPreview(TransformReport):
         """Every count by name."""
         return {f.name: getattr(self, f.name) for f in fields(TransformReport)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form (for JSON mode)."""
         return {
             "target": self.target,
@@ -89,6 +92,6 @@ def handoff_preview(
     return preview
 
 
-def _report(messages: list[Any], model: Model, thinking_handoff: ThinkingHandoff, report: Any) -> Any:
+def _report(messages: Sequence[AnyMessage], model: Model, thinking_handoff: ThinkingHandoff, report: R) -> R:
     transform_messages(messages, model, id_normalizer_for(model), thinking_handoff=thinking_handoff, report=report)
     return report

@@ -124,7 +124,7 @@ def adopt_trusted_settings(session: CodingSession) -> None:
     session.settings = session.settings.with_trust()
     section = held.get("permissions")
     allow = section.get("allow") if isinstance(section, dict) else None
-    rules = RuleSet.parse(allow if isinstance(allow, list) else [])
+    rules = RuleSet.parse([a for a in allow if isinstance(a, str)] if isinstance(allow, list) else [])
     for rule in rules.allow:
         session.permissions.policy.rules.add("allow", rule)
     session.permissions.warnings.extend(rules.problems)

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from baton.providers.json_depth import (
     MAX_LINE_DEPTH,
@@ -30,6 +30,7 @@ from baton.providers.json_depth import (
     loads_bounded,
     text_depth_exceeds,
 )
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.surrogates import join_surrogates
 from baton.sessions.entries import CURRENT_VERSION, SessionEntry, SessionHeader
 from baton.sessions.errors import SessionFileError, SessionLockedError
@@ -45,7 +46,7 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
-def dump_line(data: dict[str, Any]) -> bytes:
+def dump_line(data: JsonMapping) -> bytes:
     """One JSONL line (compact JSON, UTF-8, newline-terminated).
 
     Never fails on a string: a lone surrogate (undecodable command-line bytes, half an emoji)
@@ -127,7 +128,7 @@ class LineReader:
         self.report = LoadReport()
         self.tail = TailFix()
 
-    def _lossy(self, raw: bytes, number: int) -> Any:
+    def _lossy(self, raw: bytes, number: int) -> JsonValue:
         """A line that is not valid UTF-8 but otherwise whole JSON, decoded with U+FFFD for the
         bad bytes (as pi does), so one damaged byte does not drop the entry; else ``None``."""
         try:
@@ -139,7 +140,7 @@ class LineReader:
         )
         return value
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[JsonObject]:
         path = self.path
         offset = 0
         seen_header = False
@@ -197,7 +198,7 @@ def _is_header(value: object) -> bool:
     return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
 
 
-def header_from(raw: dict[str, Any], path: Path) -> SessionHeader:
+def header_from(raw: JsonMapping, path: Path) -> SessionHeader:
     try:
         return SessionHeader.model_validate(raw)
     except ValueError as exc:

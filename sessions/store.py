@@ -28,10 +28,11 @@ import stat
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from baton.agent.messages import AgentMessage
 from baton.providers.bounded_read import NotRegularFileError, open_regular
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import ImageContent, TextContent
 from baton.sessions.context import SessionContext, build_session_context
 from baton.sessions.entries import (
@@ -166,7 +167,7 @@ class SessionStore:
             reader = LineReader(handle, path)
             lines = iter(reader)
             raw_header = next(lines)
-            entries: Iterable[dict[str, Any]] = lines
+            entries: Iterable[JsonObject] = lines
             original_version = file_version(raw_header)
             if original_version < CURRENT_VERSION:
                 everything = [raw_header, *lines]  # pi v1/v2: migrate the whole file in memory
@@ -296,7 +297,7 @@ class SessionStore:
         return entry
 
     def append_compaction(
-        self, summary: str, first_kept_entry_id: str, tokens_before: int, details: Any = None
+        self, summary: str, first_kept_entry_id: str, tokens_before: int, details: JsonValue = None
     ) -> CompactionEntry:
         """Record a compaction: everything before ``first_kept_entry_id`` is summarised."""
         entry = CompactionEntry(
@@ -309,14 +310,16 @@ class SessionStore:
         self.append(entry)
         return entry
 
-    def append_branch_summary(self, from_id: str | None, summary: str, details: Any = None) -> BranchSummaryEntry:
+    def append_branch_summary(
+        self, from_id: str | None, summary: str, details: JsonValue = None
+    ) -> BranchSummaryEntry:
         """Move the leaf to ``from_id`` and record a summary of the branch left behind there."""
         self.branch(from_id)
         entry = BranchSummaryEntry(id=self.new_id(), from_id=from_id or "root", summary=summary, details=details)
         self.append(entry)
         return entry
 
-    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+    def append_custom(self, custom_type: str, data: JsonValue = None) -> CustomEntry:
         """Record extension state (never sent to a model)."""
         entry = CustomEntry(id=self.new_id(), custom_type=custom_type, data=data)
         self.append(entry)
@@ -327,7 +330,7 @@ class SessionStore:
         custom_type: str,
         content: str | list[TextContent | ImageContent],
         display: bool = True,
-        details: Any = None,
+        details: JsonValue = None,
     ) -> CustomMessageEntry:
         """Record an extension message that is part of the model's context."""
         entry = CustomMessageEntry(

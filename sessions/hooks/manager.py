@@ -19,10 +19,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
-from baton.providers.json_types import JsonMapping
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import TextContent
 from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
@@ -84,13 +83,13 @@ class HookManager:
         """Whether any hook is configured for ``event``."""
         return any(h.event == event for h in self.hooks)
 
-    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: Any) -> HookVerdict:
+    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: JsonValue) -> HookVerdict:
         """Run ``event``'s matching hooks in order; the first block stops the rest."""
         verdict = HookVerdict()
         chosen = [h for h in self.hooks if h.event == event and h.matches(tool_name)]
         if not chosen:
             return verdict
-        payload: dict[str, Any] = {
+        payload: JsonObject = {
             "session_id": self.session_id(),
             "transcript_path": self.transcript_path() or "",
             "cwd": str(self.cwd),
@@ -211,7 +210,7 @@ class HookManager:
     async def after_tool(self, context: AfterToolCallContext, signal: asyncio.Event) -> AfterToolCallResult | None:
         """The PostToolUse gate: exit-2 stderr and additional context are appended to the result."""
         call = context.tool_call
-        response = {
+        response: JsonObject = {
             "content": "".join(b.text for b in context.result.content if isinstance(b, TextContent)),
             "is_error": context.is_error,
         }
@@ -224,7 +223,7 @@ class HookManager:
         return AfterToolCallResult(content=[*context.result.content, *notes])
 
 
-def _tool_input(arguments: dict[str, Any]) -> dict[str, Any]:
+def _tool_input(arguments: JsonMapping) -> JsonObject:
     """The tool's arguments, with Claude Code's ``file_path`` beside baton's ``path``."""
     out = dict(arguments)
     if "path" in out and "file_path" not in out:

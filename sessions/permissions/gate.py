@@ -16,10 +16,11 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from baton.agent.execution import AfterToolCallContext, BeforeToolCallResult, ToolCallContext
 from baton.agent.tool import AgentTool, AgentToolResult, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baton.sessions.permissions.blocked import blocked_places, blocked_reason
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+Outcome: TypeAlias = Literal["allow", "deny"]
 DECISION_ENTRY = "permission_decision"
 """``custom_type`` of the session entries recording decisions."""
 SANDBOX_NOTE = (
@@ -78,7 +80,7 @@ class Permissions:
         project_dir: Path,
         hints: dict[str, str],
         events: SessionEvents,
-        record: Callable[[dict[str, Any]], object],
+        record: Callable[[JsonObject], object],
         tools: Callable[[], list[AgentTool]],
         abort: Callable[[], None],
     ) -> None:
@@ -224,7 +226,7 @@ class Permissions:
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
 
-    def _pin(self, call_id: str, args: dict[str, Any], decision: Decision) -> None:
+    def _pin(self, call_id: str, args: JsonMapping, decision: Decision) -> None:
         if decision.path is not None:
             self.pins.pin(call_id, args.get("path"), decision.path)
 
@@ -235,7 +237,7 @@ class Permissions:
         await self._event(call_id, tool, decision, "deny", by, reason, needed=needed)
         return BeforeToolCallResult(block=True, reason=text)
 
-    def _diff(self, tool: str, args: dict[str, Any]) -> str | None:
+    def _diff(self, tool: str, args: JsonMapping) -> str | None:
         if tool not in ("edit", "write"):
             return None
         path = args.get("path")
@@ -349,9 +351,10 @@ class Permissions:
     # ------------------------------------------------------------------ records
 
     def _settle(
-        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str, rule: str | None = None
+        self, call_id: str, tool: str, decision: Decision, outcome: Outcome, by: str, reason: str,
+        rule: str | None = None,
     ) -> None:
-        data = {
+        data: JsonObject = {
             "toolCallId": call_id,
             "toolName": tool,
             "decision": outcome,
@@ -368,11 +371,11 @@ class Permissions:
             logger.warning("could not record a permission decision: %s", exc)
 
     async def _event(
-        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str,
+        self, call_id: str, tool: str, decision: Decision, outcome: Outcome, by: str, reason: str,
         *, rule: str | None = None, needed: bool = False,
     ) -> None:
         await self._events.emit(
-            ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,  # type: ignore[arg-type]
+            ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,
                               decision.summary, needed)
         )
 

@@ -344,13 +344,14 @@ class RuleSet:
     def parse(cls, allow: Iterable[str] = (), deny: Iterable[str] = (), ask: Iterable[str] = ()) -> RuleSet:
         """Parse rule texts; unparsable ones are skipped and listed in :attr:`problems`."""
         out = cls()
-        for kind, texts in (("allow", allow), ("deny", deny), ("ask", ask)):
+        kinds: tuple[tuple[RuleKind, Iterable[str]], ...] = (("allow", allow), ("deny", deny), ("ask", ask))
+        for kind, texts in kinds:
             for text in texts:
                 try:
                     rule = parse_rule(text)
                     if kind == "allow":
                         check_allow_rule(rule)
-                    out.add(kind, rule)  # type: ignore[arg-type]
+                    out.add(kind, rule)
                 except RuleError as exc:
                     out.problems.append(f"permissions.{kind}: {exc}")
         return out

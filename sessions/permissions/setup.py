@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonArray, JsonMapping, JsonSequence
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
@@ -22,11 +23,12 @@ def effective_mode(settings: Settings, override: str | None = None) -> ApprovalM
 
     A project's ``.baton/settings.json`` can make the mode stricter but never looser, trusted or
     not (:mod:`baton.sessions.setting_trust`): ``full`` comes only from the user."""
-    if override is not None:
-        if override not in APPROVAL_MODES:
-            raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
-        return cast(ApprovalMode, override)
-    return settings.approval
+    if override is None:
+        return settings.approval
+    chosen = next((mode for mode in APPROVAL_MODES if mode == override), None)
+    if chosen is None:
+        raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
+    return chosen
 
 
 def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
@@ -41,7 +43,7 @@ def hidden_places(settings: Settings) -> tuple[HiddenPaths, list[str]]:
     warning for each removal a project tried."""
     project = _hidden_entries(settings.project_data)
     # The merged value is the user's own unless the project set the list (then it replaced it).
-    own: list[Any] = (_hidden_entries(settings.global_data) or []) if project is not None \
+    own: JsonSequence = (_hidden_entries(settings.global_data) or []) if project is not None \
         else settings.sandbox.hidden_paths
     added: list[str] = []
     removed: list[str] = []
@@ -60,8 +62,8 @@ def hidden_places(settings: Settings) -> tuple[HiddenPaths, list[str]]:
     return hidden_paths(added, removed), problems
 
 
-def _hidden_entries(data: dict[str, Any]) -> list[Any] | None:
-    section: Any = data.get("sandbox")
+def _hidden_entries(data: JsonMapping) -> JsonArray | None:
+    section = data.get("sandbox")
     if not isinstance(section, dict):
         return None
     entries = section.get("hiddenPaths", section.get("hidden_paths"))
