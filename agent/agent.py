@@ -202,6 +202,16 @@ class Agent:
         """The queued messages: steering first, then follow-ups."""
         return [*self._steering, *self._follow_up]
 
+    @property
+    def steering_queue(self) -> list[AgentMessage]:
+        """The queued steering messages, in delivery order."""
+        return list(self._steering)
+
+    @property
+    def follow_up_queue(self) -> list[AgentMessage]:
+        """The queued follow-up messages, in delivery order."""
+        return list(self._follow_up)
+
     def _dequeue(self, queue: deque[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
         if not queue:
             return []

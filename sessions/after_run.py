@@ -18,7 +18,6 @@ from baton.sessions.retry import RETRY_CANCELLED, is_retryable_error, retry_dela
 if TYPE_CHECKING:
     from baton.agent.agent import Agent
     from baton.sessions.coding_session import CodingSession
-    from baton.sessions.event_hub import SessionEvents
 
 
 async def finish_run(session: CodingSession) -> None:
@@ -50,15 +49,17 @@ async def _recover(session: CodingSession) -> None:
         if retry.enabled and is_retryable_error(last, session.model.context_window):
             attempt += 1
             if attempt > retry.max_retries:
-                await events.emit(AutoRetryEndEvent(False, attempt - 1, last.error_message))
+                await events.emit(AutoRetryEndEvent(False, attempt - 1, last.error_message,
+                                                    max_attempts=retry.max_retries))
                 break
             delay = retry_delay_ms(attempt, retry.base_delay_ms)
-            await events.emit(
-                AutoRetryStartEvent(attempt, retry.max_retries, delay, last.error_message or "Unknown error")
-            )
+            number, limit = session.retry_numbering.count("session", retry.max_retries, retry)
+            await events.emit(AutoRetryStartEvent(attempt, retry.max_retries, delay,
+                                                  last.error_message or "Unknown error", number=number, limit=limit))
             _drop_trailing_error(agent)
             if not await sleep_unless_aborted(delay, signal):
-                await events.emit(AutoRetryEndEvent(False, attempt, RETRY_CANCELLED))
+                await events.emit(AutoRetryEndEvent(False, attempt, RETRY_CANCELLED, max_attempts=retry.max_retries,
+                                                    aborted=True))
                 break
             # The adapter already spent its own attempts on the first failure: each retry of
             # the session is one request, or a dead network costs attempts times rounds.
@@ -67,7 +68,8 @@ async def _recover(session: CodingSession) -> None:
             continue
         if attempt > 0:
             ok = last.stop_reason not in ("error", "aborted")
-            await events.emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message))
+            await events.emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message,
+                                                max_attempts=retry.max_retries, aborted=last.stop_reason == "aborted"))
         if last.stop_reason not in ("error", "aborted") and session.compaction.over_threshold():
             await session.compaction.run("threshold", will_retry=False)
         break
@@ -89,12 +91,15 @@ async def run_stop_hooks(session: CodingSession) -> None:
         await finish_run(session)
 
 
-def provider_retry_notifier(events: SessionEvents) -> Callable[[int, int, float, str], None]:
+def provider_retry_notifier(session: CodingSession) -> Callable[[int, int, float, str], None]:
     """The adapter's ``on_retry``: it is retrying a request that failed before streaming
-    anything (an ``auto_retry_start`` event with ``source="provider"``)."""
+    anything (an ``auto_retry_start`` event with ``source="provider"``, numbered with the
+    session's own retries)."""
 
     def notify(attempt: int, max_attempts: int, delay: float, error: str) -> None:
-        events.emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error, source="provider"))
+        number, limit = session.retry_numbering.count("provider", max_attempts, session.settings.retry)
+        session.events.emit_soon(AutoRetryStartEvent(attempt, max_attempts, round(delay * 1000), error,
+                                                     source="provider", number=number, limit=limit))
 
     return notify
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from baton.agent.agent import Agent, AgentBusyError
+from baton.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from baton.agent.messages import AgentMessage, BashExecutionMessage
 from baton.providers.messages import ImageContent, TextContent, UserMessage
 from baton.providers.models import Model, ThinkingLevel
@@ -37,8 +38,8 @@ from baton.sessions.compaction import CompactionResult
 from baton.sessions.compaction_runner import SessionCompaction
 from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.entries import CustomMessageEntry, MessageEntry
-from baton.sessions.errors import PromptRefusedError, SessionBusyError, SessionError
-from baton.sessions.event_hub import Listener, SessionEvents
+from baton.sessions.errors import SessionBusyError, SessionError
+from baton.sessions.event_hub import EventHub, Listener
 from baton.sessions.events import SessionChangedEvent, SessionChangeReason
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.listing import default_session_dir, find_session
@@ -47,9 +48,10 @@ from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_pa
 from baton.sessions.options import SessionOptions
 from baton.sessions.permissions.setup import install_permissions
 from baton.sessions.prompt_commands import PromptCommand
+from baton.sessions.queue_report import QueueReport
 from baton.sessions.recording import SessionRecorder
 from baton.sessions.resume import open_store
-from baton.sessions.retry import retry_stream_options
+from baton.sessions.retry import RetryNumbering, retry_stream_options
 from baton.sessions.settings import load_settings
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
 from baton.sessions.store import SessionStore
@@ -89,7 +91,7 @@ class CodingSession:
         """The environment this session's commands, hooks and MCP servers start in."""
         self.process_slots = parts.process_slots
         """At most ``tools.maxProcesses`` of this session's commands run at once."""
-        self.events = SessionEvents()
+        self.events = EventHub()
         self.tool_gates = ToolGates()
         """Checks around every tool call (hooks, permissions, checkpoints register here)."""
         self.permission_hints: dict[str, str] = {}
@@ -102,6 +104,9 @@ class CodingSession:
         """Set by :meth:`abort`; a new one for each prompt or compaction."""
         self._busy = False
         self._closed = False
+        self.retry_numbering = RetryNumbering()
+        """Numbers the retries of one request across the adapter's and the session's attempts."""
+        self._queue_report = QueueReport()
         self.models = SessionModels(self, parts.requested_thinking, parts.model.provider)
         self.compaction = SessionCompaction(self)
         # Every hook goes into the constructor: nothing patches the agent afterwards.
@@ -119,11 +124,11 @@ class CodingSession:
                 retry_stream_options(settings.retry),
                 thinking_handoff=settings.thinking_handoff,
                 session_id=store.session_id,
-                on_retry=provider_retry_notifier(self.events),
+                on_retry=provider_retry_notifier(self),
             ),
         )
         self.recorder = SessionRecorder(self)
-        self._unsubscribe_agent = self.agent.subscribe(self.recorder.on_agent_event)
+        self._unsubscribe_agent = self.agent.subscribe(self._on_agent_event)
         self.bash = UserBash(self)
         """The user's ``!cmd`` commands."""
         self.extensions = SessionExtensions.create(self.cwd, settings, options=options, environment=self.tool_env)
@@ -217,6 +222,20 @@ class CodingSession:
         """Receive every agent event and session event (sync or async listener)."""
         return self.events.subscribe(listener)
 
+    async def _on_agent_event(self, event: AgentEvent) -> None:
+        """The agent's listener: a finished message is saved before the subscribers hear of it."""
+        self.retry_numbering.observe(event)
+        if isinstance(event, MessageEndEvent):
+            self.recorder.save(event.message)
+        await self.events.emit(event)
+        if isinstance(event, MessageStartEvent | AgentEndEvent):
+            self._report_queue()  # a queued message may have been delivered
+
+    def _report_queue(self) -> None:
+        """A ``queue_changed`` event when the messages waiting for delivery changed."""
+        if (changed := self._queue_report.changed(self.agent)) is not None:
+            self.events.emit_soon(changed)
+
     # ------------------------------------------------------------------ prompting
 
     def prompt_commands(self) -> list[PromptCommand]:
@@ -249,22 +268,19 @@ class CodingSession:
 
     def steer(self, text: str) -> None:
         """Deliver ``text`` after the current tool batch (templates expand as in :meth:`prompt`)."""
-        self.agent.steer(self._expand_queued(text))
+        self.agent.steer(self.prompt_library.expand_or_keep(text))
+        self._report_queue()
 
     def follow_up(self, text: str) -> None:
         """Deliver ``text`` once the current run would end (templates expand as in :meth:`prompt`)."""
-        self.agent.follow_up(self._expand_queued(text))
-
-    def _expand_queued(self, text: str) -> str:
-        try:
-            return self.prompt_library.expand(text)
-        except PromptRefusedError as exc:
-            logger.warning("%s; sending the text as typed", exc)
-            return text
+        self.agent.follow_up(self.prompt_library.expand_or_keep(text))
+        self._report_queue()
 
     def dequeue(self) -> list[str]:
         """Remove the queued steering and follow-up messages; returns their texts."""
-        return [_user_text(getattr(m, "content", "")) for m in self.agent.clear_queues()]
+        texts = [_user_text(getattr(m, "content", "")) for m in self.agent.clear_queues()]
+        self._report_queue()
+        return texts
 
     def abort(self) -> None:
         """Abort whatever runs: the model call, tools, a compaction, a retry wait, a ``!cmd``."""

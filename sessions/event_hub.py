@@ -2,7 +2,7 @@
 
 Subscribers receive every agent event and every session event (:mod:`sessions.events`), in
 order. Code that cannot await (a property setter, a tool gate's callback) uses
-:meth:`SessionEvents.emit_soon`: plain subscribers run at once, async ones as tasks the hub keeps
+:meth:`EventHub.emit_soon`: plain subscribers run at once, async ones as tasks the hub keeps
 until they end.
 """
 
@@ -19,7 +19,7 @@ Listener = Callable[[AnySessionEvent], "Awaitable[object] | object"]
 NoticeLevel = Literal["info", "warning", "error"]
 
 
-class SessionEvents:
+class EventHub:
     """The subscribers of one session."""
 
     def __init__(self) -> None:

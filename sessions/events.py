@@ -7,7 +7,7 @@ receive these and every :data:`agent.events.AgentEvent`, in order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal, TypeAlias
 
 from baton.agent.events import AgentEvent
@@ -59,13 +59,21 @@ class AutoRetryStartEvent:
     """A transient provider error: retrying after ``delay_ms`` (attempt of max_attempts).
 
     ``source`` is ``session`` for the session's retries of a failed turn, ``provider`` for the
-    adapter's own retries of a request that failed before any content streamed."""
+    adapter's own retries of a request that failed before any content streamed. Each layer counts
+    its own ``attempt``/``max_attempts`` (pi's fields, as JSON mode prints them); ``number`` and
+    ``limit`` count both layers as one sequence, as a user reads them (``1/5, 2/5, 3/5`` instead
+    of ``1/3, 2/3``, an error, then ``1/2``): see :class:`~baton.sessions.retry.RetryNumbering`."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
     source: Literal["session", "provider"] = "session"
+    _: KW_ONLY
+    number: int
+    """This attempt's number in the sequence of retries of one request (both layers)."""
+    limit: int
+    """The attempts that sequence may take in all."""
     type: Literal["auto_retry_start"] = "auto_retry_start"
 
     def to_dict(self) -> JsonObject:
@@ -81,11 +89,18 @@ class AutoRetryStartEvent:
 
 @dataclass(slots=True)
 class AutoRetryEndEvent:
-    """Retrying ended: it worked, was cancelled, or gave up (``final_error``)."""
+    """Retrying ended: it worked, was cancelled, or gave up (``final_error``).
+
+    ``max_attempts``: the retries the session allowed; ``aborted``: the user aborted the run, while
+    waiting to retry (``final_error`` is then :data:`~baton.sessions.retry.RETRY_CANCELLED`) or
+    during a retried request. Neither is in :meth:`to_dict` (pi's fields only)."""
 
     success: bool
     attempt: int
     final_error: str | None = None
+    _: KW_ONLY
+    max_attempts: int
+    aborted: bool = False
     type: Literal["auto_retry_end"] = "auto_retry_end"
 
     def to_dict(self) -> JsonObject:
@@ -159,6 +174,21 @@ class McpStatusEvent:
         return {"type": self.type, "summary": self.summary}
 
 
+@dataclass(slots=True)
+class QueueChangedEvent:
+    """The messages waiting for delivery changed: one was queued (``steer`` / ``follow_up``),
+    delivered to the model, or taken back (``dequeue``). ``steering`` and ``follow_up`` are their
+    texts in the order they will be delivered (steering first). baton's own event: the RPC mode
+    leaves it out of its output (pi's protocol has none; ``get_state`` counts the queue)."""
+
+    steering: tuple[str, ...]
+    follow_up: tuple[str, ...]
+    type: Literal["queue_changed"] = "queue_changed"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -171,6 +201,7 @@ SessionEvent: TypeAlias = (
     | ApprovalModeChangeEvent
     | ExtensionNoticeEvent
     | McpStatusEvent
+    | QueueChangedEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from baton.agent.messages import AgentMessage
     from baton.agent.tool import AgentTool
-    from baton.sessions.event_hub import SessionEvents
+    from baton.sessions.event_hub import EventHub
     from baton.sessions.settings import Settings
     from baton.sessions.store import SessionStore
     from baton.sessions.tool_gates import ToolGates
@@ -44,7 +44,7 @@ class SessionHost(Protocol):
         ...
 
     @property
-    def events(self) -> SessionEvents:
+    def events(self) -> EventHub:
         """Subscribe to the session's events, emit events and notices."""
         ...
 

@@ -1,6 +1,7 @@
 """Keeping the session file in step with the live session.
 
-Every message the agent finishes is appended (and synced) *before* subscribers hear about it, so
+Every message the agent finishes is appended (and synced) *before* subscribers hear about it
+(the session's agent listener calls :meth:`SessionRecorder.save` first), so
 whatever a UI has shown as finished is on disk. A message that cannot be saved aborts the run
 (interactive use) or is reported once the run is over (print and JSON modes: the answer is shown
 first). A branch whose recorded model or thinking level differs from the live one gets a change
@@ -13,7 +14,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from baton.agent.events import AgentEvent, MessageEndEvent
 from baton.agent.messages import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from baton.sessions.errors import SessionSaveError
 from baton.sessions.resume import interrupted_tool_results
@@ -30,12 +30,6 @@ class SessionRecorder:
     def __init__(self, session: CodingSession) -> None:
         self._session = session
         self._error: Exception | None = None
-
-    async def on_agent_event(self, event: AgentEvent) -> None:
-        """The agent's listener: save a finished message, then tell the session's subscribers."""
-        if isinstance(event, MessageEndEvent):
-            self.save(event.message)
-        await self._session.events.emit(event)
 
     def save(self, message: AgentMessage) -> None:
         """Append ``message`` to the file (summaries are entries of their own, written elsewhere)."""

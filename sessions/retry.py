@@ -6,6 +6,10 @@ it), aborts, a ``Retry-After`` longer than ``retry.maxDelayMs`` (the adapter alr
 with the provider's message: retrying sooner than asked would only be refused again), a request
 that ran past ``retry.requestTimeoutMs`` (the same stream would use the time up again), and
 anything else (bad request, authentication, ...), which a retry cannot fix.
+
+Two layers retry: the adapter retries a request that failed before streaming (``source="provider"``);
+when those attempts are spent, the session retries the turn (``source="session"``), one request per
+retry. :class:`RetryNumbering` numbers both as one sequence for the retry events.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
+from baton.agent.events import AgentEvent, MessageEndEvent, MessageStartEvent
 from baton.providers.adapter import REQUEST_TIME_LIMIT, RETRY_AFTER_TOO_LONG
-from baton.providers.messages import AssistantMessage
+from baton.providers.messages import AssistantMessage, UserMessage
 from baton.providers.options import StreamOptions
 from baton.providers.overflow import is_context_overflow
 
@@ -70,3 +76,38 @@ def retry_stream_options(retry: RetrySettings) -> StreamOptions:
         idle_timeout=retry.idle_timeout_ms / 1000,
         request_timeout=retry.request_timeout_ms / 1000 if retry.request_timeout_ms else None,
     )
+
+
+@dataclass
+class RetryNumbering:
+    """The attempt numbers of one request's retries, counted across both layers.
+
+    Each layer counts from 1, so a user would read ``attempt 1/3, 2/3``, an error, then ``1/2``
+    again; this numbers them together: ``1/5, 2/5, 3/5...`` (the adapter's attempts of the first
+    request, then one per session retry)."""
+
+    failed: int = 0
+    """Failed attempts since the last request that succeeded (or the last prompt)."""
+    first_round: int = 1
+    """The attempts the adapter allowed the first request (it does not retry the session's)."""
+
+    def observe(self, event: AgentEvent) -> None:
+        """A new user message, or an answer that did not fail, starts the count again."""
+        match event:
+            case MessageStartEvent(message=UserMessage()):
+                self.reset()
+            case MessageEndEvent(message=AssistantMessage(stop_reason=reason)) if reason != "error":
+                self.reset()
+
+    def reset(self) -> None:
+        """The next failure is attempt 1."""
+        self.failed = 0
+        self.first_round = 1
+
+    def count(self, source: Literal["session", "provider"], max_attempts: int, retry: RetrySettings) -> tuple[int, int]:
+        """Count one failed attempt (the event's ``source`` and ``max_attempts``, and the session's
+        ``retry`` settings); returns its number and the attempts allowed in all."""
+        self.failed += 1
+        if source == "provider":
+            self.first_round = max(self.first_round, max_attempts)
+        return self.failed, self.first_round + (retry.max_retries if retry.enabled else 0)

@@ -35,7 +35,7 @@ from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
 from baton.tools.shell import StartedCommand, start_command
 
 if TYPE_CHECKING:
-    from baton.sessions.event_hub import SessionEvents
+    from baton.sessions.event_hub import EventHub
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Permissions:
         sandbox_status: SandboxStatus,
         project_dir: Path,
         hints: dict[str, str],
-        events: SessionEvents,
+        events: EventHub,
         record: Callable[[JsonObject], object],
         tools: Callable[[], list[AgentTool]],
         abort: Callable[[], None],

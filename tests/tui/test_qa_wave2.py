@@ -289,7 +289,7 @@ async def test_the_editor_takes_keys_before_the_session_is_open_and_the_prompt_w
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.press(*"typed early")
         await pilot.pause(0.05)
-        assert app.session is None and app.editor.text == "typed early"
+        assert not app.is_open and app.editor.text == "typed early"
         assert "baton" in screen_text(app)
         await pilot.press("enter")
         await wait_until(pilot, lambda: "waiting for start-up" in screen_text(app), what="the queued prompt")

@@ -33,7 +33,7 @@ async def test_keys_while_starting_do_not_break_the_app(project: Path, model_a: 
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.press(*"first", "ctrl+c")
         await pilot.pause(0.6)  # past the double-press window
-        assert app.is_running and app.session is None and app.editor.text == ""
+        assert app.is_running and not app.is_open and app.editor.text == ""
         await pilot.press("pageup", "escape", "escape", "ctrl+t")
         await pilot.pause(0.1)
         await pilot.press(*"queued", "enter")

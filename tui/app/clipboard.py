@@ -12,7 +12,9 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 TIMEOUT = 5.0
 _MAX_BYTES = 20 * 1024 * 1024
@@ -62,3 +64,12 @@ def read_clipboard_image() -> ClipboardImage:
         if done.returncode == 0 and data and data.startswith(b"\x89PNG") and len(data) <= _MAX_BYTES:
             return ClipboardImage(data)
     return ClipboardImage(None, "the clipboard holds no image")
+
+
+def keep_clipboard_image(data: bytes, folder: Path) -> Path:
+    """Save a pasted image in ``folder`` (``$BATON_HOME/tmp``) under a fresh name; its path.
+    Raises ``OSError`` when it cannot be written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"clipboard-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.png"
+    path.write_bytes(data)
+    return path

@@ -7,38 +7,44 @@ is untrusted).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from baton.providers.messages import AssistantMessage, TextContent, UserMessage
 from baton.tui.app.render import clean
+
+if TYPE_CHECKING:
+    from baton.agent.messages import AgentMessage
+    from baton.sessions import CodingSession
 
 _MAX_ANSWER_LINES = 40
 
 
-def _text_of(message: Any) -> str:
-    content = getattr(message, "content", "")
+def _text_of(message: UserMessage | AssistantMessage) -> str:
+    content = message.content
     if isinstance(content, str):
         return content
-    return "\n".join(getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text")
+    return "\n".join(block.text for block in content if isinstance(block, TextContent))
 
 
-def last_exchange(messages: list[Any]) -> tuple[str, str] | None:
+def last_exchange(messages: Sequence[AgentMessage]) -> tuple[str, str] | None:
     """The last user prompt and the final text answer after it (``None`` without a prompt)."""
-    prompt_index = next((i for i in range(len(messages) - 1, -1, -1)
-                         if getattr(messages[i], "role", None) == "user"), None)
-    if prompt_index is None:
+    prompts = [(i, m) for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    if not prompts:
         return None
+    index, prompt = prompts[-1]
     answer = ""
-    for message in messages[prompt_index + 1 :]:
-        if getattr(message, "role", None) == "assistant" and _text_of(message).strip():
+    for message in messages[index + 1 :]:
+        if isinstance(message, AssistantMessage) and _text_of(message).strip():
             answer = _text_of(message)
-    return _text_of(messages[prompt_index]), answer
+    return _text_of(prompt), answer
 
 
-def exit_summary(session: Any, *, session_file: Any, session_id: str) -> str:
+def exit_summary(session: CodingSession, *, session_file: Path | str | None, session_id: str) -> str:
     """The lines printed to normal scrollback when the app exits."""
     lines: list[str] = []
-    exchange = last_exchange(list(getattr(session, "messages", []) or []))
+    exchange = last_exchange(session.messages)
     if exchange is not None:
         prompt, answer = (clean(part).strip() for part in exchange)
         lines.append("› " + prompt.replace("\n", "\n  "))

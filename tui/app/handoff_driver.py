@@ -14,13 +14,17 @@ import asyncio
 import os
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 from baton.tui.app.instant_frame import InstantFrame
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 class HandoffDriver(LinuxDriver):
@@ -28,8 +32,10 @@ class HandoffDriver(LinuxDriver):
 
     frame: InstantFrame | None = None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
         self._hold_lock = threading.Lock()
         self._held: list[Message] | None = []
         self._adopted = False
@@ -108,7 +114,7 @@ class HandoffDriver(LinuxDriver):
                     return
         super().process_message(message)
 
-    async def release_held_keys(self, app: Any) -> None:
+    async def release_held_keys(self, app: App[int]) -> None:
         """Deliver the held keys one by one, each once ``app`` has handled the one before (in a
         burst Textual can let a key handled by a binding, such as Backspace or Left, overtake
         the printable key typed before it), then stop holding. Run it as a task of its own."""
@@ -122,7 +128,7 @@ class HandoffDriver(LinuxDriver):
             await _settled(app)
 
 
-async def _settled(app: Any, timeout: float = 0.5) -> None:
+async def _settled(app: App[int], timeout: float = 0.5) -> None:
     """Wait until the app, its screen and the focused widget's chain have empty queues (seen
     twice, a moment apart: a handler may be between two awaits)."""
     loop = asyncio.get_running_loop()
@@ -131,13 +137,8 @@ async def _settled(app: Any, timeout: float = 0.5) -> None:
     while quiet < 2 and loop.time() < deadline:
         await asyncio.sleep(0.002)
         focused = app.focused
-        pumps = [app, app.screen, *(focused.ancestors_with_self if focused is not None else [])]
-        quiet = quiet + 1 if all(_idle(pump) for pump in pumps) else 0
-
-
-def _idle(pump: Any) -> bool:
-    queue = getattr(pump, "_message_queue", None)
-    return queue is None or queue.empty()
+        pumps: list[MessagePump] = [app, app.screen, *(focused.ancestors_with_self if focused is not None else [])]
+        quiet = quiet + 1 if all(pump._message_queue.empty() for pump in pumps) else 0
 
 
 def _parse(typed: bytes) -> list[Message]:

@@ -18,7 +18,6 @@ import os
 import select
 import sys
 import threading
-from typing import Any
 
 BACKGROUND = "18;18;18"
 SURFACE = "30;30;30"
@@ -49,7 +48,7 @@ class InstantFrame:
         self._fd_in = fd_in
         self._fd_out = fd_out
         self._title = title
-        self.original_attrs: list[Any] = termios.tcgetattr(fd_in)
+        self.original_attrs = termios.tcgetattr(fd_in)
         """The terminal settings to restore on exit (the app's driver restores these)."""
         self._typed = bytearray()
         self._text = ""

@@ -10,7 +10,7 @@ need a confirmation of their own.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from baton.tui.app.command_registry import command
 from baton.tui.app.render import one_line
@@ -18,9 +18,10 @@ from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem,
 
 if TYPE_CHECKING:
     from baton.sessions.checkpoints import Checkpoint
+    from baton.sessions.checkpoints.tracker import RestoreMode
     from baton.tui.app.baton_app import BatonApp
 
-CHOICES = (
+CHOICES: tuple[tuple[RestoreMode | Literal["cancel"], str], ...] = (
     ("both", "Code and conversation"),
     ("conversation", "Conversation only"),
     ("code", "Code only"),

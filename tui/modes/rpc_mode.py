@@ -66,9 +66,11 @@ class RpcServer:
         self.writer.write(dumps(payload))
 
     def on_event(self, event: Any) -> None:
-        """Session/agent event → JSON line (the commands' bookkeeping first)."""
+        """Session/agent event → JSON line (the commands' bookkeeping first). Not ``queue_changed``:
+        baton's own event for its app, which pi's protocol does not have."""
         self.commands.observe(event)
-        self.writer.write(event_line(event))
+        if event.type != "queue_changed":
+            self.writer.write(event_line(event))
 
     def handle_line(self, raw: bytes) -> None:
         """Parse one input line and start its command."""

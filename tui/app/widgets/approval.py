@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,15 +24,19 @@ from baton.tui.app.render import clean, one_line, safe
 from baton.tui.app.widgets.tool_render import render_diff
 
 if TYPE_CHECKING:  # the app paints before the session layer is imported
-    from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest
+    from baton.sessions.permissions.approval import AnswerKind, ApprovalAnswer, ApprovalRequest
 
 _MAX_BODY_LINES = 16
 
 
-def _answer(kind: str, **fields: Any) -> ApprovalAnswer:
+_KINDS: dict[str, AnswerKind] = {kind: kind for kind in ("allow_once", "allow_always", "deny", "abort")}
+
+
+def _answer(kind: str, *, rule: str | None = None, reason: str | None = None) -> ApprovalAnswer:
+    """The answer ``kind`` (a key binding's name; anything else denies)."""
     from baton.sessions.permissions.approval import ApprovalAnswer
 
-    return ApprovalAnswer(kind, **fields)  # type: ignore[arg-type]
+    return ApprovalAnswer(_KINDS.get(kind, "deny"), rule=rule, reason=reason)
 
 
 @dataclass
@@ -212,7 +216,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         else:
             self.focus()
 
-    def on_key(self, event: Any) -> None:
+    def on_key(self, event: events.Key) -> None:
         editor = self.query_one(Input)
         if event.key == "escape" and editor.has_focus:
             event.stop()

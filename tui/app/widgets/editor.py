@@ -15,6 +15,8 @@ means Alt+Up and not "abort".
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import ClassVar
 
 from textual import events
 from textual.message import Message
@@ -215,41 +217,81 @@ class PromptEditor(TextArea):
         await super()._on_key(event)
 
     def _handle_key(self, key: str) -> bool:
-        if key == "enter":
-            if self._backslash_before_cursor():
-                # "\" + Enter: a newline that works in every terminal (as in Claude Code).
-                row, column = self.cursor_location
-                self.replace("\n", (row, column - 1), (row, column))
-            else:
-                self._submit(follow_up=False)
-        elif key in ("shift+enter", "ctrl+j", "newline"):
-            self.insert("\n")
-        elif key == "alt+enter":
-            self._submit(follow_up=True)
-        elif key == "up" and self.cursor_location[0] == 0:
-            self._history_move(-1)
-        elif key == "down" and self.cursor_location[0] == self.document.line_count - 1:
-            self._history_move(1)
-        elif key == "alt+up":
-            self.post_message(self.DequeueRequested())
-        elif key == "escape":
-            if self._escape_timer is not None:
-                self._escape_timer.stop()
-            self._escape_timer = self.set_timer(ESCAPE_PAIR_WINDOW, self._escape_timeout)
-        elif key == "ctrl+d" and not self.text:
-            self.post_message(self.QuitRequested())
-        elif key == "ctrl+g":
-            self.post_message(self.ExternalEditorRequested())
-        elif key == "tab":
-            if self.running and self.text.strip() and not self._completion_applies():
-                self._submit(follow_up=True)
-            else:
-                self._open_completion(force=True)
-        elif key in ("pageup", "pagedown"):
-            self.post_message(self.ScrollRequested(-1 if key == "pageup" else 1))
+        """Act on one of the editor's own keys (:data:`_KEYS`); False for any other key, or one
+        that means nothing where the cursor is (the text area then handles it)."""
+        handler = self._KEYS.get(key)
+        return handler is not None and handler(self)
+
+    def _enter(self) -> bool:
+        if self._backslash_before_cursor():
+            # "\" + Enter: a newline that works in every terminal (as in Claude Code).
+            row, column = self.cursor_location
+            self.replace("\n", (row, column - 1), (row, column))
         else:
-            return False
+            self._submit(follow_up=False)
         return True
+
+    def _newline(self) -> bool:
+        self.insert("\n")
+        return True
+
+    def _follow_up(self) -> bool:
+        self._submit(follow_up=True)
+        return True
+
+    def _history_back(self) -> bool:
+        if self.cursor_location[0] != 0:
+            return False
+        self._history_move(-1)
+        return True
+
+    def _history_forward(self) -> bool:
+        if self.cursor_location[0] != self.document.line_count - 1:
+            return False
+        self._history_move(1)
+        return True
+
+    def _escape(self) -> bool:
+        # Wait a moment: Escape then Up is how many terminals send Alt+Up.
+        if self._escape_timer is not None:
+            self._escape_timer.stop()
+        self._escape_timer = self.set_timer(ESCAPE_PAIR_WINDOW, self._escape_timeout)
+        return True
+
+    def _quit(self) -> bool:
+        if self.text:
+            return False
+        self.post_message(self.QuitRequested())
+        return True
+
+    def _tab(self) -> bool:
+        if self.running and self.text.strip() and not self._completion_applies():
+            self._submit(follow_up=True)
+        else:
+            self._open_completion(force=True)
+        return True
+
+    def _post(self, message: Message) -> bool:
+        self.post_message(message)
+        return True
+
+    _KEYS: ClassVar[dict[str, Callable[[PromptEditor], bool]]] = {
+        "enter": _enter,
+        "shift+enter": _newline,
+        "ctrl+j": _newline,
+        "newline": _newline,
+        "alt+enter": _follow_up,
+        "up": _history_back,
+        "down": _history_forward,
+        "alt+up": lambda editor: editor._post(editor.DequeueRequested()),
+        "escape": _escape,
+        "ctrl+d": _quit,
+        "ctrl+g": lambda editor: editor._post(editor.ExternalEditorRequested()),
+        "tab": _tab,
+        "pageup": lambda editor: editor._post(editor.ScrollRequested(-1)),
+        "pagedown": lambda editor: editor._post(editor.ScrollRequested(1)),
+    }
+    """The editor's own keys and what each does."""
 
     @staticmethod
     def _consume(event: events.Key) -> None:

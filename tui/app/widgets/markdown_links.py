@@ -7,15 +7,14 @@ core rule adding a text token after ``link_close``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 _WEB = ("http://", "https://")
 
 
-def _show_link_targets(state: Any) -> None:
+def _show_link_targets(state: StateCore) -> None:
     for block in state.tokens:
         if block.type != "inline" or not block.children:
             continue

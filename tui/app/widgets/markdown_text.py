@@ -19,9 +19,9 @@ import io
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Heading, Markdown
 from rich.segment import Segment
 from rich.style import Style
@@ -128,7 +128,7 @@ class MarkdownPainter:
                        for strip in self._lines(body, max(width - 2, 1)))
         return out
 
-    def _lines(self, renderable: Any, width: int) -> list[Strip]:
+    def _lines(self, renderable: RenderableType, width: int) -> list[Strip]:
         console = self._console
         options = console.options.update(width=max(width, 1), max_width=max(width, 1), height=None)
         lines = console.render_lines(renderable, options, pad=False, new_lines=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rich.segment import Segment
 from rich.style import Style as RichStyle
@@ -27,12 +27,20 @@ from baton.providers.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
-from baton.tui.app.render import StreamCleaner, clean, format_duration, one_line, safe
+from baton.providers.json_types import JsonObject
+from baton.providers.messages import (
+    AssistantContentBlock,
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
+from baton.tui.app.render import StreamCleaner, clean, one_line, safe
 from baton.tui.app.widgets.markdown_text import MarkdownText
 from baton.tui.app.widgets.paint import RenderContext, View, stack
 from baton.tui.app.widgets.tool_call import ToolCallView, output_lines
-from baton.tui.app.widgets.tool_render import result_body, result_text
+from baton.tui.app.widgets.tool_render import ResultContent, result_body, result_text
 
 NoticeLevel = Literal["info", "success", "warning", "error"]
 
@@ -41,7 +49,7 @@ _LEVEL_STYLES: dict[str, str] = {
 }
 
 
-def user_text(content: Any) -> str:
+def user_text(content: ResultContent) -> str:
     """The text of a user message's content (images as ``[image]`` placeholders)."""
     if isinstance(content, str):
         return content
@@ -347,7 +355,7 @@ def _detail(message: AssistantMessage, default: str) -> str:
     return ": " + one_line(text, 200)
 
 
-def _block_at(message: AssistantMessage, index: int) -> Any:
+def _block_at(message: AssistantMessage, index: int) -> AssistantContentBlock | None:
     content = message.content
     return content[index] if 0 <= index < len(content) else None
 
@@ -418,7 +426,7 @@ class BashExecutionView(View):
         lines = ctx.content(
             Content.assemble((marker + " ", "bold $accent"), one_line(self.command, 200), (note, "$text-muted"))
         )
-        details: dict[str, Any] = {"exitCode": self._exit_code} if self._exit_code is not None else {}
+        details: JsonObject = {"exitCode": self._exit_code} if self._exit_code is not None else {}
         if self._cancelled:
             details = {"aborted": True}
         failed = self._cancelled or (self._exit_code not in (None, 0))
@@ -447,24 +455,3 @@ def _summary_gist(summary: str) -> str:
         if text and not line.lstrip().startswith("#"):
             return text
     return summary
-
-
-def retry_notice(attempt: int, max_attempts: int, delay_ms: int, error: str) -> str:
-    """The notice shown when a failed request is retried."""
-    return (f"↻ Retrying in {format_duration(delay_ms / 1000)} (attempt {attempt}/{max_attempts}): "
-            f"{one_line(error, 200)}")
-
-
-def retry_end_notice(
-    attempt: int, max_attempts: int, final_error: str | None, *, aborted: bool = False
-) -> tuple[str, NoticeLevel] | None:
-    """The notice for a retry sequence that did not succeed: cancelled by the user, or out of
-    attempts. None when a retried request failed otherwise (``aborted``, or an error no retry
-    fixes): the message itself already says how it ended."""
-    from baton.sessions.retry import RETRY_CANCELLED
-
-    if final_error == RETRY_CANCELLED:
-        return "↻ Retry cancelled.", "warning"
-    if attempt >= max_attempts and not aborted:
-        return f"Retries exhausted: {one_line(final_error or 'unknown error', 300)}", "error"
-    return None

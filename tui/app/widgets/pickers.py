@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -242,7 +242,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
 def picker_label(*parts: tuple[str, str] | str) -> Content:
     """A label from untrusted parts: ``("text", "style")`` pairs or plain strings (cleaned)."""
-    pieces: list[Any] = []
+    pieces: list[Content] = []
     for part in parts:
         if isinstance(part, tuple):
             text, style = part

@@ -37,24 +37,24 @@ def session_items(infos: Sequence[SessionInfo], *, show_project: bool, width: in
     project directory when listing every project."""
     rows = list(infos)
     model_width = min(max((len(i.model or "—") for i in rows), default=1), 32)
-    projects = [short_path(getattr(info, "cwd", "")) for info in rows] if show_project else []
+    projects = [short_path(info.cwd) for info in rows] if show_project else []
     project_width = min(max((cell_len(p) for p in projects), default=1), 28)
     room = width - 2 - 5 - 2 - 6 - 2 - 2 - (project_width + 2 if show_project else 0)  # model + title
     model_width = max(min(model_width, room - 16), min(model_width, 8))  # a narrow screen cuts the model
     title_width = max(8, room - model_width)
     items = []
     for info in rows:
-        first = prompt_title(getattr(info, "first_message", ""))
-        title = getattr(info, "name", None) or first or "(no messages)"
+        first = prompt_title(info.first_message)
+        title = info.name or first or "(no messages)"
         parts: list[tuple[str, str] | str] = [
             (f"{age(info.modified):>5}", "$text-muted"), "  ",
-            (f"{getattr(info, 'message_count', 0):>4} ✉", "$text-muted"), "  ",
-            (fit_cells(getattr(info, "model", None) or "—", model_width), "$text-accent"), "  ",
+            (f"{info.message_count:>4} ✉", "$text-muted"), "  ",
+            (fit_cells(info.model or "—", model_width), "$text-accent"), "  ",
             (fit_cells(title, title_width), "bold"),
         ]
         if show_project:
-            parts += ["  ", (fit_cells(short_path(getattr(info, "cwd", "")), project_width), "$text-muted")]
-        search = f"{title} {first} {getattr(info, 'cwd', '')} {getattr(info, 'id', '')}"
+            parts += ["  ", (fit_cells(short_path(info.cwd), project_width), "$text-muted")]
+        search = f"{title} {first} {info.cwd} {info.id}"
         items.append(PickerItem(picker_label(*parts), info.path, search))
     return items
 

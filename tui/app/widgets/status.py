@@ -7,8 +7,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from textual.app import ComposeResult
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
@@ -18,6 +19,10 @@ from baton.providers.bounded_read import read_regular
 from baton.providers.paths import baton_home_display
 from baton.tui.app.render import clean, format_cost, format_duration, format_tokens, one_line, safe, short_path
 
+if TYPE_CHECKING:
+    from baton.providers.models import Model
+    from baton.sessions import CodingSession
+
 DEMO_PROVIDER = "demo"
 KEY_HINTS = (
     "Enter send · Shift+Enter/Ctrl+J newline · Esc abort · Ctrl+L model · Ctrl+P next model · "
@@ -25,9 +30,9 @@ KEY_HINTS = (
 )
 
 
-def is_demo(model: Any) -> bool:
+def is_demo(model: Model | None) -> bool:
     """True for the built-in offline demo model."""
-    return getattr(model, "provider", None) == DEMO_PROVIDER
+    return model is not None and model.provider == DEMO_PROVIDER
 
 
 def git_branch(cwd: Path) -> str | None:
@@ -139,7 +144,7 @@ def _spread(left: Content, right: Content, width: int) -> Content:
     return Content.assemble(left, " " * gap, right)
 
 
-def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
+def status_from_session(session: CodingSession, *, branch: str | None) -> StatusInfo:
     """Gather the status of a ``CodingSession``."""
     model = session.model
     info = StatusInfo(
@@ -160,11 +165,9 @@ def status_from_session(session: Any, *, branch: str | None) -> StatusInfo:
     usage = session.context_usage()
     info.context_percent = usage.percent
     info.context_window = usage.context_window
-    permissions = getattr(session, "permissions", None)
-    if permissions is not None:
-        info.approval = permissions.status_line()
-    mcp = getattr(session, "mcp", None)
-    info.mcp = mcp.summary() if mcp is not None else ""
+    if session.permissions is not None:
+        info.approval = session.permissions.status_line()
+    info.mcp = session.mcp.summary()
     return info
 
 
@@ -177,7 +180,7 @@ class StartupHeader(Static):
     """
 
     def __init__(
-        self, *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = (),
+        self, *, version: str, model: Model | None, cwd: Path, context_files: Sequence[Path | str] = (),
         starting: bool = False,
     ) -> None:
         content = startup_header_content(version=version, model=model, cwd=cwd, context_files=context_files,
@@ -186,7 +189,7 @@ class StartupHeader(Static):
 
 
 def startup_header_content(
-    *, version: str, model: Any, cwd: Path, context_files: Sequence[Path | str] = (), starting: bool = False,
+    *, version: str, model: Model | None, cwd: Path, context_files: Sequence[Path | str] = (), starting: bool = False,
 ) -> Content:
     """What the startup header says (the first transcript entry, and the first frame's text)."""
     lines: list[Content] = [
@@ -250,7 +253,7 @@ class ActivityBar(Widget):
         self._timer: Timer | None = None
         self.queue: list[tuple[str, str]] = []
 
-    def compose(self) -> Any:
+    def compose(self) -> ComposeResult:
         yield self._activity
         yield self._queued
 

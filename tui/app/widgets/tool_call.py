@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from textual.content import Content
 from textual.strip import Strip
 
+from baton.providers.json_types import JsonMapping
 from baton.tui.app.widgets.paint import RenderContext, View
-from baton.tui.app.widgets.tool_render import Rendered, args_body, header, result_body, result_text
+from baton.tui.app.widgets.tool_render import (
+    Rendered,
+    ResultContent,
+    args_body,
+    header,
+    result_body,
+    result_text,
+)
 
 ToolState = Literal["streaming", "pending", "running", "done", "error", "skipped"]
 
@@ -50,7 +57,7 @@ class ToolCallView(View):
         self,
         tool_call_id: str,
         name: str,
-        args: Mapping[str, Any] | None = None,
+        args: JsonMapping | None = None,
         *,
         cwd: Path | None = None,
         streaming: bool = False,
@@ -58,13 +65,14 @@ class ToolCallView(View):
         super().__init__()
         self.tool_call_id = tool_call_id
         self.tool_name = name
-        self._args: Mapping[str, Any] = args or {}
+        self._args: JsonMapping = args or {}
         self._cwd = cwd
         self.state: ToolState = "streaming" if streaming else "pending"
         self._started: float | None = None
         self._duration: float | None = None
         self._output = ""
-        self._details: Any = None
+        self._details: object = None
+        """The result's details as the tool gave them (read as a typed view when rendered)."""
         self._dirty = True
         self._header = Content("")
         self._args_view: Content | None = None
@@ -75,7 +83,7 @@ class ToolCallView(View):
     # -- updates from the transcript ----------------------------------------------------------
 
     @property
-    def args(self) -> Mapping[str, Any]:
+    def args(self) -> JsonMapping:
         """The call's arguments as last seen (partial while streaming)."""
         return self._args
 
@@ -89,14 +97,14 @@ class ToolCallView(View):
         """The header line as shown (status glyph, tool, arguments)."""
         return self._header.plain
 
-    def set_args(self, args: Mapping[str, Any], *, final: bool = False) -> None:
+    def set_args(self, args: JsonMapping, *, final: bool = False) -> None:
         """New (partial or final) arguments; rendered at the next flush."""
         self._args = args
         if final and self.state == "streaming":
             self.state = "pending"
         self._dirty = True
 
-    def set_running(self, args: Mapping[str, Any] | None = None) -> None:
+    def set_running(self, args: JsonMapping | None = None) -> None:
         """The tool started executing."""
         if args is not None:
             self._args = args
@@ -104,13 +112,13 @@ class ToolCallView(View):
         self._started = time.monotonic()
         self._dirty = True
 
-    def set_partial(self, content: Any, details: Any = None) -> None:
+    def set_partial(self, content: ResultContent, details: object = None) -> None:
         """Live output from the running tool (bash)."""
         self._output = result_text(content)
         self._details = details
         self._dirty = True
 
-    def set_result(self, content: Any, details: Any, *, is_error: bool, render: bool = True) -> None:
+    def set_result(self, content: ResultContent, details: object, *, is_error: bool, render: bool = True) -> None:
         """The final result; ``render=False`` leaves it to the next :meth:`flush`."""
         self._output = result_text(content)
         self._details = details

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from baton.providers.json_types import JsonMapping, JsonValue
 from baton.tools.details import BashDetails, EditDetails, ReadDetails, WriteDetails, parse_details
 from baton.tui.app.render import clean, format_bytes, format_duration, one_line, short_path
+
+if TYPE_CHECKING:
+    from baton.providers.messages import ImageContent, TextContent
+
+ResultContent = str | Sequence["TextContent | ImageContent"] | None
+"""What a tool result (or a user message) holds: text, or text and image blocks."""
 
 PREVIEW_LINES = 8
 """Lines of tool output shown before a tool widget collapses (Ctrl+O shows all)."""
@@ -39,7 +46,7 @@ class Rendered:
     """What the collapsed box says about the hidden lines, when "… N more lines" would mislead."""
 
 
-def _arg(args: Mapping[str, Any], *names: str) -> Any:
+def _arg(args: JsonMapping, *names: str) -> JsonValue:
     for name in names:
         value = args.get(name)
         if value is not None:
@@ -47,12 +54,12 @@ def _arg(args: Mapping[str, Any], *names: str) -> Any:
     return None
 
 
-def _text_arg(args: Mapping[str, Any], *names: str) -> str:
+def _text_arg(args: JsonMapping, *names: str) -> str:
     value = _arg(args, *names)
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def header(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
+def header(name: str, args: JsonMapping, cwd: Path | None = None) -> Content:
     """``bash $ ls -la`` / ``read src/app.py:10-49`` / ``write notes.md (1.2 kB)`` ..."""
     label = Content.styled(clean(mcp_label(name)) or "tool", "bold")
     summary = summarize_args(name, args, cwd)
@@ -69,38 +76,12 @@ def mcp_label(name: str) -> str:
     return name
 
 
-def summarize_args(name: str, args: Mapping[str, Any], cwd: Path | None = None) -> Content:
+def summarize_args(name: str, args: JsonMapping, cwd: Path | None = None) -> Content:
     """The argument summary for a tool header (plain, cleaned text with a little styling)."""
-    path = _text_arg(args, "path", "file_path", "filePath")
-    shown_path = short_path(clean(path), cwd) if path else ""
-    if name == "bash":
-        command = _text_arg(args, "command")
-        lines = clean(command).strip().split("\n")
-        extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        return Content.assemble(("$ ", "$text-muted"), one_line(command, 200), (extra, "$text-muted"))
-    if name == "read":
-        offset, limit = _arg(args, "offset"), _arg(args, "limit")
-        where = ""
-        if isinstance(offset, int) or isinstance(limit, int):
-            start = offset if isinstance(offset, int) else 1
-            where = f":{start}-{start + limit - 1}" if isinstance(limit, int) else f":{start}-"
-        return Content.assemble((shown_path, "$accent"), (where, "$text-muted"))
-    if name == "write":
-        content = _text_arg(args, "content")
-        size = f"  ({format_bytes(len(content.encode('utf-8', 'replace')))})" if "content" in args else ""
-        return Content.assemble((shown_path, "$accent"), (size, "$text-muted"))
-    if name == "edit":
-        edits = args.get("edits")
-        count = f"  ({len(edits)} edits)" if isinstance(edits, list) and len(edits) > 1 else ""
-        return Content.assemble((shown_path, "$accent"), (count, "$text-muted"))
-    if name in ("grep", "find"):
-        pattern = _text_arg(args, "pattern")
-        where = f" in {shown_path}" if shown_path else ""
-        glob = _text_arg(args, "glob")
-        glob_text = f" ({clean(glob)})" if glob else ""
-        return Content.assemble((one_line(pattern, 120), "$accent"), (where + glob_text, "$text-muted"))
-    if name == "ls":
-        return Content.styled(shown_path or ".", "$accent")
+    summarize = _SUMMARIES.get(name)
+    if summarize is not None:
+        path = _text_arg(args, "path", "file_path", "filePath")
+        return summarize(args, short_path(clean(path), cwd) if path else "")
     if not args:
         return Content("")
     try:
@@ -110,11 +91,64 @@ def summarize_args(name: str, args: Mapping[str, Any], cwd: Path | None = None) 
     return Content.styled(one_line(compact, 160), "$text-muted")
 
 
+def _bash_summary(args: JsonMapping, path: str) -> Content:
+    command = _text_arg(args, "command")
+    lines = clean(command).strip().split("\n")
+    extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    return Content.assemble(("$ ", "$text-muted"), one_line(command, 200), (extra, "$text-muted"))
+
+
+def _read_summary(args: JsonMapping, path: str) -> Content:
+    offset, limit = _arg(args, "offset"), _arg(args, "limit")
+    where = ""
+    if isinstance(offset, int) or isinstance(limit, int):
+        start = offset if isinstance(offset, int) else 1
+        where = f":{start}-{start + limit - 1}" if isinstance(limit, int) else f":{start}-"
+    return Content.assemble((path, "$accent"), (where, "$text-muted"))
+
+
+def _write_summary(args: JsonMapping, path: str) -> Content:
+    content = _text_arg(args, "content")
+    size = f"  ({format_bytes(len(content.encode('utf-8', 'replace')))})" if "content" in args else ""
+    return Content.assemble((path, "$accent"), (size, "$text-muted"))
+
+
+def _edit_summary(args: JsonMapping, path: str) -> Content:
+    edits = args.get("edits")
+    count = f"  ({len(edits)} edits)" if isinstance(edits, list) and len(edits) > 1 else ""
+    return Content.assemble((path, "$accent"), (count, "$text-muted"))
+
+
+def _search_summary(args: JsonMapping, path: str) -> Content:
+    pattern = _text_arg(args, "pattern")
+    where = f" in {path}" if path else ""
+    glob = _text_arg(args, "glob")
+    glob_text = f" ({clean(glob)})" if glob else ""
+    return Content.assemble((one_line(pattern, 120), "$accent"), (where + glob_text, "$text-muted"))
+
+
+def _ls_summary(args: JsonMapping, path: str) -> Content:
+    return Content.styled(path or ".", "$accent")
+
+
+_SUMMARIES: dict[str, Callable[[JsonMapping, str], Content]] = {
+    "bash": _bash_summary,
+    "read": _read_summary,
+    "write": _write_summary,
+    "edit": _edit_summary,
+    "grep": _search_summary,
+    "find": _search_summary,
+    "ls": _ls_summary,
+}
+"""How the built-in tools' arguments are summarised (given the arguments and the shortened path
+they name); any other tool shows its arguments as compact JSON."""
+
+
 WRITE_PREVIEW_LINES = 12
 """Lines of a file being written shown while the call streams (its growing end)."""
 
 
-def _write_preview(args: Mapping[str, Any]) -> Content | None:
+def _write_preview(args: JsonMapping) -> Content | None:
     """The end of the content a ``write`` call is streaming, syntax-highlighted by its path."""
     content = _text_arg(args, "content")
     if not content:
@@ -134,7 +168,7 @@ def _write_preview(args: Mapping[str, Any]) -> Content | None:
     return Content.assemble(Content.styled(f"… {hidden} lines above", "$text-muted"), "\n", body)
 
 
-def args_body(name: str, args: Mapping[str, Any]) -> Content | None:
+def args_body(name: str, args: JsonMapping) -> Content | None:
     """What to show while a call's arguments stream in: an edit's diff forming, the end of a
     file being written, else nothing."""
     if name == "write":
@@ -175,25 +209,24 @@ def _lines(text: str) -> list[str]:
 # Results
 
 
-def result_text(content: Any) -> str:
+def result_text(content: ResultContent) -> str:
     """The text blocks of a tool result's content joined (images noted as ``[image]``)."""
     if isinstance(content, str):
         return content
     parts: list[str] = []
     for block in content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
+        if block.type == "text":
             parts.append(block.text)
-        elif kind == "image":
-            parts.append(f"[image: {getattr(block, 'mime_type', 'image')}]")
+        elif block.type == "image":
+            parts.append(f"[image: {block.mime_type}]")
     return "\n".join(parts)
 
 
 def result_body(
     name: str,
-    args: Mapping[str, Any],
+    args: JsonMapping,
     text: str,
-    details: Any,
+    details: object,
     *,
     is_error: bool,
     running: bool = False,

@@ -18,9 +18,9 @@ previous ``PAGE`` entries, and resuming a long session renders only its last scr
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style as RichStyle
@@ -42,27 +42,17 @@ from baton.agent.events import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
-from baton.agent.messages import (
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-)
-from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
-from baton.tui.app.widgets.messages import (
-    AssistantMessageView,
-    BashExecutionView,
-    HeaderView,
-    NoticeLevel,
-    NoticeView,
-    UserMessageView,
-    compaction_notice,
-    user_text,
-)
+from baton.agent.messages import AgentMessage, BashExecutionMessage
+from baton.providers.messages import AssistantMessage, ToolResultMessage
+from baton.sessions.events import AnySessionEvent
+from baton.tui.app.widgets.messages import AssistantMessageView, BashExecutionView, HeaderView, NoticeLevel
 from baton.tui.app.widgets.paint import RenderContext, View
 from baton.tui.app.widgets.tool_call import ToolCallView
+from baton.tui.app.widgets.transcript_entries import Entry, build_view, entries_for
 
-EntryKind = Literal["header", "user", "assistant", "tool_result", "bash", "notice", "compaction", "custom"]
+__all__ = ["FLUSH_INTERVAL", "Entry", "Transcript", "ViewFlag"]
+
+V = TypeVar("V", bound=View)
 ViewFlag = Literal["-show-thinking", "-expand-tools"]
 
 _THUMB = "┃"
@@ -72,19 +62,15 @@ FLUSH_INTERVAL = 0.1
 """Seconds between renders of streamed text (<= 10 Hz)."""
 
 
-@dataclass(eq=False)
-class Entry:
-    """One transcript entry as data; ``view`` is set while it is rendered (in the window)."""
+@dataclass(slots=True)
+class _DrawnRow:
+    """A line as drawn, with the scroll bar's track or thumb after it: valid while the line's
+    strip is the same object (``source``) and the width the same."""
 
-    kind: EntryKind
-    message: Any = None
-    results: dict[str, ToolResultMessage] = field(default_factory=dict)
-    content: Content | None = None
-    level: NoticeLevel = "info"
-    view: View | None = None
-    factory: Callable[[], View] | None = None
-    laid_out: Any = None
-    """The view's version when its lines were last laid out."""
+    source: Strip | None
+    width: int
+    on_track: Strip | None = None
+    on_thumb: Strip | None = None
 
 
 class Transcript(ScrollView, can_focus=False):
@@ -128,10 +114,9 @@ class Transcript(ScrollView, can_focus=False):
         self._show_thinking = False
         self._expand_tools = False
         self._following = True
-        self._line_cache: dict[int, list[Any]] = {}
-        """Drawn rows by line index: [source strip, width, row with the track, row with the thumb]
-        (valid while the line's strip is the same object and the width the same)."""
-        self._scroll_bar_style: Any = None
+        self._line_cache: dict[int, _DrawnRow] = {}
+        """Drawn rows by line index."""
+        self._scroll_bar_style: RichStyle | None = None
         self._loading_earlier = False
 
     def on_mount(self) -> None:
@@ -158,14 +143,14 @@ class Transcript(ScrollView, can_focus=False):
         """Views of the entries in the window, in order."""
         return [e.view for e in self.entries[self._first :] if e.view is not None]
 
-    def views_of(self, kind: type[View]) -> list[Any]:
+    def views_of(self, kind: type[V]) -> list[V]:
         """The views of one class in the window, in order (tool calls inside replies included)."""
-        out: list[Any] = []
+        out: list[V] = []
         for view in self.mounted_views:
             if isinstance(view, kind):
                 out.append(view)
             if isinstance(view, AssistantMessageView) and kind is ToolCallView:
-                out.extend(view.tool_views)
+                out.extend(call for call in view.tool_views if isinstance(call, kind))
         return out
 
     @property
@@ -188,59 +173,7 @@ class Transcript(ScrollView, can_focus=False):
 
     # -- building ----------------------------------------------------------------------------------
 
-    def build_view(self, entry: Entry) -> View:
-        """A fresh view for ``entry`` (rendering it, or rendering it again after windowing)."""
-        message = entry.message
-        if entry.factory is not None:
-            return entry.factory()
-        if entry.kind == "user":
-            return UserMessageView(user_text(message.content))
-        if entry.kind == "assistant":
-            return AssistantMessageView(message, results=entry.results, cwd=self.cwd)
-        if entry.kind == "tool_result":
-            view = ToolCallView(message.tool_call_id, message.tool_name, {}, cwd=self.cwd)
-            view.set_result(message.content, message.details, is_error=message.is_error)
-            return view
-        if entry.kind == "bash":
-            bash = BashExecutionView(message.command, exclude_from_context=bool(message.exclude_from_context))
-            bash.set_result(message.output, message.exit_code, cancelled=message.cancelled)
-            return bash
-        if entry.kind == "custom":
-            content = message.content
-            text = content if isinstance(content, str) else user_text(content)
-            return NoticeView(text, "info")
-        return NoticeView(entry.content or Content(""), entry.level)
-
-    def entries_for(self, messages: Iterable[Any]) -> list[Entry]:
-        """Entries for a history (tool results folded into the assistant message that called them)."""
-        out: list[Entry] = []
-        owner: dict[str, Entry] = {}
-        for message in messages:
-            if isinstance(message, UserMessage):
-                out.append(Entry("user", message))
-            elif isinstance(message, AssistantMessage):
-                entry = Entry("assistant", message)
-                for call in message.tool_calls:
-                    owner[call.id] = entry
-                out.append(entry)
-            elif isinstance(message, ToolResultMessage):
-                parent = owner.get(message.tool_call_id)
-                if parent is not None:
-                    parent.results[message.tool_call_id] = message
-                else:
-                    out.append(Entry("tool_result", message))
-            elif isinstance(message, BashExecutionMessage):
-                out.append(Entry("bash", message))
-            elif isinstance(message, CompactionSummaryMessage):
-                out.append(Entry("compaction", content=compaction_notice(message.tokens_before, message.summary)))
-            elif isinstance(message, BranchSummaryMessage):
-                out.append(Entry("notice", content=Content.styled("⎇ Returned from a branch (summarised)",
-                                                                    "$text-accent")))
-            elif isinstance(message, CustomMessage) and message.display:
-                out.append(Entry("custom", message))
-        return out
-
-    def reset(self, messages: Iterable[Any], *, visible: int | None = None) -> list[Awaitable[Any]]:
+    def reset(self, messages: Iterable[AgentMessage], *, visible: int | None = None) -> list[Awaitable[None]]:
         """Replace the transcript with ``messages`` at once, rendering only the last ``visible``
         entries (more while they fill less than ``FILL_SCREENS`` screens). Nothing to await: the
         list is empty (kept for callers written when entries were widgets)."""
@@ -249,16 +182,16 @@ class Transcript(ScrollView, can_focus=False):
         self._watched.clear()
         header = [e for e in self.entries[:1] if e.kind == "header"]
         self.entries = list(header)
-        self.entries.extend(self.entries_for(messages))
+        self.entries.extend(entries_for(messages))
         self._call_owner = {}
         for entry in self.entries:
-            if entry.kind == "assistant":
+            if isinstance(entry.message, AssistantMessage):
                 for call in entry.message.tool_calls:
                     self._call_owner[call.id] = entry
         count = self.PAGE if visible is None else visible
         self._first = max(len(self.entries) - count, 0)
         for index, entry in enumerate(self.entries):
-            entry.view = self.build_view(entry) if index >= self._first else None
+            entry.view = build_view(entry, self.cwd) if index >= self._first else None
             entry.laid_out = None
         self._following = True
         self._restructure(0)
@@ -268,14 +201,14 @@ class Transcript(ScrollView, can_focus=False):
             self._relayout()
         return []
 
-    async def load_history(self, messages: Iterable[Any], *, visible: int | None = None) -> None:
+    async def load_history(self, messages: Iterable[AgentMessage], *, visible: int | None = None) -> None:
         """:meth:`reset` (kept async for its callers)."""
         self.reset(messages, visible=visible)
 
     def add_entry(self, entry: Entry) -> View:
         """Append an entry (shown at the next flush, which is asked for now)."""
         self.entries.append(entry)
-        view = entry.view = self.build_view(entry)
+        view = entry.view = build_view(entry, self.cwd)
         self._restructure(len(self.entries) - 1)
         self._flush_soon()
         return view
@@ -295,7 +228,7 @@ class Transcript(ScrollView, can_focus=False):
         entry = Entry("notice", content=body, level=level)
         index = self.entries.index(live_entry)
         self.entries.insert(index, entry)
-        view = entry.view = self.build_view(entry)
+        view = entry.view = build_view(entry, self.cwd)
         self._restructure(index)
         self._flush_soon()
         return view
@@ -320,8 +253,9 @@ class Transcript(ScrollView, can_focus=False):
 
     # -- live events -------------------------------------------------------------------------------
 
-    def handle_event(self, event: Any) -> None:
-        """Apply one agent event (called synchronously by the session's subscriber)."""
+    def handle_event(self, event: AnySessionEvent) -> None:
+        """Apply one agent event (called synchronously by the session's subscriber; the session's
+        own events change nothing here)."""
         match event:
             case MessageUpdateEvent():
                 live = self._live
@@ -350,7 +284,7 @@ class Transcript(ScrollView, can_focus=False):
             case AgentEndEvent():
                 self._flush_soon()
 
-    def _on_message_start(self, message: Any) -> None:
+    def _on_message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
             view = AssistantMessageView(message, cwd=self.cwd, streaming=True)
             entry = Entry("assistant", message)
@@ -362,10 +296,10 @@ class Transcript(ScrollView, can_focus=False):
             return
         if isinstance(message, ToolResultMessage):
             return
-        for entry in self.entries_for([message]):
+        for entry in entries_for([message]):
             self.add_entry(entry)
 
-    def _on_message_end(self, message: Any) -> None:
+    def _on_message_end(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
             live, entry = self._live, self._live_entry
             self._live = self._live_entry = None
@@ -476,16 +410,8 @@ class Transcript(ScrollView, can_focus=False):
         ctx = self._render_context()
         if ctx is None:
             return
-        window = self.entries[self._first :]
-        start = len(window)
-        if self._stale_from is not None:
-            start = max(self._stale_from - self._first, 0)
-        for offset in range(min(start, len(window))):
-            entry = window[offset]
-            if entry.view is not None and entry.laid_out != entry.view.current_version:
-                start = offset
-                break
-        if start >= len(window) and self._stale_from is None:
+        start = self._first_changed()
+        if start is None:
             return
         self._stale_from = None
         start = min(start, len(self._starts))
@@ -493,22 +419,10 @@ class Transcript(ScrollView, can_focus=False):
         del self._lines[line:]
         del self._starts[start:]
         if start == 0 and self._first > 0:
-            count = self._first - (1 if self.entries and self.entries[0].kind == "header" else 0)
-            noun = "entry" if count == 1 else "entries"
-            note = Content.styled(f"↑ {count} earlier {noun} · scroll up to show", "$text-muted")
-            self._lines.extend(ctx.content(note.center(ctx.width)))
-        for entry in window[start:]:
+            self._lines.extend(_earlier_entries_note(ctx, self.entries, self._first))
+        for entry in self.entries[self._first + start :]:
             self._starts.append(len(self._lines))
-            view = entry.view
-            if view is None:
-                continue
-            strips = view.strips(ctx)
-            entry.laid_out = view.current_version
-            if not strips:
-                continue
-            if self._lines and view.margin_top:
-                self._lines.append(Strip.blank(0))
-            self._lines.extend(strips)
+            self._lines.extend(_entry_lines(ctx, entry, first=not self._lines))
         follow = self.following
         size = Size(self.size.width, len(self._lines) + 1)
         if size != self.virtual_size:
@@ -521,6 +435,18 @@ class Transcript(ScrollView, can_focus=False):
             self._following = True
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
         self.refresh()
+
+    def _first_changed(self) -> int | None:
+        """The window offset of the first entry whose lines must be rebuilt (None: none)."""
+        window = self.entries[self._first :]
+        start = len(window) if self._stale_from is None else max(self._stale_from - self._first, 0)
+        for offset in range(min(start, len(window))):
+            entry = window[offset]
+            if entry.view is not None and entry.laid_out != entry.view.current_version:
+                return offset
+        if start >= len(window) and self._stale_from is None:
+            return None
+        return start
 
     def render_line(self, y: int) -> Strip:
         return self.render_lines(Region(0, y, self.size.width, 1))[0]
@@ -550,13 +476,16 @@ class Transcript(ScrollView, can_focus=False):
             return Strip([*self._line(index, body, selection), bar], body + 1)
         source = self._lines[index] if index < len(self._lines) else None
         cached = self._line_cache.get(index)
-        if cached is None or cached[0] is not source or cached[1] != body:
-            cached = self._line_cache[index] = [source, body, None, None]
-        slot = 3 if on_thumb else 2
-        row: Strip | None = cached[slot]
+        if cached is None or cached.source is not source or cached.width != body:
+            cached = self._line_cache[index] = _DrawnRow(source, body)
+        row = cached.on_thumb if on_thumb else cached.on_track
         if row is None:
             bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
-            row = cached[slot] = Strip([*self._line(index, body, None), bar], body + 1)
+            row = Strip([*self._line(index, body, None), bar], body + 1)
+            if on_thumb:
+                cached.on_thumb = row
+            else:
+                cached.on_track = row
         return row
 
     def _thumb(self, height: int) -> tuple[int, int] | None:
@@ -568,7 +497,7 @@ class Transcript(ScrollView, can_focus=False):
         start = round(min(self.scroll_offset.y, span) / span * (height - size))
         return start, start + size
 
-    def _bar_style(self) -> Any:
+    def _bar_style(self) -> RichStyle:
         style = self._scroll_bar_style
         if style is None:
             ctx = self._render_context()
@@ -681,7 +610,7 @@ class Transcript(ScrollView, can_focus=False):
     def _render_page(self) -> None:
         start = max(self._first - self.PAGE, 0)
         for entry in self.entries[start : self._first]:
-            entry.view = self.build_view(entry)
+            entry.view = build_view(entry, self.cwd)
             entry.laid_out = None
         self._first = start
         self._restructure(0)
@@ -705,7 +634,7 @@ class Transcript(ScrollView, can_focus=False):
             self._loading_earlier = False
 
 
-def _highlight(strip: Strip, span: tuple[int, int], style: Any) -> Strip:
+def _highlight(strip: Strip, span: tuple[int, int], style: RichStyle) -> Strip:
     """``strip`` with the selected cells ``span`` (end -1: to the end of the line) in ``style``."""
     length = strip.cell_length
     start, end = span
@@ -714,3 +643,24 @@ def _highlight(strip: Strip, span: tuple[int, int], style: Any) -> Strip:
         return strip
     before, middle, after = strip.divide([start, end, length])
     return Strip.join([before, middle.apply_style(style), after])
+
+
+def _earlier_entries_note(ctx: RenderContext, entries: list[Entry], first: int) -> list[Strip]:
+    """The line above the window saying how many entries are not rendered."""
+    count = first - (1 if entries and entries[0].kind == "header" else 0)
+    noun = "entry" if count == 1 else "entries"
+    note = Content.styled(f"↑ {count} earlier {noun} · scroll up to show", "$text-muted")
+    return ctx.content(note.center(ctx.width))
+
+
+def _entry_lines(ctx: RenderContext, entry: Entry, *, first: bool) -> list[Strip]:
+    """The lines of ``entry`` (none without a view), after a blank line when its view asks for
+    a margin and it is not the ``first`` line of the transcript; records what was laid out."""
+    view = entry.view
+    if view is None:
+        return []
+    strips = view.strips(ctx)
+    entry.laid_out = view.current_version
+    if strips and view.margin_top and not first:
+        return [Strip.blank(0), *strips]
+    return list(strips)
