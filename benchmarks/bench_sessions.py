@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from baton.sessions.store import SessionStore, dump_line  # noqa: E402
+from baton.sessions.session_file import dump_line  # noqa: E402
+from baton.sessions.store import SessionStore  # noqa: E402
 
 REAL_SESSION = ROOT.parent / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 WORDS = ["the", "parser", "reads", "tokens", "from", "the", "stream", "and", "builds", "a", "tree",

@@ -22,12 +22,13 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from baton.agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     Context,
+    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -133,10 +134,10 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
     entry_id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """pi's JSON form."""
         return {
             "summary": self.summary,
@@ -322,49 +323,45 @@ def prepare_compaction(
     if isinstance(path[-1], CompactionEntry):
         raise NothingToCompactError("Nothing to compact (the conversation was just compacted)")
     previous_index = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), -1)
-    start, end = previous_index + 1, len(path)
-
-    branch_messages = [m for m in (entry_message(e) for e in path) if m is not None]
-    tokens_before = estimate_context_tokens(branch_messages).tokens
-
-    keep = effective_keep_recent(settings, context_window)
-    cut = find_cut_point(path, start, end, keep)
-    first_kept = path[cut.first_kept_index]
+    start = previous_index + 1
+    tokens_before = estimate_context_tokens(_messages(path, 0, len(path))).tokens
+    cut = find_cut_point(path, start, len(path), effective_keep_recent(settings, context_window))
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-
-    to_summarize = [m for m in (entry_message(path[i]) for i in range(start, history_end)) if m is not None]
-    prefix: list[AgentMessage] = []
-    if cut.is_split_turn:
-        prefix = [
-            m
-            for m in (entry_message(path[i]) for i in range(cut.turn_start_index, cut.first_kept_index))
-            if m is not None
-        ]
+    to_summarize = _messages(path, start, history_end)
+    prefix = _messages(path, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
     if not to_summarize and not prefix:
         raise NothingToCompactError("Nothing to compact (the recent messages already fit the budget)")
-
-    previous_summary: str | None = None
-    read: set[str] = set()
-    modified: set[str] = set()
-    if previous_index >= 0:
-        previous = path[previous_index]
-        assert isinstance(previous, CompactionEntry)
-        previous_summary = previous.summary
-        details = previous.details if isinstance(previous.details, dict) and not previous.from_hook else {}
-        read.update(f for f in details.get("readFiles", []) if isinstance(f, str))
-        modified.update(f for f in details.get("modifiedFiles", []) if isinstance(f, str))
+    previous = path[previous_index] if previous_index >= 0 else None
+    read, modified = _files_so_far(previous if isinstance(previous, CompactionEntry) else None)
     _file_ops(to_summarize, read, modified)
     _file_ops(prefix, read, modified)
     return CompactionPreparation(
-        first_kept_entry_id=first_kept.id,
+        first_kept_entry_id=path[cut.first_kept_index].id,
         messages_to_summarize=to_summarize,
         turn_prefix_messages=prefix,
         is_split_turn=cut.is_split_turn,
         tokens_before=tokens_before,
-        previous_summary=previous_summary,
+        previous_summary=previous.summary if isinstance(previous, CompactionEntry) else None,
         read_files=read,
         modified_files=modified,
     )
+
+
+def _messages(path: Sequence[SessionEntry], start: int, end: int) -> list[AgentMessage]:
+    """The messages of ``path[start:end]`` as the model sees them."""
+    return [m for m in (entry_message(path[i]) for i in range(start, end)) if m is not None]
+
+
+def _files_so_far(previous: CompactionEntry | None) -> tuple[set[str], set[str]]:
+    """The files read and modified that the previous compaction recorded (none when a hook wrote it)."""
+    details = previous.details if previous is not None and not previous.from_hook else None
+    if not isinstance(details, dict):
+        return set(), set()
+    return _strings(details.get("readFiles")), _strings(details.get("modifiedFiles"))
+
+
+def _strings(value: object) -> set[str]:
+    return {item for item in value if isinstance(item, str)} if isinstance(value, list) else set()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,33 +378,30 @@ def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
     """The conversation as plain text, so the summariser reads it instead of continuing it."""
     parts: list[str] = []
     for message in convert_to_llm(list(messages)):
-        message = project_message(message)  # a runaway tool call is cut here as in any request
-        if isinstance(message, UserMessage):
-            content = message.content
-            text = content if isinstance(content, str) else "".join(
-                b.text for b in content if isinstance(b, TextContent)
-            )
-            if text:
-                parts.append(f"[User]: {text}")
-        elif isinstance(message, AssistantMessage):
-            texts = [b.text for b in message.content if isinstance(b, TextContent)]
-            thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
-            calls = [
-                f"{b.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in b.arguments.items())})"
-                for b in message.content
-                if isinstance(b, ToolCall)
-            ]
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
-            if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
-            if calls:
-                parts.append("[Assistant tool calls]: " + "; ".join(calls))
-        elif isinstance(message, ToolResultMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            if text:
-                parts.append(f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}")
+        parts += _serialize(project_message(message))  # a runaway tool call is cut here as in any request
     return "\n\n".join(parts)
+
+
+def _serialize(message: Message) -> list[str]:
+    """One message's parts of :func:`serialize_conversation`."""
+    if isinstance(message, UserMessage):
+        content = message.content
+        text = content if isinstance(content, str) else "".join(b.text for b in content if isinstance(b, TextContent))
+        return [f"[User]: {text}"] if text else []
+    if isinstance(message, ToolResultMessage):
+        text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"] if text else []
+    texts = [b.text for b in message.content if isinstance(b, TextContent)]
+    thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
+    calls = [_call_text(b) for b in message.content if isinstance(b, ToolCall)]
+    labelled = (("[Assistant thinking]: ", "\n", thinking), ("[Assistant]: ", "\n", texts),
+                ("[Assistant tool calls]: ", "; ", calls))
+    return [label + joiner.join(items) for label, joiner, items in labelled if items]
+
+
+def _call_text(call: ToolCall) -> str:
+    arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
+    return f"{call.name}({arguments})"
 
 
 def format_file_lists(read_files: Sequence[str], modified_files: Sequence[str]) -> str:
@@ -530,6 +524,6 @@ async def compact(
         summary=summary,
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
-        details={"readFiles": read, "modifiedFiles": modified},
+        details={"readFiles": list(read), "modifiedFiles": list(modified)},
     )
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
 from baton.sessions.tokens import count_text_tokens, estimate_message_tokens
+
+if TYPE_CHECKING:
+    from baton.agent.messages import AgentMessage
+    from baton.providers.messages import Tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +50,16 @@ def context_breakdown(
     *,
     system_prompt: str,
     context_texts: Sequence[str],
-    tool_schemas: Sequence[Any],
-    messages: Sequence[Any],
+    tool_schemas: Sequence[Tool],
+    messages: Sequence[AgentMessage],
     window: int,
 ) -> ContextBreakdown:
     """Split the context into its parts. ``context_texts`` are the loaded context files (part of
     the system prompt, shown on their own); ``tool_schemas`` are the tools' JSON-able schemas."""
     files = sum(count_text_tokens(text) for text in context_texts)
     system = max(0, count_text_tokens(system_prompt) - files)
-    tools = sum(count_text_tokens(json.dumps(_plain(schema), ensure_ascii=False)) for schema in tool_schemas)
+    tools = sum(count_text_tokens(json.dumps(schema.model_dump(by_alias=True, exclude_none=True), ensure_ascii=False))
+                for schema in tool_schemas)
     by_kind = {"user": 0, "assistant": 0, "results": 0, "other": 0}
     for message in messages:
         tokens = estimate_message_tokens(message)
@@ -77,7 +82,3 @@ def context_breakdown(
     ]
     return ContextBreakdown(window, parts)
 
-
-def _plain(schema: Any) -> Any:
-    dump = getattr(schema, "model_dump", None)
-    return dump(by_alias=True, exclude_none=True) if callable(dump) else schema

@@ -12,11 +12,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Container
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_serializer, field_validator
 
 from baton.agent.messages import AgentMessage, agent_message_from_dict, agent_message_to_dict
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import ImageContent, TextContent
 
 CURRENT_VERSION = 3
@@ -63,7 +64,7 @@ class SessionHeader(_Model):
     cwd: str = ""
     parent_session: str | None = Field(default=None, alias="parentSession")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """pi's JSON form."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -76,7 +77,7 @@ class SessionEntry(_Model):
     parent_id: str | None = Field(default=None, alias="parentId")
     timestamp: str = Field(default_factory=iso_now)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """pi's JSON form (``parentId`` is always written, ``null`` for a root)."""
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
         data.pop("parentId", None)
@@ -91,11 +92,11 @@ class MessageEntry(SessionEntry):
 
     @field_validator("message", mode="before")
     @classmethod
-    def _parse_message(cls, value: Any) -> Any:
+    def _parse_message(cls, value: object) -> object:
         return agent_message_from_dict(value) if isinstance(value, dict) else value
 
     @field_serializer("message")
-    def _dump_message(self, message: AgentMessage) -> dict[str, Any]:
+    def _dump_message(self, message: AgentMessage) -> dict[str, object]:  # pydantic reads this annotation
         return agent_message_to_dict(message)
 
 
@@ -124,7 +125,8 @@ class CompactionEntry(SessionEntry):
     summary: str
     first_kept_entry_id: str = Field(alias="firstKeptEntryId")
     tokens_before: int = Field(default=0, alias="tokensBefore")
-    details: Any | None = None
+    details: object = None
+    """Free-form, as written (narrow before use: a file may hold anything here)."""
     from_hook: bool | None = Field(default=None, alias="fromHook")
 
 
@@ -134,7 +136,7 @@ class BranchSummaryEntry(SessionEntry):
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str = Field(alias="fromId")
     summary: str
-    details: Any | None = None
+    details: object = None
     from_hook: bool | None = Field(default=None, alias="fromHook")
 
 
@@ -143,7 +145,8 @@ class CustomEntry(SessionEntry):
 
     type: Literal["custom"] = "custom"
     custom_type: str = Field(alias="customType")
-    data: Any | None = None
+    data: object = None
+    """Free-form, as written (narrow before use: a file may hold anything here)."""
 
 
 class CustomMessageEntry(SessionEntry):
@@ -152,7 +155,7 @@ class CustomMessageEntry(SessionEntry):
     type: Literal["custom_message"] = "custom_message"
     custom_type: str = Field(alias="customType")
     content: str | list[TextContent | ImageContent]
-    details: Any | None = None
+    details: object = None
     display: bool = True
 
 
@@ -176,11 +179,11 @@ class OpaqueEntry(SessionEntry):
 
     It still takes part in the tree (``id``/``parentId``) but never in the model's context."""
 
-    raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
     reason: str = Field(default="", exclude=True)
+    _raw: JsonObject = PrivateAttr(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.raw)
+    def to_dict(self) -> JsonObject:
+        return dict(self._raw)
 
 
 ENTRY_TYPES: dict[str, type[SessionEntry]] = {
@@ -196,7 +199,7 @@ ENTRY_TYPES: dict[str, type[SessionEntry]] = {
 }
 
 
-def entry_from_dict(data: dict[str, Any]) -> SessionEntry:
+def entry_from_dict(data: JsonObject) -> SessionEntry:
     """Validate one entry line. Unknown types and unreadable known types become
     :class:`OpaqueEntry` (kept verbatim); an entry without a string ``id`` raises ``ValueError``."""
     entry_id = data.get("id")
@@ -211,17 +214,18 @@ def entry_from_dict(data: dict[str, Any]) -> SessionEntry:
             reason = f"unreadable {data.get('type')} entry: {_first_error(exc)}"
     else:
         reason = f"unknown entry type {data.get('type')!r}"
-    return OpaqueEntry(
+    kept = OpaqueEntry(
         type=str(data.get("type")),
         id=entry_id,
         parent_id=parent if isinstance(parent, str) else None,
         timestamp=str(data.get("timestamp") or ""),
-        raw=data,
         reason=reason,
     )
+    kept._raw = data  # written back exactly as read
+    return kept
 
 
-def entry_to_dict(entry: SessionEntry | SessionHeader) -> dict[str, Any]:
+def entry_to_dict(entry: SessionEntry | SessionHeader) -> JsonObject:
     """pi's JSON form of an entry or header."""
     return entry.to_dict()
 

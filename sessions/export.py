@@ -16,15 +16,18 @@ import html
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from baton.agent.messages import (
+    AgentMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
 )
+from baton.providers.json_types import JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
@@ -90,7 +93,7 @@ def _image_html(image: ImageContent) -> str:
     return f'<img alt="image" src="data:{image.mime_type};base64,{data}">'
 
 
-def _blocks_html(content: str | list[Any]) -> str:
+def _blocks_html(content: str | Sequence[TextContent | ImageContent]) -> str:
     if isinstance(content, str):
         return f'<div class="text">{esc(content)}</div>'
     parts = []
@@ -102,7 +105,7 @@ def _blocks_html(content: str | list[Any]) -> str:
     return "".join(parts)
 
 
-def _json(value: Any) -> str:
+def _json(value: JsonValue) -> str:
     try:
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -220,7 +223,7 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
-def _md_blocks(content: str | list[Any]) -> str:
+def _md_blocks(content: str | Sequence[TextContent | ImageContent]) -> str:
     if isinstance(content, str):
         return md_text(content)
     parts = []
@@ -234,33 +237,7 @@ def _md_blocks(content: str | list[Any]) -> str:
 
 def _entry_markdown(entry: SessionEntry) -> str:
     if isinstance(entry, MessageEntry):
-        message = entry.message
-        if isinstance(message, UserMessage):
-            return f"## User\n\n{_md_blocks(message.content)}"
-        if isinstance(message, AssistantMessage):
-            parts = [f"## Assistant ({md_line(message.provider)}/{md_line(message.model)})"]
-            for block in message.content:
-                if isinstance(block, TextContent) and block.text.strip():
-                    parts.append(md_text(block.text))
-                elif isinstance(block, ThinkingContent) and block.thinking.strip():
-                    quoted = "\n".join(f"> {line}" for line in md_text(block.thinking).split("\n"))
-                    parts.append(f"> *thinking*\n{quoted}")
-                elif isinstance(block, ToolCall):
-                    parts.append(f"**Tool call:** {code_span(block.name)}\n\n{fence(_json(block.arguments), 'json')}")
-            if message.stop_reason in ("error", "aborted"):
-                parts.append(f"*\\[{md_line(message.stop_reason)}] {md_line(message.error_message or '')}*")
-            return "\n\n".join(parts)
-        if isinstance(message, ToolResultMessage):
-            texts = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-            state = " (error)" if message.is_error else ""
-            return f"### Tool result: {code_span(message.tool_name)}{state}\n\n{fence(texts)}"
-        if isinstance(message, BashExecutionMessage):
-            return f"### Bash: {code_span(message.command)}\n\n{fence(message.output)}"
-        if isinstance(message, CustomMessage):
-            return f"### {md_line(message.custom_type)}\n\n{_md_blocks(message.content)}"
-        if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-            return f"### {md_line(message.role)}\n\n{md_text(message.summary)}"
-        return ""
+        return _message_markdown(entry.message)
     if isinstance(entry, CompactionEntry):
         return f"### Compaction ({entry.tokens_before:,} tokens before)\n\n{md_text(entry.summary)}"
     if isinstance(entry, BranchSummaryEntry):
@@ -272,6 +249,39 @@ def _entry_markdown(entry: SessionEntry) -> str:
     if isinstance(entry, ThinkingLevelChangeEntry):
         return f"*thinking → {md_line(entry.thinking_level)}*"
     return ""
+
+
+def _message_markdown(message: AgentMessage) -> str:
+    if isinstance(message, UserMessage):
+        return f"## User\n\n{_md_blocks(message.content)}"
+    if isinstance(message, AssistantMessage):
+        return _assistant_markdown(message)
+    if isinstance(message, ToolResultMessage):
+        texts = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+        state = " (error)" if message.is_error else ""
+        return f"### Tool result: {code_span(message.tool_name)}{state}\n\n{fence(texts)}"
+    if isinstance(message, BashExecutionMessage):
+        return f"### Bash: {code_span(message.command)}\n\n{fence(message.output)}"
+    if isinstance(message, CustomMessage):
+        return f"### {md_line(message.custom_type)}\n\n{_md_blocks(message.content)}"
+    if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
+        return f"### {md_line(message.role)}\n\n{md_text(message.summary)}"
+    return ""
+
+
+def _assistant_markdown(message: AssistantMessage) -> str:
+    parts = [f"## Assistant ({md_line(message.provider)}/{md_line(message.model)})"]
+    for block in message.content:
+        if isinstance(block, TextContent) and block.text.strip():
+            parts.append(md_text(block.text))
+        elif isinstance(block, ThinkingContent) and block.thinking.strip():
+            quoted = "\n".join(f"> {line}" for line in md_text(block.thinking).split("\n"))
+            parts.append(f"> *thinking*\n{quoted}")
+        elif isinstance(block, ToolCall):
+            parts.append(f"**Tool call:** {code_span(block.name)}\n\n{fence(_json(block.arguments), 'json')}")
+    if message.stop_reason in ("error", "aborted"):
+        parts.append(f"*\\[{md_line(message.stop_reason)}] {md_line(message.error_message or '')}*")
+    return "\n\n".join(parts)
 
 
 def render_markdown(store: SessionStore, leaf_id: str | None = None) -> str:

@@ -16,21 +16,24 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
 from baton.agent.messages import AgentMessage, CustomMessage
 from baton.providers.messages import ImageContent, TextContent, UserMessage
 from baton.providers.paths import baton_home
 from baton.sessions.errors import PromptRefusedError
+from baton.sessions.event_hub import NoticeLevel
 from baton.sessions.events import McpStatusEvent
 from baton.sessions.hooks.config import CommandHook, parse_hooks
 from baton.sessions.hooks.manager import HookManager
-from baton.sessions.trust import ProjectTrust, remember_trust, unreadable_mcp_file
+from baton.sessions.trust import ProjectTrust, ignored_summary, remember_trust, unreadable_mcp_file
 from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
 from baton.tools.mcp.manager import McpManager
+from baton.tools.tool_env import ToolEnvironment
 
 if TYPE_CHECKING:
-    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.extension_host import SessionHost
     from baton.sessions.options import SessionOptions
     from baton.sessions.settings import Settings
 
@@ -40,7 +43,7 @@ HOOK_CONTEXT_TYPE = "hook_context"
 MAX_STOP_CONTINUATIONS = 5
 """A Stop hook may send the model back to work this many times in a row, no more."""
 
-Notify = Callable[[str, str, str], None]
+Notify = Callable[[str, NoticeLevel, str], None]
 """``(source, level, text)``."""
 
 
@@ -49,8 +52,11 @@ class SessionExtensions:
 
     def __init__(self, cwd: Path, hooks: HookManager, project_hooks: list[CommandHook],
                  pending_trust: ProjectTrust | None, problems: list[str], mcp: McpManager | None = None,
-                 project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True) -> None:
+                 project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True,
+                 refused: list[str] | None = None) -> None:
         self.cwd = cwd
+        self.refused = refused or []
+        """What the project's settings tried that only the user's own may do (ignored, trusted or not)."""
         self.hooks = hooks
         self.mcp = mcp or McpManager(cwd, baton_home() / "logs")
         """The MCP servers (none configured: an empty manager)."""
@@ -63,12 +69,14 @@ class SessionExtensions:
         self._project_hooks = project_hooks
         self._notify: Notify = lambda source, level, text: logger.warning("%s: %s", source, text)
         self._session_start: asyncio.Task[list[str]] | None = None
-        self._on_trust: list[Callable[[], Any]] = []
+        self._on_trust: list[Callable[[], object]] = []
 
     @classmethod
-    def create(cls, cwd: Path, settings: Settings, *, options: SessionOptions | None = None) -> SessionExtensions:
+    def create(cls, cwd: Path, settings: Settings, *, options: SessionOptions | None = None,
+               environment: ToolEnvironment | None = None) -> SessionExtensions:
         """Read the hooks and MCP servers; the project's are used as ``settings`` decided its trust
-        (:attr:`Settings.project_trusted`), each pinned to the workspace files it runs."""
+        (:attr:`Settings.project_trusted`), each pinned to the workspace files it runs. Their
+        commands start in the session's ``environment``."""
         problems: list[str] = []
         global_raw = settings.global_data.get("hooks")
         if global_raw is None and not settings.global_data and not settings.project_data:
@@ -80,12 +88,12 @@ class SessionExtensions:
             project_hooks = [replace(hook, pins=trust.hook_pins.get(hook.command, ()))
                              for hook in parse_hooks(settings.held.get("hooks"), "project", problems)]
         trusted = settings.project_trusted
-        manager = HookManager([], cwd, lambda: "", lambda: None)
+        manager = HookManager([], cwd, lambda: "", lambda: None, environment=environment)
         manager.add(global_hooks)
         if trusted:
             manager.add(project_hooks)
         mcp = McpManager(cwd, baton_home() / "logs", tool_timeout=settings.mcp.tool_timeout_ms / 1000,
-                         startup_timeout=settings.mcp.startup_timeout_ms / 1000)
+                         startup_timeout=settings.mcp.startup_timeout_ms / 1000, environment=environment)
         project_servers: list[McpServerConfig] = []
         if options is None or options.mcp:
             home_servers = read_config_file(baton_home() / "mcp.json", "global", problems)
@@ -102,21 +110,23 @@ class SessionExtensions:
             mcp.add_servers(merge_servers(home_servers, project_servers if trusted else [], cli_servers))
             mcp.problems = problems
         start = options.start_mcp if options is not None else True
-        return cls(cwd, manager, project_hooks, settings.pending_trust, problems, mcp, project_servers, start)
+        return cls(cwd, manager, project_hooks, settings.pending_trust, problems, mcp, project_servers, start,
+                   settings.refused)
 
     @property
     def project_trusted(self) -> bool:
         """Whether the project's hooks and servers are in use."""
         return self.pending_trust is None
 
-    def attach(self, session: CodingSession, notify: Notify) -> None:
+    def attach(self, session: SessionHost) -> None:
         """Wire into ``session``: tool gates (registered first, so a permission policy added
         later sees the hooks' hints), notices, and the SessionStart hooks (started now)."""
-        self._notify = notify
-        self.hooks.warn = lambda text: notify("hooks", "warning", text)
+        events = session.events
+        self._notify = events.notice
+        self.hooks.warn = lambda text: events.notice("hooks", "warning", text)
         self.hooks.permission_hints = session.permission_hints
-        self.hooks._session_id = lambda: session.session_id
-        self.hooks._transcript_path = lambda: str(session.session_file) if session.session_file else None
+        self.hooks.session_id = lambda: session.session_id
+        self.hooks.transcript_path = lambda: str(session.session_file) if session.session_file else None
         session.tool_gates.add_before("hooks", self._before_tool)
         session.tool_gates.add_after("hooks", self._after_tool)
         base_tools = list(session.agent.tools)
@@ -124,10 +134,10 @@ class SessionExtensions:
         def tools_changed() -> None:
             names = {t.name for t in base_tools}
             session.agent.tools = [*base_tools, *(t for t in self.mcp.tools() if t.name not in names)]
-            session._emit_soon(McpStatusEvent(self.mcp.summary()))
+            events.emit_soon(McpStatusEvent(self.mcp.summary()))
 
         self.mcp.on_tools_changed = tools_changed
-        self.mcp.notify = lambda level, text: notify("mcp", level, text)
+        self.mcp.notify = lambda level, text: events.notice("mcp", _level(level), text)
         if self.mcp.connections:
             tools_changed()
             if self._start_mcp:
@@ -136,7 +146,11 @@ class SessionExtensions:
             source = "resume" if session.messages else "startup"
             self._session_start = asyncio.ensure_future(self._run_session_start(source))
 
-    def on_trust(self, callback: Callable[[], Any]) -> None:
+    def ignored_project_settings(self, how_to_trust: str) -> str | None:
+        """One line saying exactly what of the project is ignored now (``None``: nothing)."""
+        return ignored_summary(self.pending_trust, self.refused, self.cwd, how_to_trust)
+
+    def on_trust(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` when the project becomes trusted (e.g. to start its MCP servers)."""
         self._on_trust.append(callback)
 
@@ -160,10 +174,10 @@ class SessionExtensions:
 
     # ---------------------------------------------------------------- events
 
-    async def _before_tool(self, context: Any, signal: Any) -> Any:
+    async def _before_tool(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         return await self.hooks.before_tool(context, signal)
 
-    async def _after_tool(self, context: Any, signal: Any) -> Any:
+    async def _after_tool(self, context: AfterToolCallContext, signal: asyncio.Event) -> AfterToolCallResult | None:
         return await self.hooks.after_tool(context, signal)
 
     async def _run_session_start(self, source: str) -> list[str]:
@@ -220,6 +234,13 @@ class SessionExtensions:
             with contextlib.suppress(BaseException):
                 await task
         await self.mcp.close()
+
+
+def _level(level: str) -> NoticeLevel:
+    """An MCP notice's level (``warning`` for anything unexpected)."""
+    if level == "info":
+        return "info"
+    return "error" if level == "error" else "warning"
 
 
 def _context_message(event: str, text: str) -> CustomMessage:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from baton.providers.bounded_read import FileRefusedError, FileTooLargeError, format_cap
 from baton.tools.project_files import ProjectFiles, read_bounded
@@ -29,7 +28,8 @@ class FrontMatterError(ValueError):
 class Document:
     """A Markdown file split into its front matter and its body."""
 
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
+    """The YAML mapping as loaded (strings, numbers, lists, dates...: narrow before use)."""
     body: str = ""
 
 
@@ -54,7 +54,7 @@ MAX_DEPTH = 32
 """Deepest nesting of maps and lists front matter may have."""
 
 
-def _load(block: str) -> dict[str, Any]:
+def _load(block: str) -> dict[str, object]:
     import yaml
 
     try:
@@ -72,7 +72,7 @@ def _load(block: str) -> dict[str, Any]:
 
 
 @functools.cache
-def _plain_loader() -> Any:
+def _plain_loader() -> type:
     """PyYAML's safe loader without anchors, aliases or deep nesting (built on first use)."""
     import yaml
     from yaml.events import AliasEvent, CollectionStartEvent, NodeEvent
@@ -80,7 +80,7 @@ def _plain_loader() -> Any:
     class PlainLoader(yaml.SafeLoader):
         depth = 0
 
-        def compose_node(self, parent: Any, index: Any) -> Any:
+        def compose_node(self, parent: object, index: object) -> object:
             event = self.peek_event()
             if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor is not None):
                 raise yaml.composer.ComposerError(

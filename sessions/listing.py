@@ -11,6 +11,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from baton.providers.json_depth import MAX_LINE_DEPTH, loads_bounded
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.paths import sessions_dir
 from baton.sessions.entries import iso_to_ms
 from baton.sessions.errors import SessionNotFoundError
@@ -61,18 +62,78 @@ class SessionInfo:
     """``provider/id`` of the model the session last used."""
 
 
-def _text(content: object) -> str:
+def _text(content: JsonValue) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
+        return " ".join(_block_text(b) for b in content)
     return ""
 
 
-def read_session_info(path: Path) -> SessionInfo | None:
-    """Summary of a session file, or ``None`` when it is not a session file."""
+def _block_text(block: JsonValue) -> str:
+    if not isinstance(block, dict) or block.get("type") != "text":
+        return ""
+    text = block.get("text", "")
+    return text if isinstance(text, str) else ""
+
+
+def _stamp(value: JsonValue) -> str | int | float | None:
+    """A timestamp value as written (anything else: none)."""
+    return value if isinstance(value, str | int | float) else None
+
+
+@dataclass
+class _Summary:
+    """What the listing shows of a session file, gathered line by line."""
+
+    count: int = 0
+    first: str = ""
+    name: str | None = None
+    model: str | None = None
+    last_activity: int = 0
+
+    def add(self, line: JsonObject) -> None:
+        """Take in one entry (any line after the header)."""
+        kind, name, message = line.get("type"), line.get("name"), line.get("message")
+        provider, model_id = line.get("provider"), line.get("modelId")
+        if kind == "session_info" and isinstance(name, str) and name.strip():
+            self.name = name.strip()
+        if kind == "model_change" and isinstance(provider, str) and isinstance(model_id, str):
+            self.model = f"{provider}/{model_id}"
+        if kind == "message" and isinstance(message, dict):
+            self._message(message, line.get("timestamp"))
+
+    def _message(self, message: JsonObject, entry_timestamp: JsonValue) -> None:
+        self.count += 1
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            return
+        stamp = message.get("timestamp")
+        when = stamp if isinstance(stamp, int) else iso_to_ms(_stamp(entry_timestamp))
+        self.last_activity = max(self.last_activity, when)
+        if not self.first and role == "user":
+            self.first = " ".join(_text(message.get("content")).split())
+
+    def info(self, path: Path, header: JsonObject, mtime: float) -> SessionInfo:
+        created_ms = iso_to_ms(str(header.get("timestamp") or ""))
+        modified = datetime.fromtimestamp(self.last_activity / 1000 if self.last_activity else mtime, UTC)
+        parent = header.get("parentSession")
+        return SessionInfo(
+            path=path,
+            id=str(header["id"]),
+            cwd=str(header.get("cwd") or ""),
+            created=datetime.fromtimestamp(created_ms / 1000, UTC) if created_ms else modified,
+            modified=modified,
+            message_count=self.count,
+            first_message=self.first or "(no messages)",
+            name=self.name,
+            parent_session=parent if isinstance(parent, str) else None,
+            model=self.model,
+        )
+
+
+def _read_regular(path: Path) -> tuple[bytes, float] | None:
+    """The bytes of a regular file and its modification time (``None`` for anything else)."""
     try:
         # never block on a FIFO (or read a device) that merely carries a .jsonl name
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -83,17 +144,21 @@ def read_session_info(path: Path) -> SessionInfo | None:
         if not S_ISREG(stat.st_mode):
             return None
         with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read()
+            return handle.read(), stat.st_mtime
     except OSError:
         return None
     finally:
         os.close(fd)
-    header: dict[str, object] | None = None
-    count = 0
-    first = ""
-    name: str | None = None
-    model: str | None = None
-    last_activity = 0
+
+
+def read_session_info(path: Path) -> SessionInfo | None:
+    """Summary of a session file, or ``None`` when it is not a session file."""
+    read = _read_regular(path)
+    if read is None:
+        return None
+    data, mtime = read
+    header: JsonObject | None = None
+    summary = _Summary()
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
@@ -105,47 +170,13 @@ def read_session_info(path: Path) -> SessionInfo | None:
             continue
         if not isinstance(line, dict):
             continue
-        if header is None:
-            if line.get("type") != "session" or not isinstance(line.get("id"), str):
-                return None
+        if header is not None:
+            summary.add(line)
+        elif line.get("type") == "session" and isinstance(line.get("id"), str):
             header = line
-            continue
-        kind = line.get("type")
-        if kind == "session_info" and isinstance(line.get("name"), str) and line["name"].strip():
-            name = line["name"].strip()
-        if kind == "model_change" and isinstance(line.get("provider"), str) and isinstance(line.get("modelId"), str):
-            model = f"{line['provider']}/{line['modelId']}"
-        if kind != "message" or not isinstance(line.get("message"), dict):
-            continue
-        count += 1
-        message = line["message"]
-        role = message.get("role")
-        if role in ("user", "assistant"):
-            stamp = message.get("timestamp")
-            last_activity = max(last_activity, stamp if isinstance(stamp, int) else iso_to_ms(line.get("timestamp")))
-            if not first and role == "user":
-                first = " ".join(_text(message.get("content")).split())
-    if header is None:
-        return None
-    created_ms = iso_to_ms(str(header.get("timestamp") or ""))
-    modified = (
-        datetime.fromtimestamp(last_activity / 1000, UTC)
-        if last_activity
-        else datetime.fromtimestamp(stat.st_mtime, UTC)
-    )
-    parent = header.get("parentSession")
-    return SessionInfo(
-        path=path,
-        id=str(header["id"]),
-        cwd=str(header.get("cwd") or ""),
-        created=datetime.fromtimestamp(created_ms / 1000, UTC) if created_ms else modified,
-        modified=modified,
-        message_count=count,
-        first_message=first or "(no messages)",
-        name=name,
-        parent_session=parent if isinstance(parent, str) else None,
-        model=model,
-    )
+        else:
+            return None
+    return summary.info(path, header, mtime) if header is not None else None
 
 
 def list_sessions(cwd: Path | str, session_dir: Path | None = None) -> list[SessionInfo]:

@@ -8,18 +8,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.sessions.entries import CURRENT_VERSION, new_entry_id
 
 
-def file_version(header: dict[str, Any]) -> int:
+def file_version(header: JsonMapping) -> int:
     """The format version a header declares (pi v1 headers have none)."""
     version = header.get("version")
     return version if isinstance(version, int) else 1
 
 
-def migrate(lines: list[dict[str, Any]]) -> int:
+def migrate(lines: list[JsonObject]) -> int:
     """Bring ``lines`` (header first, then entries, as parsed JSON) to v3 in place.
 
     Returns the version the lines were in (``CURRENT_VERSION`` when nothing changed)."""
@@ -35,7 +34,7 @@ def migrate(lines: list[dict[str, Any]]) -> int:
     return version
 
 
-def _v1_to_v2(lines: list[dict[str, Any]]) -> None:
+def _v1_to_v2(lines: list[JsonObject]) -> None:
     taken: set[str] = set()
     previous: str | None = None
     for line in lines[1:]:
@@ -54,7 +53,7 @@ def _v1_to_v2(lines: list[dict[str, Any]]) -> None:
             line["firstKeptEntryId"] = lines[index]["id"]
 
 
-def _v2_to_v3(lines: list[dict[str, Any]]) -> None:
+def _v2_to_v3(lines: list[JsonObject]) -> None:
     for line in lines[1:]:
         message = line.get("message")
         if line.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":

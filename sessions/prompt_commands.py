@@ -6,6 +6,7 @@ gets the same behaviour; :meth:`PromptCommands.commands` lists them for completi
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,8 @@ from baton.sessions.errors import PromptRefusedError
 from baton.sessions.prompt_templates import PromptTemplate, expand_template, load_templates, template_dirs
 from baton.sessions.skills import Skill, SkillError, expand_skill, load_skills, skill_dirs
 from baton.tools.project_files import ProjectFiles
+
+logger = logging.getLogger(__name__)
 
 _INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*)(?:[ \t]+(.*))?$", re.DOTALL)
 
@@ -79,3 +82,12 @@ class PromptCommands:
                 raise PromptRefusedError(str(exc)) from exc
         template = self.templates.get(name.lower())
         return expand_template(template, args) if template is not None else text
+
+    def expand_or_keep(self, text: str) -> str:
+        """:meth:`expand` for a queued message: one naming an unknown skill is sent as typed (a
+        warning in the log) rather than refused, as the run it joins is already going."""
+        try:
+            return self.expand(text)
+        except PromptRefusedError as exc:
+            logger.warning("%s; sending the text as typed", exc)
+            return text

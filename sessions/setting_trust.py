@@ -23,45 +23,48 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypeGuard
 
 from pydantic.alias_generators import to_snake
 
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
+
 Kind = Literal["applies", "joins", "tightens", "trust", "user_only"]
-Stricter = Callable[[Any, Any], bool]
+Stricter = Callable[[JsonValue, object], bool]
 """``(project value, the user's value) -> whether the project's is at least as strict``."""
-UserValue = Callable[[tuple[str, ...]], Any]
+UserValue = Callable[[tuple[str, ...]], object]
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _at_most(project: Any, user: Any) -> bool:
+def _at_most(project: JsonValue, user: object) -> bool:
     return _number(project) and _number(user) and project <= user
 
 
-def _at_least(project: Any, user: Any) -> bool:
+def _at_least(project: JsonValue, user: object) -> bool:
     return _number(project) and _number(user) and project >= user
 
 
-def _keeps_longer(project: Any, user: Any) -> bool:
+def _keeps_longer(project: JsonValue, user: object) -> bool:
     """``checkpoints.keepDays``: 0 keeps everything."""
     if not (_number(project) and _number(user)) or project < 0:
         return False
     return project == 0 or (user != 0 and project >= user)
 
 
-def _is(expected: Any) -> Stricter:
+def _is(expected: object) -> Stricter:
     return lambda project, user: project is expected
 
 
 _APPROVAL_STRICTNESS = {"ask": 0, "auto": 1, "full": 2}
 
 
-def _stricter_mode(project: Any, user: Any) -> bool:
-    return (isinstance(project, str) and project in _APPROVAL_STRICTNESS
-            and _APPROVAL_STRICTNESS[project] <= _APPROVAL_STRICTNESS.get(user, _APPROVAL_STRICTNESS["auto"]))
+def _stricter_mode(project: JsonValue, user: object) -> bool:
+    mine = _APPROVAL_STRICTNESS.get(user, _APPROVAL_STRICTNESS["auto"]) if isinstance(user, str) \
+        else _APPROVAL_STRICTNESS["auto"]
+    return isinstance(project, str) and project in _APPROVAL_STRICTNESS and _APPROVAL_STRICTNESS[project] <= mine
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +122,9 @@ UNKNOWN = SettingRule("trust", effect="a setting baton does not classify")
 class ProjectSplit:
     """A project's settings object cut in three (each part keeps the file's own key spelling)."""
 
-    applied: dict[str, Any] = field(default_factory=dict)
+    applied: JsonObject = field(default_factory=dict)
     """Applies at once (merged over the user's settings)."""
-    held: dict[str, Any] = field(default_factory=dict)
+    held: JsonObject = field(default_factory=dict)
     """Waits for the user's trust."""
     refused: list[str] = field(default_factory=list)
     """``approval: "full"``-like values ignored whatever the trust (one short text each)."""
@@ -132,7 +135,7 @@ def rule_for(path: tuple[str, ...]) -> SettingRule:
     return SETTING_RULES.get(".".join(path), UNKNOWN)
 
 
-def split_project_settings(project: dict[str, Any], user_value: UserValue) -> ProjectSplit:
+def split_project_settings(project: JsonMapping, user_value: UserValue) -> ProjectSplit:
     """Cut ``project`` (a ``.baton/settings.json`` object) by :data:`SETTING_RULES`;
     ``user_value(path)`` gives the user's own value of a setting path (defaults included)."""
     out = ProjectSplit()
@@ -147,7 +150,7 @@ def split_project_settings(project: dict[str, Any], user_value: UserValue) -> Pr
     return out
 
 
-def _place(out: ProjectSplit, keys: tuple[str, ...], path: tuple[str, ...], value: Any, rule: SettingRule,
+def _place(out: ProjectSplit, keys: tuple[str, ...], path: tuple[str, ...], value: JsonValue, rule: SettingRule,
            user_value: UserValue) -> None:
     if rule.kind in ("applies", "joins"):
         _put(out.applied, keys, value)
@@ -161,9 +164,12 @@ def _place(out: ProjectSplit, keys: tuple[str, ...], path: tuple[str, ...], valu
         _put(out.held, keys, value)
 
 
-def _put(target: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+def _put(target: JsonObject, keys: tuple[str, ...], value: JsonValue) -> None:
     for key in keys[:-1]:
-        target = target.setdefault(key, {})
+        node = target.setdefault(key, {})
+        if not isinstance(node, dict):
+            node = target[key] = {}
+        target = node
     target[keys[-1]] = value
 
 
@@ -171,7 +177,7 @@ def _snake(key: str) -> str:
     return key if key.startswith("$") else to_snake(key)
 
 
-def describe_held(held: dict[str, Any]) -> list[str]:
+def describe_held(held: JsonMapping) -> list[str]:
     """One line per waiting setting, hooks aside (they are listed as the commands they run):
     ``permissions.allow: bash, write(/**) (these calls run without asking)``."""
     lines: list[str] = []
@@ -187,18 +193,19 @@ def describe_held(held: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _line(shown: str, value: Any, rule: SettingRule) -> str:
+def _line(shown: str, value: JsonValue, rule: SettingRule) -> str:
     effect = f" ({rule.effect})" if rule.effect else ""
     return f"{shown}: {_short(value)}{effect}"
 
 
-def _short(value: Any, limit: int = 160) -> str:
+def _short(value: JsonValue, limit: int = 160) -> str:
     """A value as one short line: lists joined with commas, other values as JSON (the file is
     untrusted: no control sequences reach a terminal)."""
     import json
 
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        text = ", ".join(value) or "[]"
+    strings = [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+    if isinstance(value, list) and strings is not None and len(strings) == len(value):
+        text = ", ".join(strings) or "[]"
     else:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return one_line(text, limit)

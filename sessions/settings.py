@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, FileRefusedError, read_regular_text
 from baton.providers.json_depth import load_config_json
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.models import ThinkingLevel
 from baton.providers.paths import baton_home
 from baton.tools.project_files import ProjectFiles, read_bounded
@@ -150,10 +151,10 @@ class Settings(_Section):
     _problems: list[str] = PrivateAttr(default_factory=list)
     _path: Path | None = PrivateAttr(default=None)
     _project_path: Path | None = PrivateAttr(default=None)
-    _project_data: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _global_data: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _applied_data: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _held: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _project_data: JsonObject = PrivateAttr(default_factory=dict)
+    _global_data: JsonObject = PrivateAttr(default_factory=dict)
+    _applied_data: JsonObject = PrivateAttr(default_factory=dict)
+    _held: JsonObject = PrivateAttr(default_factory=dict)
     _refused: list[str] = PrivateAttr(default_factory=list)
     _trust: ProjectTrust | None = PrivateAttr(default=None)
     _trusted: bool = PrivateAttr(default=True)
@@ -175,17 +176,17 @@ class Settings(_Section):
         return self._project_path
 
     @property
-    def project_data(self) -> dict[str, Any]:
+    def project_data(self) -> JsonObject:
         """The raw object the project's settings file held (empty without one)."""
         return self._project_data
 
     @property
-    def global_data(self) -> dict[str, Any]:
+    def global_data(self) -> JsonObject:
         """The raw object the global settings file held."""
         return self._global_data
 
     @property
-    def held(self) -> dict[str, Any]:
+    def held(self) -> JsonObject:
         """The project's settings that apply only in a trusted project (as the file spells them)."""
         return self._held
 
@@ -249,7 +250,7 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     target = path or settings_path()
     problems: list[str] = []
     global_data = _read_object(target, problems)
-    project_data: dict[str, Any] = {}
+    project_data: JsonObject = {}
     project_file: Path | None = None
     if project_dir is not None:
         candidate = project_settings_path(project_dir)
@@ -258,7 +259,7 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
             if project_data or candidate.is_file():
                 project_file = candidate
     data = _from_pi(global_data)
-    held: dict[str, Any] = {}
+    held: JsonObject = {}
     refused: list[str] = []
     if project_data:
         user = validate_settings(data, [], source=str(target))
@@ -282,9 +283,9 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     return settings
 
 
-def _value_at(settings: Settings, parts: tuple[str, ...]) -> Any:
+def _value_at(settings: Settings, parts: tuple[str, ...]) -> object:
     """The value of a setting path (snake_case parts) in validated settings, ``None`` if unknown."""
-    node: Any = settings
+    node: object = settings
     for part in parts:
         if isinstance(node, BaseModel):
             extra = node.model_extra or {}
@@ -294,7 +295,7 @@ def _value_at(settings: Settings, parts: tuple[str, ...]) -> Any:
     return node
 
 
-def merge_settings(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merge_settings(base: JsonMapping, over: JsonMapping) -> JsonObject:
     """``over`` merged onto ``base`` (see the module docstring for the rules)."""
     out = dict(base)
     for key, value in over.items():
@@ -306,7 +307,7 @@ def merge_settings(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _merge_section(base: dict[str, Any], over: dict[str, Any], *, join_lists: bool) -> dict[str, Any]:
+def _merge_section(base: JsonMapping, over: JsonMapping, *, join_lists: bool) -> JsonObject:
     out = dict(base)
     for key, value in over.items():
         current = out.get(key)
@@ -319,10 +320,10 @@ def _merge_section(base: dict[str, Any], over: dict[str, Any], *, join_lists: bo
     return out
 
 
-def _read_object(target: Path, problems: list[str], files: ProjectFiles | None = None) -> dict[str, Any]:
+def _read_object(target: Path, problems: list[str], files: ProjectFiles | None = None) -> JsonObject:
     """The JSON object in ``target`` ({} when missing; problems noted when unreadable or invalid).
     Only a regular file of at most 1 MB is read, and a project's file only as ``files`` allows."""
-    data: dict[str, Any] = {}
+    data: JsonObject = {}
     try:
         text = read_bounded(target, MAX_CONFIG_BYTES, files).decode("utf-8")
     except FileNotFoundError:
@@ -347,10 +348,10 @@ def _read_object(target: Path, problems: list[str], files: ProjectFiles | None =
     return data
 
 
-def validate_settings(data: dict[str, Any], problems: list[str] | None = None, *, source: str = "settings") -> Settings:
+def validate_settings(data: JsonMapping, problems: list[str] | None = None, *, source: str = "settings") -> Settings:
     """Validate a settings dict, dropping (and reporting) each invalid value."""
     found = problems if problems is not None else []
-    current = _deep_copy(data)
+    current = _copy_object(data)
     for _ in range(64):
         try:
             settings = Settings.model_validate(current)
@@ -366,7 +367,7 @@ def validate_settings(data: dict[str, Any], problems: list[str] | None = None, *
     return settings
 
 
-def _from_pi(data: dict[str, Any]) -> dict[str, Any]:
+def _from_pi(data: JsonMapping) -> JsonObject:
     """pi keeps the provider apart (``defaultProvider`` + ``defaultModel``); join them."""
     out = dict(data)
     provider = out.pop("defaultProvider", None)
@@ -377,9 +378,9 @@ def _from_pi(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _drop(data: dict[str, Any], loc: list[str]) -> None:
+def _drop(data: JsonObject, loc: list[str]) -> None:
     """Remove the value at ``loc`` (keys may be spelled snake_case or camelCase)."""
-    node: Any = data
+    node: JsonValue = data
     for depth, key in enumerate(loc):
         last = depth == len(loc) - 1
         if isinstance(node, dict):
@@ -402,22 +403,26 @@ def _drop(data: dict[str, Any], loc: list[str]) -> None:
             data.pop(k, None)
 
 
-def _deep_copy(value: Any) -> Any:
+def _copy_object(data: JsonMapping) -> JsonObject:
+    return {k: _deep_copy(v) for k, v in data.items()}
+
+
+def _deep_copy(value: JsonValue) -> JsonValue:
     if isinstance(value, dict):
-        return {k: _deep_copy(v) for k, v in value.items()}
+        return _copy_object(value)
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
     return value
 
 
-def save_setting(key: str, value: Any, path: Path | None = None) -> Path:
+def save_setting(key: str, value: JsonValue, path: Path | None = None) -> Path:
     """Set one top-level ``key`` in a settings file (default: ``$BATON_HOME/settings.json``),
     keeping everything else in it; written atomically. Raises OSError, or ValueError when the
     file exists but does not hold a JSON object (it is then left alone)."""
     from baton.tools.fs_atomic import atomic_write
 
     target = path or settings_path()
-    data: dict[str, Any] = {}
+    data: JsonObject = {}
     try:
         text = read_regular_text(target, MAX_CONFIG_BYTES)
     except FileNotFoundError:

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from baton.providers.errors import BatonError
 from baton.providers.paths import baton_home
@@ -36,7 +35,7 @@ class Skill:
     description: str
     path: Path
     """The ``SKILL.md`` file."""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     """Every front matter field (optional ones such as ``license``, ``allowed-tools`` kept)."""
 
     @property

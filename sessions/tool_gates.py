@@ -10,28 +10,27 @@ as the agent does for a single hook.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from collections.abc import Awaitable
+from typing import TypeAlias, TypeVar
 
 from baton.agent.execution import (
+    AfterToolCall,
     AfterToolCallContext,
     AfterToolCallResult,
+    BeforeToolCall,
     BeforeToolCallResult,
     ToolCallContext,
 )
 from baton.agent.tool import AgentToolResult
 
-BeforeGate: TypeAlias = Callable[
-    [ToolCallContext, Any], "BeforeToolCallResult | Awaitable[BeforeToolCallResult | None] | None"
-]
-AfterGate: TypeAlias = Callable[
-    [AfterToolCallContext, Any],
-    "AfterToolCallResult | AgentToolResult | Awaitable[AfterToolCallResult | AgentToolResult | None] | None",
-]
+BeforeGate: TypeAlias = BeforeToolCall
+AfterGate: TypeAlias = AfterToolCall
+T = TypeVar("T")
 
 
-async def _settle(value: Any) -> Any:
+async def _settle(value: T | Awaitable[T]) -> T:
     return await value if inspect.isawaitable(value) else value
 
 
@@ -55,7 +54,7 @@ class ToolGates:
         self._before = [(n, g) for n, g in self._before if n != name]
         self._after = [(n, g) for n, g in self._after if n != name]
 
-    async def before(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+    async def before(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """Run the before-gates in order; the first block answers the call."""
         for _, gate in list(self._before):
             verdict = await _settle(gate(context, signal))
@@ -63,7 +62,7 @@ class ToolGates:
                 return verdict
         return None
 
-    async def after(self, context: AfterToolCallContext, signal: Any) -> AgentToolResult | None:
+    async def after(self, context: AfterToolCallContext, signal: asyncio.Event) -> AgentToolResult | None:
         """Run the after-gates in order, each seeing the result the previous one left."""
         current = context.result
         is_error = context.is_error

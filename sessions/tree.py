@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from baton.agent.messages import BashExecutionMessage, CustomMessage
+from baton.agent.messages import AgentMessage, BashExecutionMessage, CustomMessage
 from baton.providers.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from baton.sessions.entries import (
     BranchSummaryEntry,
@@ -65,24 +65,7 @@ def _text_of(content: object) -> str:
 def describe(entry: SessionEntry) -> tuple[str, str]:
     """``(kind, preview)`` of an entry."""
     if isinstance(entry, MessageEntry):
-        message = entry.message
-        if isinstance(message, UserMessage):
-            return "user", _one_line(_text_of(message.content))
-        if isinstance(message, AssistantMessage):
-            text = message.text
-            calls = ", ".join(c.name for c in message.tool_calls)
-            if message.stop_reason in ("error", "aborted") and not text:
-                text = f"[{message.stop_reason}] {message.error_message or ''}"
-            preview = text if not calls else (f"{text} → {calls}" if text.strip() else f"→ {calls}")
-            return "assistant", _one_line(preview)
-        if isinstance(message, ToolResultMessage):
-            state = "error" if message.is_error else "ok"
-            return "toolResult", _one_line(f"{message.tool_name} ({state}): {_text_of(message.content)}")
-        if isinstance(message, BashExecutionMessage):
-            return "bashExecution", _one_line(f"$ {message.command}")
-        if isinstance(message, CustomMessage):
-            return "custom", _one_line(_text_of(message.content))
-        return message.role, ""
+        return _describe_message(entry.message)
     if isinstance(entry, CompactionEntry):
         return "compaction", f"compacted ({entry.tokens_before:,} tokens before)"
     if isinstance(entry, BranchSummaryEntry):
@@ -100,6 +83,32 @@ def describe(entry: SessionEntry) -> tuple[str, str]:
     if isinstance(entry, SessionInfoEntry):
         return "session_info", f"name: {entry.name or ''}"
     return entry.type, ""
+
+
+def _describe_message(message: AgentMessage) -> tuple[str, str]:
+    if isinstance(message, UserMessage):
+        return "user", _one_line(_text_of(message.content))
+    if isinstance(message, AssistantMessage):
+        return "assistant", _one_line(_assistant_preview(message))
+    if isinstance(message, ToolResultMessage):
+        state = "error" if message.is_error else "ok"
+        return "toolResult", _one_line(f"{message.tool_name} ({state}): {_text_of(message.content)}")
+    if isinstance(message, BashExecutionMessage):
+        return "bashExecution", _one_line(f"$ {message.command}")
+    if isinstance(message, CustomMessage):
+        return "custom", _one_line(_text_of(message.content))
+    return message.role, ""
+
+
+def _assistant_preview(message: AssistantMessage) -> str:
+    """Its text (or why it ended, when it failed without any) and the tools it called."""
+    text = message.text
+    calls = ", ".join(c.name for c in message.tool_calls)
+    if message.stop_reason in ("error", "aborted") and not text:
+        text = f"[{message.stop_reason}] {message.error_message or ''}"
+    if not calls:
+        return text
+    return f"{text} → {calls}" if text.strip() else f"→ {calls}"
 
 
 def _custom_preview(entry: CustomEntry) -> str:

@@ -17,10 +17,10 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.json_depth import load_config_json
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.paths import baton_home
 from baton.sessions.command_files import argv_pins, shell_command_pins
 from baton.sessions.hooks.config import parse_hooks
@@ -94,7 +94,7 @@ def _bullets(items: list[str], limit: int = 12) -> list[str]:
     return lines + ([f"  • … and {len(items) - limit} more"] if len(items) > limit else [])
 
 
-def project_trust(project: Path, held: dict[str, Any]) -> ProjectTrust | None:
+def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
     """What trusting ``project`` would turn on (``held``: its settings waiting for trust); ``None``
     when nothing waits (no such settings, no ``.mcp.json``)."""
     parts: dict[str, str] = {}
@@ -138,7 +138,7 @@ def project_trust(project: Path, held: dict[str, Any]) -> ProjectTrust | None:
                         changed, hook_pins, tuple(servers), tuple(mcp_problems))
 
 
-def _setting_names(held: dict[str, Any]) -> list[str]:
+def _setting_names(held: JsonMapping) -> list[str]:
     names: list[str] = []
     for key, value in held.items():
         if key == "hooks" and isinstance(value, dict) and value:
@@ -218,7 +218,7 @@ def remember_trust(trust: ProjectTrust) -> None:
 
 def remember_parts(project: Path, parts: dict[str, str]) -> None:
     """Remember ``parts`` (name → digest) as what the user trusts in ``project``."""
-    data: dict[str, Any] = _load()
+    data: JsonObject = {**_load()}
     digest = _sha("".join(f"{name}={value}\n" for name, value in sorted(parts.items())).encode())
     data[str(project)] = {"digest": digest, "parts": dict(parts)}
     target = trust_file()
@@ -259,14 +259,14 @@ def _part_label(name: str) -> str:
     return name.removeprefix(_FILE_PREFIX)
 
 
-def _load() -> dict[str, dict[str, Any]]:
+def _load() -> dict[str, JsonObject]:
     try:
         data = load_config_json(read_regular(trust_file(), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JsonObject] = {}
     for key, value in data.items():
         if isinstance(value, str):  # the first format: the digest alone
             out[str(key)] = {"digest": value}

@@ -33,7 +33,7 @@ from baton.providers.messages import TextContent
 from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
-from baton.tools.process_slots import PROCESS_SLOTS
+from baton.tools.process_slots import ProcessSlots
 from baton.tools.process_watch import StoppedProcess, watch_stopped
 from baton.tools.processes import register_group
 from baton.tools.shell import (
@@ -44,7 +44,7 @@ from baton.tools.shell import (
     signal_group,
     start_command,
 )
-from baton.tools.tool_env import tool_environment
+from baton.tools.tool_env import ToolEnvironment
 from baton.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 logger = logging.getLogger(__name__)
@@ -139,9 +139,11 @@ class BashTool(AgentTool):
     """Run shell commands (see the module docstring).
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
-    environment the command sees (default: this process's without API keys and tokens, see
-    :mod:`tools.tool_env`); ``command_launcher`` may start the shell differently per call (the
-    permission policy starts it inside the sandbox this way)."""
+    environment the command sees (default: ``environment``'s, this process's without API keys and
+    tokens, see :mod:`tools.tool_env`); ``slots`` limits how many commands run at once (the
+    session's, shared with its other command runners; default: this tool's own);
+    ``command_launcher`` may start the shell differently per call (the permission policy starts it
+    inside the sandbox this way)."""
 
     name: ClassVar[str] = "bash"
     prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
@@ -161,11 +163,16 @@ class BashTool(AgentTool):
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         env: Mapping[str, str] | None = None,
         command_launcher: CommandLauncher | None = None,
+        *,
+        environment: ToolEnvironment | None = None,
+        slots: ProcessSlots | None = None,
     ) -> None:
         self.cwd = cwd
         self.default_timeout = default_timeout
         self.env = dict(env) if env is not None else None
         self.command_launcher = command_launcher
+        self.environment = environment or ToolEnvironment()
+        self.slots = slots or ProcessSlots()
 
     def _timeout(self, requested: float | None) -> float | None:
         if requested is None:
@@ -179,7 +186,7 @@ class BashTool(AgentTool):
     ) -> AgentToolResult:
         """Run ``params.command`` (see the module docstring) once a process slot is free
         (:mod:`tools.process_slots`: at most ``tools.maxProcesses`` commands at once)."""
-        async with PROCESS_SLOTS.slot(signal) as got_slot:
+        async with self.slots.slot(signal) as got_slot:
             if not got_slot:
                 raise ToolError("Command aborted", _details(params.command, aborted=True))
             return await self._run_command(params, signal, on_update, tool_call_id)
@@ -198,7 +205,7 @@ class BashTool(AgentTool):
         updates = _Updates(on_update, buffer, args.command)
         read_fd, write_fd = os.pipe()
         argv = shell_command(args.command)
-        env = self.env if self.env is not None else tool_environment()
+        env = self.env if self.env is not None else self.environment.build()
         started = time.monotonic()
         try:
             if self.command_launcher is not None:

@@ -1,9 +1,10 @@
 """At most N tool processes at once.
 
 A reply may hold dozens of tool calls, and the agent runs them in parallel; each ``bash`` call is
-a shell with whatever it starts. :data:`PROCESS_SLOTS` lets at most ``limit`` of them run at the
-same time (the ``tools.maxProcesses`` setting, default 8); the others wait for a free slot, in
-call order, and an abort ends the wait.
+a shell with whatever it starts. A session's :class:`ProcessSlots` lets at most ``limit`` of them
+run at the same time (its ``tools.maxProcesses`` setting, default 8); the others wait for a free
+slot, in call order, and an abort ends the wait. Each session has its own: a process hosting
+several sessions (ACP) keeps each one's limit.
 """
 
 from __future__ import annotations
@@ -86,7 +87,3 @@ class ProcessSlots:
 
 async def _wait_for(signal: asyncio.Event) -> object:
     return await signal.wait()
-
-
-PROCESS_SLOTS = ProcessSlots()
-"""The process-wide limit the bash tool takes its slots from."""

@@ -5,8 +5,8 @@ model reads could send them anywhere), and neither may a hook or an MCP server, 
 configuration, not the user's keys. Dropped: every variable that holds a credential
 (:func:`providers.redact.is_secret_name`: ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
 ``*_SECRET_KEY``, ``*PASSWORD*``, the built-in providers' key variables and those ``models.json``
-names), unless the ``bash.passEnv`` setting lists it. A hook or server gets this environment plus
-exactly what its own configuration names.
+names), unless the session's ``bash.passEnv`` setting lists it (:class:`ToolEnvironment`). A
+hook or server gets this environment plus exactly what its own configuration names.
 """
 
 from __future__ import annotations
@@ -16,18 +16,20 @@ from collections.abc import Iterable, Mapping
 
 from baton.providers.redact import is_secret_name
 
-_pass_env: frozenset[str] = frozenset()
 
+class ToolEnvironment:
+    """The environment one session's commands, hooks and MCP servers start in: this process's
+    without credentials, except the names ``pass_env`` lists (``bash.passEnv``).
 
-def set_pass_env(names: Iterable[str]) -> None:
-    """The variables to keep even though they look like credentials (``bash.passEnv``)."""
-    global _pass_env
-    _pass_env = frozenset(names)
+    Each session has its own (a process hosting several sessions, as ACP does, keeps each
+    session's list); a trusted project's settings may change ``pass_env`` while it runs."""
 
+    def __init__(self, pass_env: Iterable[str] = ()) -> None:
+        self.pass_env = frozenset(pass_env)
 
-def pass_env() -> frozenset[str]:
-    """The names :func:`set_pass_env` set."""
-    return _pass_env
+    def build(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``base`` (default: ``os.environ``) without credentials, except :attr:`pass_env`."""
+        return tool_environment(base, keep=self.pass_env)
 
 
 def is_secret_variable(name: str, key_variables: Iterable[str] = ()) -> bool:
@@ -35,11 +37,10 @@ def is_secret_variable(name: str, key_variables: Iterable[str] = ()) -> bool:
     return is_secret_name(name, key_variables)
 
 
-def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] | None = None) -> dict[str, str]:
-    """``base`` (default: ``os.environ``) without credentials, except the ``keep`` names
-    (default: the ``bash.passEnv`` setting)."""
+def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] = ()) -> dict[str, str]:
+    """``base`` (default: ``os.environ``) without credentials, except the ``keep`` names."""
     source = os.environ if base is None else base
-    kept = _pass_env if keep is None else frozenset(keep)
+    kept = frozenset(keep)
     try:
         from baton.providers.catalog import key_variables
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from baton.providers.json_types import JsonObject
+
 
 @dataclass
 class Changes:
@@ -27,7 +29,7 @@ class Changes:
                  if items]
         return " ".join(parts)
 
-    def to_json(self) -> dict[str, list[str]]:
+    def to_json(self) -> JsonObject:
         """``{"added": [...], "modified": [...], "deleted": [...]}``."""
         return {"added": list(self.added), "modified": list(self.modified), "deleted": list(self.deleted)}
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+BATON_SETTINGS = re.compile(r"\.(?:baton|claude)/settings[^/]*\.json")
+"""Baton's own settings files (workspace-relative): never snapshotted, never restored."""
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _PROC_FD = hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd")
 

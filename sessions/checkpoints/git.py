@@ -23,6 +23,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeGuard
 
 from baton.sessions.checkpoints.errors import CheckpointError
 
@@ -55,7 +56,7 @@ def find_git() -> str | None:
     return shutil.which("git")
 
 
-def is_object_id(value: object) -> bool:
+def is_object_id(value: object) -> TypeGuard[str]:
     """Whether ``value`` is a full hex object id (SHA-1 or SHA-256), the only revisions baton
     ever hands to git."""
     return isinstance(value, str) and _OBJECT_ID.fullmatch(value) is not None
@@ -65,7 +66,6 @@ def object_id(value: object) -> str:
     """``value`` when it is a full hex object id, else :class:`CheckpointError`."""
     if not is_object_id(value):
         raise CheckpointError(f"Not a checkpoint id: {str(value)[:80]!r}")
-    assert isinstance(value, str)
     return value
 
 

@@ -26,8 +26,9 @@ workspace), so an entry is history, never a way to hand git an option or a forei
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import TextContent, UserMessage
 from baton.sessions.checkpoints.changes import Changes
 from baton.sessions.checkpoints.git import is_object_id
@@ -88,7 +89,7 @@ class Checkpoint:
             return "before rewind"
         return " ".join(self.text.split()) or "(empty prompt)"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The JSON shape of ``get_checkpoints`` and ``baton --checkpoints``."""
         return {
             "entryId": self.entry_id,
@@ -97,7 +98,7 @@ class Checkpoint:
             "timestamp": self.timestamp,
             "model": self.model,
             "commit": self.commit,
-            "changedFiles": self.changes.files,
+            "changedFiles": list(self.changes.files),
             "changes": self.changes.to_json(),
             "skipped": list(self.skipped),
         }

@@ -19,11 +19,12 @@ crash interrupted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.sessions.checkpoints.changes import RestoreOutcome
 from baton.sessions.checkpoints.errors import CheckpointError
-from baton.sessions.checkpoints.files import safe_relative
+from baton.sessions.checkpoints.files import BATON_SETTINGS, safe_relative
 from baton.sessions.checkpoints.git import END, is_object_id, nul_join, nul_split, object_id
 
 if TYPE_CHECKING:
@@ -42,30 +43,39 @@ class RestorePlan:
     delete: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The journal's content."""
-        return {"target": self.target, "current": self.current, "write": self.write, "delete": self.delete,
-                "kept": self.kept}
+        return {"target": self.target, "current": self.current, "write": [list(w) for w in self.write],
+                "delete": list(self.delete), "kept": list(self.kept)}
 
     @classmethod
-    def from_json(cls, data: Any) -> RestorePlan:
+    def from_json(cls, data: JsonValue) -> RestorePlan:
         """A plan read back from the journal (checked like any input: ``ValueError`` when bad)."""
         if not isinstance(data, dict):
             raise ValueError("the journal is not an object")
         current = data.get("current")
-        write = [list(w) for w in data.get("write", []) if isinstance(w, list) and len(w) == 3
-                 and all(isinstance(v, str) for v in w)]
+        write = [w for w in map(_strings, _items(data.get("write"))) if w is not None and len(w) == 3]
         plan = cls(object_id(data.get("target")), current if is_object_id(current) else None,
                    [w for w in write if safe_relative(w[0]) and w[1] in _FILE_MODES and is_object_id(w[2])],
-                   [p for p in data.get("delete", []) if isinstance(p, str) and safe_relative(p)],
-                   [p for p in data.get("kept", []) if isinstance(p, str)])
+                   [p for p in _items(data.get("delete")) if isinstance(p, str) and safe_relative(p)],
+                   [p for p in _items(data.get("kept")) if isinstance(p, str)])
         return plan
+
+
+def _items(value: JsonValue) -> JsonArray:
+    """``value`` when it is a list, else none."""
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: JsonValue) -> list[str] | None:
+    """``value`` when it is a list of strings."""
+    items = _items(value)
+    strings = [v for v in items if isinstance(v, str)]
+    return strings if isinstance(value, list) and len(strings) == len(items) else None
 
 
 def plan_restore(store: CheckpointStore, target: str, current: str) -> RestorePlan:
     """The plan for restoring ``target`` over ``current`` (both checked snapshot ids)."""
-    from baton.sessions.checkpoints.store import BATON_SETTINGS
-
     try:
         raw = store.git.run("diff-tree", "-r", "-z", "--raw", "--no-renames", END, current, target)
     except CheckpointError as exc:

@@ -31,19 +31,20 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.paths import baton_home
 from baton.sessions.checkpoints.changes import Changes, RestoreOutcome, Snapshot
 from baton.sessions.checkpoints.errors import CheckpointError
-from baton.sessions.checkpoints.files import WorkspaceFiles, safe_relative
+from baton.sessions.checkpoints.files import BATON_SETTINGS, WorkspaceFiles, safe_relative
 from baton.sessions.checkpoints.git import END, Git, is_object_id, nul_join, nul_split, object_id
 from baton.sessions.checkpoints.meta import SnapshotMeta, read_meta
+from baton.sessions.checkpoints.restore import Restore, RestorePlan, plan_restore
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT_S = 30.0
@@ -63,8 +64,6 @@ BUILTIN_EXCLUDES = (
     "/.baton/settings*.json",
     "/.claude/settings*.json",
 )
-BATON_SETTINGS = re.compile(r"\.(?:baton|claude)/settings[^/]*\.json")
-"""Baton's own settings files (workspace-relative): never snapshotted, never restored."""
 FRESH_SECONDS = 2.0
 """A file whose ``ctime`` is this recent at a snapshot is looked at again at the next one."""
 EMPTY_DIR_BUDGET = 2000
@@ -100,6 +99,21 @@ def workspace_key(workspace: Path) -> str:
 def checkpoints_root(home: Path | None = None) -> Path:
     """``$BATON_HOME/checkpoints``."""
     return (home or baton_home()) / "checkpoints"
+
+
+@dataclass(slots=True)
+class _Sorted:
+    """One snapshot's paths, sorted from ``git status``."""
+
+    update: list[str] = field(default_factory=list)
+    """Files the snapshot takes as they are now."""
+    drop: list[str] = field(default_factory=list)
+    """Files the snapshot no longer has (deleted, or grown past the size limit)."""
+    skipped: list[str] = field(default_factory=list)
+    """Files left out for their size."""
+    seen: Changes = field(default_factory=Changes)
+    staged: bool = False
+    """The index differed from the last snapshot (a crash between the two)."""
 
 
 class CheckpointStore:
@@ -173,8 +187,6 @@ class CheckpointStore:
                     stale.unlink()
         journal = self.root / "journal.json"
         if journal.exists():
-            from baton.sessions.checkpoints.restore import Restore, RestorePlan
-
             try:
                 plan = RestorePlan.from_json(json.loads(journal.read_text()))
                 Restore(self, plan).apply()
@@ -301,69 +313,74 @@ class CheckpointStore:
         incremental = base is not None and self._fresh[0] == head
         # Before status refreshes the index: files whose stat data moved (a chmod shows only here).
         touched = nul_split(self.git.run("diff-files", "--name-only", "-z")) if incremental else []
-        status = self.git.run(
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            "--ignore-submodules=all",
-        )
-        update: list[str] = []
-        drop: list[str] = []
-        skipped: list[str] = []
-        seen = Changes()
-        staged = False  # the index differs from HEAD (a crash between the two): use diff-tree
-        for item in nul_split(status):
-            code, path = item[:2], item[3:]
-            if not path or path.endswith("/"):
-                continue  # a nested repository: its files belong to it
-            staged = staged or code[0] not in " ?"
-            if BATON_SETTINGS.fullmatch(path):
-                if code != "??":
-                    drop.append(path)  # tracked by an older baton: baton's settings are not rewound
-                continue
-            self._classify(path, code, update, drop, skipped, seen)
-        pending, self._pending = sorted(self._pending - set(update)), set()
-        for path in pending:
-            self._classify(path, "??", update, drop, skipped, seen)
-        if drop:  # first: a folder that became a file (or symlink) must leave the index first
-            self.git.run("update-index", "--force-remove", "-z", "--stdin", stdin=nul_join(drop))
-        if update:
-            self.git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", stdin=nul_join(update))
-        meta, fresh = self._modes(base if incremental else None, [*update, *touched], drop)
-        meta.skipped = sorted(set(skipped))
+        found = self._sort_status()
+        if found.drop:  # first: a folder that became a file (or symlink) must leave the index first
+            self.git.run("update-index", "--force-remove", "-z", "--stdin", stdin=nul_join(found.drop))
+        if found.update:
+            self.git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+                         stdin=nul_join(found.update))
+        meta, fresh = self._modes(base if incremental else None, [*found.update, *touched], found.drop)
+        meta.skipped = sorted(set(found.skipped))
         meta.dirs = self._empty_dirs()
-        if head is not None and base is not None and not update and not drop and meta == base:
+        if head is not None and base is not None and not found.update and not found.drop and meta == base:
             commit = head
         else:
             commit = self._commit(meta)
         self._fresh = (commit, fresh)
         known_at, known = self._tracked
-        self._tracked = (commit, (known - set(drop)) | set(update)) if known_at == head else (None, set())
-        if not previous or previous == commit or not self.known(previous):
-            changes = Changes()
-        elif previous == head and not staged:
-            changes = Changes(sorted(seen.added), sorted(seen.modified), sorted(seen.deleted))
-        else:
-            changes = self._diff(previous, commit)
-        return Snapshot(commit, changes, sorted(set(skipped)))
+        changed = (known - set(found.drop)) | set(found.update)
+        self._tracked = (commit, changed) if known_at == head else (None, set())
+        return Snapshot(commit, self._changes_since(previous, head, commit, found), sorted(set(found.skipped)))
 
-    def _classify(
-        self, path: str, code: str, update: list[str], drop: list[str], skipped: list[str], seen: Changes
-    ) -> None:
+    def _sort_status(self) -> _Sorted:
+        """What ``git status`` (and the paths :meth:`track` left for it) says the snapshot must
+        add, drop or leave out."""
+        status = self.git.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--ignore-submodules=all",
+        )
+        found = _Sorted()
+        for item in nul_split(status):
+            code, path = item[:2], item[3:]
+            if not path or path.endswith("/"):
+                continue  # a nested repository: its files belong to it
+            found.staged = found.staged or code[0] not in " ?"
+            if BATON_SETTINGS.fullmatch(path):
+                if code != "??":
+                    found.drop.append(path)  # tracked by an older baton: baton's settings are not rewound
+                continue
+            self._classify(path, code, found)
+        pending, self._pending = sorted(self._pending - set(found.update)), set()
+        for path in pending:
+            self._classify(path, "??", found)
+        return found
+
+    def _changes_since(self, previous: str | None, head: str | None, commit: str, found: _Sorted) -> Changes:
+        """What changed from ``previous`` to the new ``commit`` (nothing when ``previous`` is not
+        one of this store's snapshots)."""
+        if not previous or previous == commit or not self.known(previous):
+            return Changes()
+        if previous == head and not found.staged:
+            return Changes(sorted(found.seen.added), sorted(found.seen.modified), sorted(found.seen.deleted))
+        return self._diff(previous, commit)  # the index differed from HEAD (a crash between the two)
+
+    def _classify(self, path: str, code: str, found: _Sorted) -> None:
         """Sort one path ``status`` reported into what the snapshot adds, drops or leaves out (a
         path beyond a folder now a symlink is gone: what it reaches is not the workspace's)."""
         st = self.files.lstat(path)
         if st is None:
             if code != "??":
-                drop.append(path)
-                seen.deleted.append(path)
+                found.drop.append(path)
+                found.seen.deleted.append(path)
             return
         if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
-            skipped.append(path)
+            found.skipped.append(path)
             if code != "??":
-                drop.append(path)
-                seen.deleted.append(path)
+                found.drop.append(path)
+                found.seen.deleted.append(path)
         else:
-            update.append(path)
-            (seen.added if code == "??" else seen.modified).append(path)
+            found.update.append(path)
+            (found.seen.added if code == "??" else found.seen.modified).append(path)
 
     def _modes(
         self, base: SnapshotMeta | None, changed: list[str], dropped: list[str]
@@ -441,32 +458,10 @@ class CheckpointStore:
             head = self._head()
             if head is None or base != head:
                 return None
-            if self._tracked[0] != head:
-                self._tracked = (head, set(nul_split(self.git.run("ls-files", "-z"))))
-            tracked = self._tracked[1]
-            untracked = [p for p in wanted if p not in tracked]
-            if not untracked:
-                return None
-            done = self.git.run("check-ignore", "--no-index", "-z", "--stdin", stdin=nul_join(untracked), check=False)
-            hidden = [p for p in nul_split(done) if p in untracked]
+            hidden = self._hidden_untracked(wanted, head)
             if not hidden:
                 return None  # the next status sees them
-            meta = (self.meta(head) or SnapshotMeta()).copy()
-            add: list[str] = []
-            for path in hidden:
-                st = self.files.lstat(path)
-                if st is None:
-                    meta.absent.append(path)
-                    self._pending.add(path)
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    continue
-                if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
-                    meta.skipped.append(path)
-                    continue
-                add.append(path)
-                if stat.S_ISREG(st.st_mode):
-                    meta.note_mode(path, st.st_mode & 0o777, bool(st.st_mode & 0o100))
+            meta, add = self._meta_with(hidden, head)
             if add:
                 self.git.run("update-index", "--add", "--replace", "-z", "--stdin", stdin=nul_join(add))
             elif meta == self.meta(head):
@@ -476,6 +471,37 @@ class CheckpointStore:
             if self._fresh[0] == head:
                 self._fresh = (commit, self._fresh[1] | set(add))
             return Snapshot(commit, Changes(), sorted(p for p in meta.skipped if p in hidden))
+
+    def _hidden_untracked(self, wanted: list[str], head: str) -> list[str]:
+        """Of ``wanted``, the paths snapshot ``head`` lacks because ignore rules hide them."""
+        if self._tracked[0] != head:
+            self._tracked = (head, set(nul_split(self.git.run("ls-files", "-z"))))
+        untracked = [p for p in wanted if p not in self._tracked[1]]
+        if not untracked:
+            return []
+        done = self.git.run("check-ignore", "--no-index", "-z", "--stdin", stdin=nul_join(untracked), check=False)
+        return [p for p in nul_split(done) if p in untracked]
+
+    def _meta_with(self, hidden: list[str], head: str) -> tuple[SnapshotMeta, list[str]]:
+        """Snapshot ``head``'s record amended for the ``hidden`` paths, and those of them to add
+        (missing ones are noted absent, oversized ones skipped, folders left alone)."""
+        meta = (self.meta(head) or SnapshotMeta()).copy()
+        add: list[str] = []
+        for path in hidden:
+            st = self.files.lstat(path)
+            if st is None:
+                meta.absent.append(path)
+                self._pending.add(path)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
+                meta.skipped.append(path)
+                continue
+            add.append(path)
+            if stat.S_ISREG(st.st_mode):
+                meta.note_mode(path, st.st_mode & 0o777, bool(st.st_mode & 0o100))
+        return meta, add
 
     # ------------------------------------------------------------------ reading
 
@@ -509,8 +535,6 @@ class CheckpointStore:
     def restore(self, target: str, current: str) -> RestoreOutcome:
         """Make the workspace what ``target`` was, given that it is ``current`` now (a snapshot
         just taken). See :mod:`.restore` for what is written, deleted and left alone."""
-        from baton.sessions.checkpoints.restore import Restore, plan_restore
-
         with self.locked():
             plan = plan_restore(self, self._known_id(target), self._known_id(current))
             _write_atomic(self.root / "journal.json", json.dumps(plan.to_json()).encode())

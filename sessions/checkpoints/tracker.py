@@ -11,12 +11,14 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from baton.agent.events import AgentEndEvent, MessageEndEvent
 from baton.agent.execution import BeforeToolCallResult, ToolCallContext
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import UserMessage
 from baton.sessions.checkpoints.errors import CheckpointError
 from baton.sessions.checkpoints.git import find_git
@@ -31,10 +33,10 @@ from baton.sessions.checkpoints.records import (
 )
 from baton.sessions.checkpoints.store import CheckpointStore, Snapshot
 from baton.sessions.errors import SessionBusyError, SessionError
-from baton.sessions.events import SessionChangedEvent
+from baton.sessions.events import AnySessionEvent, SessionChangedEvent
 
 if TYPE_CHECKING:
-    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.extension_host import SessionHost
 
 logger = logging.getLogger(__name__)
 
@@ -81,13 +83,13 @@ class RewindResult:
             parts.append("conversation moved back")
         return "; ".join(parts) or "nothing to do"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """JSON for scripts (the RPC ``rewind`` response data)."""
         return {
-            "restored": self.restored,
-            "removed": self.removed,
-            "kept": self.kept,
-            "handEdited": self.hand_edited,
+            "restored": list(self.restored),
+            "removed": list(self.removed),
+            "kept": list(self.kept),
+            "handEdited": list(self.hand_edited),
             "needsConfirmation": self.needs_confirmation,
             "text": self.text,
             "checkpointId": self.checkpoint_id,
@@ -105,7 +107,7 @@ def _files(count: int) -> str:
 class SessionCheckpoints:
     """Checkpoints of one coding session (create with :func:`attach`)."""
 
-    def __init__(self, session: CodingSession, store: CheckpointStore | None, notice: str | None) -> None:
+    def __init__(self, session: SessionHost, store: CheckpointStore | None, notice: str | None) -> None:
         self.session = session
         self.store = store
         self.notice = notice
@@ -136,7 +138,7 @@ class SessionCheckpoints:
 
     # ------------------------------------------------------------------ events and gate
 
-    def on_event(self, event: Any) -> Any:
+    def on_event(self, event: AnySessionEvent) -> Awaitable[Record | None] | None:
         """Session listener: tracks the current prompt and closes a run with an ``after`` entry."""
         match event:
             case MessageEndEvent(message=UserMessage()):
@@ -147,7 +149,7 @@ class SessionCheckpoints:
                 return self._take("after", self._prompt)
         return None
 
-    async def gate(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+    async def gate(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """Before-gate: snapshot once per prompt, before its first mutating tool call; then make
         sure the files edit and write are about to change are in it whatever the ignore rules say."""
         if self.store is None or not is_mutating(context.tool_call.name):
@@ -197,7 +199,7 @@ class SessionCheckpoints:
             return
         if snap is None:
             return
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "kind": "amend", "commit": snap.commit, "previous": self._last, "changes": snap.changes.to_json(),
             "byAgent": True, "changesFor": self._run_prompt, "userEntryId": self._run_prompt,
         }
@@ -218,7 +220,7 @@ class SessionCheckpoints:
                 self._run_open = False
             return None
         by_agent = kind == "after" or self._run_open
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "kind": kind,
             "commit": snap.commit,
             "previous": self._last,
@@ -236,10 +238,10 @@ class SessionCheckpoints:
             self._run_open, self._run_prompt = False, None
         return entry
 
-    def _note_skipped(self, snap: Snapshot, data: dict[str, Any]) -> None:
+    def _note_skipped(self, snap: Snapshot, data: JsonObject) -> None:
         if not snap.skipped:
             return
-        data["skipped"] = snap.skipped
+        data["skipped"] = list(snap.skipped)
         fresh = [f for f in snap.skipped if f not in self._reported]
         if fresh:
             self._reported.update(fresh)
@@ -251,9 +253,9 @@ class SessionCheckpoints:
         """A checkpoint problem the user hears about in every mode (a notice in the app, a
         stderr line with ``-p``, an ``extension_notice`` event in JSON and RPC)."""
         logger.info("%s", text)  # the notice is what the user sees (a warning would print twice)
-        self.session._extension_notice("checkpoints", "warning", text)
+        self.session.events.notice("checkpoints", "warning", text)
 
-    def _append(self, data: dict[str, Any]) -> Record | None:
+    def _append(self, data: JsonObject) -> Record | None:
         try:
             entry = self.session.store.append_custom(CUSTOM_TYPE, data)
         except OSError as exc:
@@ -310,7 +312,7 @@ class SessionCheckpoints:
                 result.needs_confirmation = True
                 result.code_restored = False
                 return result
-            data: dict[str, Any] = {
+            data: JsonObject = {
                 "kind": "rewind",
                 "commit": current.commit,
                 "previous": self._last,
@@ -348,7 +350,7 @@ class SessionCheckpoints:
         self.prune_thread.start()
 
 
-def attach(session: CodingSession) -> SessionCheckpoints:
+def attach(session: SessionHost) -> SessionCheckpoints:
     """Set up checkpoints for ``session`` as its settings say, and register the gate."""
     settings = session.settings.checkpoints
     store: CheckpointStore | None = None
@@ -366,6 +368,6 @@ def attach(session: CodingSession) -> SessionCheckpoints:
     tracker = SessionCheckpoints(session, store, notice)
     if store is not None:
         session.tool_gates.add_before("checkpoints", tracker.gate)
-        session.subscribe(tracker.on_event)
+        session.events.subscribe(tracker.on_event)
         tracker.start_pruning(settings.keep_days)
     return tracker

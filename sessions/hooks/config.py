@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from baton.providers.json_types import JsonValue
 from baton.tools.file_pins import FilePin
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact"]
@@ -52,7 +53,7 @@ class CommandHook:
         return any(pattern.fullmatch(n) for n in names)
 
 
-def parse_hooks(data: Any, source: str, problems: list[str]) -> list[CommandHook]:
+def parse_hooks(data: JsonValue, source: str, problems: list[str]) -> list[CommandHook]:
     """The command hooks in a ``hooks`` settings value; problems appended, one line each."""
     if data is None:
         return []
@@ -60,9 +61,10 @@ def parse_hooks(data: Any, source: str, problems: list[str]) -> list[CommandHook
         problems.append(f"{source} hooks: must be an object of event names; ignored")
         return []
     out: list[CommandHook] = []
-    for event, groups in data.items():
-        if event not in EVENTS:
-            problems.append(f"{source} hooks: unknown event '{event}' ignored (known: {', '.join(EVENTS)})")
+    for name, groups in data.items():
+        event = next((e for e in EVENTS if e == name), None)
+        if event is None:
+            problems.append(f"{source} hooks: unknown event '{name}' ignored (known: {', '.join(EVENTS)})")
             continue
         if not isinstance(groups, list):
             problems.append(f"{source} hooks.{event}: must be a list; ignored")
@@ -72,8 +74,9 @@ def parse_hooks(data: Any, source: str, problems: list[str]) -> list[CommandHook
     return out
 
 
-def _parse_group(event: HookEvent, group: Any, where: str, source: str, problems: list[str]) -> list[CommandHook]:
-    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+def _parse_group(event: HookEvent, group: JsonValue, where: str, source: str, problems: list[str]) -> list[CommandHook]:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    if not isinstance(group, dict) or not isinstance(hooks, list):
         problems.append(f"{where}: needs a 'hooks' list; ignored")
         return []
     matcher = group.get("matcher", "")
@@ -81,7 +84,7 @@ def _parse_group(event: HookEvent, group: Any, where: str, source: str, problems
         problems.append(f"{where}: 'matcher' must be a string; ignored")
         return []
     out: list[CommandHook] = []
-    for index, hook in enumerate(group["hooks"]):
+    for index, hook in enumerate(hooks):
         spot = f"{where}.hooks[{index}]"
         if not isinstance(hook, dict) or hook.get("type", "command") != "command":
             problems.append(f"{spot}: only type 'command' hooks are supported; ignored")

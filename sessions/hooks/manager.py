@@ -14,17 +14,19 @@ whose workspace script changed since the user trusted it does not run (a warning
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import TextContent
 from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
 from baton.tools.file_pins import changed_files
+from baton.tools.tool_env import ToolEnvironment
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +61,16 @@ class HookManager:
         transcript_path: Callable[[], str | None],
         *,
         warn: Notify | None = None,
+        environment: ToolEnvironment | None = None,
     ) -> None:
         self.hooks = list(hooks)
         self.cwd = cwd
-        self._session_id = session_id
-        self._transcript_path = transcript_path
+        self.environment = environment or ToolEnvironment()
+        """The session's environment for hook commands (see :mod:`tools.tool_env`)."""
+        self.session_id = session_id
+        """The session's id now (a new session or a resume changes it)."""
+        self.transcript_path = transcript_path
+        """The session file's path now (``None`` while it exists only in memory)."""
         self.warn: Notify = warn or (lambda text: logger.warning("%s", text))
         self.permission_hints: dict[str, str] | None = None
         self._refused: set[str] = set()
@@ -76,15 +83,15 @@ class HookManager:
         """Whether any hook is configured for ``event``."""
         return any(h.event == event for h in self.hooks)
 
-    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: Any) -> HookVerdict:
+    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: JsonValue) -> HookVerdict:
         """Run ``event``'s matching hooks in order; the first block stops the rest."""
         verdict = HookVerdict()
         chosen = [h for h in self.hooks if h.event == event and h.matches(tool_name)]
         if not chosen:
             return verdict
-        payload: dict[str, Any] = {
-            "session_id": self._session_id(),
-            "transcript_path": self._transcript_path() or "",
+        payload: JsonObject = {
+            "session_id": self.session_id(),
+            "transcript_path": self.transcript_path() or "",
             "cwd": str(self.cwd),
             "hook_event_name": event,
             **fields,
@@ -96,7 +103,7 @@ class HookManager:
             if not self._still_trusted(hook):
                 continue
             try:
-                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout)
+                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout, self.environment)
             except Exception as exc:  # never let a hook take the session down
                 self.warn(f"{event} hook '{hook.command}' failed: {exc}")
                 continue
@@ -145,39 +152,52 @@ class HookManager:
             return
         self._apply_json(hook, data, verdict)
 
-    def _apply_json(self, hook: CommandHook, data: dict[str, Any], verdict: HookVerdict) -> None:
-        specific = data.get("hookSpecificOutput")
-        specific = specific if isinstance(specific, dict) else {}
+    def _apply_json(self, hook: CommandHook, data: JsonMapping, verdict: HookVerdict) -> None:
+        raw = data.get("hookSpecificOutput")
+        specific: JsonMapping = raw if isinstance(raw, dict) else {}
         reason = str(data.get("reason") or data.get("stopReason") or "")
-        decision = data.get("decision")
-        permission = specific.get("permissionDecision")
-        if hook.event == "PreToolUse" and decision in ("approve", "block"):  # Claude Code's older spelling
-            permission = permission or ("allow" if decision == "approve" else "deny")
-        if permission in ("allow", "deny", "ask") and hook.event == "PreToolUse":
-            reason = str(specific.get("permissionDecisionReason") or reason)
-            if permission == "deny":
-                verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
-                return
-            verdict.permission = permission
-        elif decision == "block":
-            if hook.event == "PostToolUse":
-                verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
-            else:
+        if hook.event == "PreToolUse" and self._apply_permission(hook, data, specific, reason, verdict):
+            return
+        if data.get("decision") == "block" and hook.event != "PreToolUse":
+            if hook.event != "PostToolUse":
                 verdict.blocked, verdict.reason = True, reason or f"blocked by {hook.event} hook '{hook.command}'"
                 return
+            verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
         if data.get("continue") is False and hook.event in ("PreToolUse", "UserPromptSubmit"):
             verdict.blocked, verdict.reason = True, reason or f"stopped by {hook.event} hook '{hook.command}'"
             return
         extra = specific.get("additionalContext")
         if isinstance(extra, str) and extra.strip():
-            if hook.event == "PostToolUse":
-                verdict.feedback.append(extra.strip())
-            else:
-                verdict.context.append(extra.strip())
+            (verdict.feedback if hook.event == "PostToolUse" else verdict.context).append(extra.strip())
+
+    @staticmethod
+    def _apply_permission(
+        hook: CommandHook, data: JsonMapping, specific: JsonMapping, reason: str, verdict: HookVerdict
+    ) -> bool:
+        """A PreToolUse hook's ``permissionDecision`` (or Claude Code's older ``decision``);
+        True when it decided the call (a deny)."""
+        decision = data.get("decision")
+        permission = specific.get("permissionDecision")
+        if decision in ("approve", "block"):  # Claude Code's older spelling
+            permission = permission or ("allow" if decision == "approve" else "deny")
+        if permission not in ("allow", "deny", "ask"):
+            if decision == "block":
+                verdict.blocked, verdict.reason = True, reason or f"blocked by PreToolUse hook '{hook.command}'"
+                return True
+            return False
+        reason = str(specific.get("permissionDecisionReason") or reason)
+        if permission == "deny":
+            verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
+            return True
+        verdict.permission = str(permission)
+        if data.get("continue") is False:
+            verdict.blocked, verdict.reason = True, reason or f"stopped by PreToolUse hook '{hook.command}'"
+            return True
+        return False
 
     # ---------------------------------------------------------------- tool gates
 
-    async def before_tool(self, context: ToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+    async def before_tool(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """The PreToolUse gate."""
         call = context.tool_call
         verdict = await self.run("PreToolUse", call.name, tool_input=_tool_input(call.arguments))
@@ -187,10 +207,10 @@ class HookManager:
             self.permission_hints[call.id] = verdict.permission
         return None
 
-    async def after_tool(self, context: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+    async def after_tool(self, context: AfterToolCallContext, signal: asyncio.Event) -> AfterToolCallResult | None:
         """The PostToolUse gate: exit-2 stderr and additional context are appended to the result."""
         call = context.tool_call
-        response = {
+        response: JsonObject = {
             "content": "".join(b.text for b in context.result.content if isinstance(b, TextContent)),
             "is_error": context.is_error,
         }
@@ -203,7 +223,7 @@ class HookManager:
         return AfterToolCallResult(content=[*context.result.content, *notes])
 
 
-def _tool_input(arguments: dict[str, Any]) -> dict[str, Any]:
+def _tool_input(arguments: JsonMapping) -> JsonObject:
     """The tool's arguments, with Claude Code's ``file_path`` beside baton's ``path``."""
     out = dict(arguments)
     if "path" in out and "file_path" not in out:

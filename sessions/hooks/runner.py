@@ -14,13 +14,13 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from baton.providers.json_depth import MAX_VALUE_DEPTH, loads_bounded
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.redact import redact
 from baton.tools.processes import register_group
 from baton.tools.shell import kill_group, shell_command
-from baton.tools.tool_env import tool_environment
+from baton.tools.tool_env import ToolEnvironment
 
 MAX_OUTPUT_BYTES = 256 * 1024
 
@@ -39,7 +39,7 @@ class HookOutcome:
     """Why it could not start."""
 
     @property
-    def json(self) -> dict[str, Any] | None:
+    def json(self) -> JsonObject | None:
         """The stdout parsed as a JSON object, when it is one."""
         text = self.stdout.strip()
         if not text.startswith("{"):
@@ -51,9 +51,10 @@ class HookOutcome:
         return value if isinstance(value, dict) else None
 
 
-async def run_hook_command(command: str, payload: dict[str, Any], cwd: Path, timeout: float) -> HookOutcome:
-    """Run ``command`` with ``payload`` as JSON on stdin; never raises."""
-    env = {**tool_environment(), "CLAUDE_PROJECT_DIR": str(cwd), "BATON_PROJECT_DIR": str(cwd)}
+async def run_hook_command(command: str, payload: JsonMapping, cwd: Path, timeout: float,
+                           environment: ToolEnvironment) -> HookOutcome:
+    """Run ``command`` with ``payload`` as JSON on stdin, in the session's ``environment``; never raises."""
+    env = {**environment.build(), "CLAUDE_PROJECT_DIR": str(cwd), "BATON_PROJECT_DIR": str(cwd)}
     try:
         proc = await asyncio.create_subprocess_exec(
             *shell_command(command),

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
+
+from baton.providers.json_types import JsonObject
 
 ApprovalKind: TypeAlias = Literal["tool", "unsandboxed"]
 """``tool``: may this call run? ``unsandboxed``: the sandbox blocked it; run it again without?"""
@@ -22,7 +24,7 @@ class ApprovalRequest:
 
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
     summary: str
     """One line: ``bash(rm -rf build)``, ``edit(src/app.py)``."""
     proposed_rule: str | None
@@ -44,7 +46,7 @@ class ApprovalAnswer:
     kind: AnswerKind
     rule: str | None = None
     reason: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
     @property
     def allowed(self) -> bool:

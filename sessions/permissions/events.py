@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from baton.providers.json_types import JsonObject
 
 
 @dataclass(slots=True)
@@ -23,7 +25,7 @@ class ToolApprovalEvent:
     needed_approval: bool = False
     type: Literal["tool_approval"] = "tool_approval"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -42,7 +44,7 @@ class ApprovalModeChangeEvent:
     mode: str
     type: Literal["approval_mode_change"] = "approval_mode_change"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "mode": self.mode}
 
 

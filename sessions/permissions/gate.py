@@ -14,18 +14,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from baton.agent.execution import AfterToolCallContext, BeforeToolCallResult, ToolCallContext
 from baton.agent.tool import AgentTool, AgentToolResult, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baton.sessions.permissions.blocked import blocked_places, blocked_reason
-from baton.sessions.permissions.events import ToolApprovalEvent
+from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
 from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
-from baton.sessions.permissions.policy import ApprovalMode, Decision, Policy
+from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
 from baton.tools.path_pins import PathPins
@@ -33,8 +34,12 @@ from baton.tools.sandbox import Sandbox, SandboxStatus, looks_like_denial
 from baton.tools.sandbox_host import SandboxHostError, SandboxHosts
 from baton.tools.shell import StartedCommand, start_command
 
+if TYPE_CHECKING:
+    from baton.sessions.event_hub import EventHub
+
 logger = logging.getLogger(__name__)
 
+Outcome: TypeAlias = Literal["allow", "deny"]
 DECISION_ENTRY = "permission_decision"
 """``custom_type`` of the session entries recording decisions."""
 SANDBOX_NOTE = (
@@ -74,8 +79,8 @@ class Permissions:
         sandbox_status: SandboxStatus,
         project_dir: Path,
         hints: dict[str, str],
-        emit: Callable[[Any], Awaitable[None]],
-        record: Callable[[dict[str, Any]], object],
+        events: EventHub,
+        record: Callable[[JsonObject], object],
         tools: Callable[[], list[AgentTool]],
         abort: Callable[[], None],
     ) -> None:
@@ -85,7 +90,7 @@ class Permissions:
         self.project_dir = project_dir
         self.approver: Approver | None = None
         self._hints = hints
-        self._emit = emit
+        self._events = events
         self._record = record
         self._tools = tools
         self._abort = abort
@@ -107,8 +112,20 @@ class Permissions:
 
     @property
     def mode(self) -> ApprovalMode:
-        """The approval mode in effect."""
+        """The approval mode in effect: ``ask``, ``auto`` or ``full`` (see the README's
+        Permissions section)."""
         return self.policy.mode
+
+    def set_mode(self, mode: str) -> ApprovalMode:
+        """Switch the approval mode (an ``approval_mode_change`` event); raises ValueError for
+        anything but ask, auto and full."""
+        chosen = next((m for m in APPROVAL_MODES if m == mode), None)
+        if chosen is None:
+            raise ValueError(f"unknown approval mode {mode!r}: use ask, auto or full")
+        if self.policy.mode != chosen:
+            self.policy.mode = chosen
+            self._events.emit_soon(ApprovalModeChangeEvent(chosen))
+        return chosen
 
     @property
     def sandbox_active(self) -> bool:
@@ -209,7 +226,7 @@ class Permissions:
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
 
-    def _pin(self, call_id: str, args: dict[str, Any], decision: Decision) -> None:
+    def _pin(self, call_id: str, args: JsonMapping, decision: Decision) -> None:
         if decision.path is not None:
             self.pins.pin(call_id, args.get("path"), decision.path)
 
@@ -220,7 +237,7 @@ class Permissions:
         await self._event(call_id, tool, decision, "deny", by, reason, needed=needed)
         return BeforeToolCallResult(block=True, reason=text)
 
-    def _diff(self, tool: str, args: dict[str, Any]) -> str | None:
+    def _diff(self, tool: str, args: JsonMapping) -> str | None:
         if tool not in ("edit", "write"):
             return None
         path = args.get("path")
@@ -334,9 +351,10 @@ class Permissions:
     # ------------------------------------------------------------------ records
 
     def _settle(
-        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str, rule: str | None = None
+        self, call_id: str, tool: str, decision: Decision, outcome: Outcome, by: str, reason: str,
+        rule: str | None = None,
     ) -> None:
-        data = {
+        data: JsonObject = {
             "toolCallId": call_id,
             "toolName": tool,
             "decision": outcome,
@@ -353,11 +371,11 @@ class Permissions:
             logger.warning("could not record a permission decision: %s", exc)
 
     async def _event(
-        self, call_id: str, tool: str, decision: Decision, outcome: str, by: str, reason: str,
+        self, call_id: str, tool: str, decision: Decision, outcome: Outcome, by: str, reason: str,
         *, rule: str | None = None, needed: bool = False,
     ) -> None:
-        await self._emit(
-            ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,  # type: ignore[arg-type]
+        await self._events.emit(
+            ToolApprovalEvent(call_id, tool, outcome, reason, rule or decision.rule, by,
                               decision.summary, needed)
         )
 

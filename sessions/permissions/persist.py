@@ -7,10 +7,10 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES
 from baton.providers.json_depth import load_config_json
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.sessions.settings import Settings, load_settings, project_settings_path
 from baton.sessions.trust import SETTINGS_PART, remember_parts
 from baton.tools.fs_atomic import atomic_write
@@ -29,7 +29,7 @@ def save_allow_rule(project_dir: Path, rule: str) -> Path:
     refused = files.refusal(path)
     if refused is not None:  # e.g. .baton -> ~/.baton: the rule would land in the user's own settings
         raise RuleSaveError(f"cannot add the rule to {path}: {refused}")
-    data: dict[str, Any] = {}
+    data: JsonObject = {}
     if os.path.lexists(path):
         try:
             loaded = load_config_json(files.read(path, MAX_CONFIG_BYTES).decode("utf-8") or "{}")
@@ -72,15 +72,15 @@ def keep_trust_with_rule(project_dir: Path, settings: Settings, rule: str) -> bo
     return True
 
 
-def _with_allow(held: dict[str, Any], rule: str) -> dict[str, Any]:
-    out = json.loads(json.dumps(held, default=str))
+def _with_allow(held: JsonMapping, rule: str) -> JsonObject:
+    out: JsonObject = json.loads(json.dumps(held, default=str))
     permissions = out.setdefault("permissions", {})
     if isinstance(permissions, dict):
         allow = permissions.setdefault("allow", [])
         if isinstance(allow, list) and rule not in allow:
             allow.append(rule)
-    return cast(dict[str, Any], out)
+    return out
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: JsonValue) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

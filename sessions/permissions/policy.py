@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
+from baton.providers.json_types import JsonMapping
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.rules import (
     MCP_PREFIX,
@@ -45,6 +46,9 @@ from baton.sessions.permissions.rules import (
 from baton.sessions.permissions.shell_parts import split_command
 from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.path_pins import path_argument
+
+if TYPE_CHECKING:
+    from baton.agent.tool import AgentTool
 
 ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
@@ -86,6 +90,12 @@ class _Target:
     mcp: McpIdentity | None = None
 
 
+class _Made(Protocol):
+    """Makes the :class:`Decision` for one call (:meth:`Policy.decide` builds one per call)."""
+
+    def __call__(self, action: Action, source: Source, reason: str, rule: Rule | None = None) -> Decision: ...
+
+
 class Policy:
     """Decides tool calls for one workspace, rule set and mode."""
 
@@ -116,7 +126,7 @@ class Policy:
 
     # ------------------------------------------------------------------ matching
 
-    def _target(self, tool: str, args: dict[str, Any]) -> _Target:
+    def _target(self, tool: str, args: JsonMapping) -> _Target:
         if tool.startswith(MCP_PREFIX):
             return _Target(tool, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
         if tool == "bash":
@@ -141,13 +151,13 @@ class Policy:
             return found[0] if found else None
         return matcher.match_path(target.path, self.workspace.root, self.home)
 
-    def match(self, kind: Literal["allow", "deny", "ask"], tool: str, args: dict[str, Any]) -> Rule | None:
+    def match(self, kind: Literal["allow", "deny", "ask"], tool: str, args: JsonMapping) -> Rule | None:
         """The ``kind`` rule matching this call, if any."""
         return self._first_match(kind, self._target(tool, args))
 
     # ------------------------------------------------------------------ deciding
 
-    def decide(self, tool: str, args: dict[str, Any], hint: str | None = None) -> Decision:
+    def decide(self, tool: str, args: JsonMapping, hint: str | None = None) -> Decision:
         """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask)."""
         target = self._target(tool, args)
         shown = self.workspace.display(target.path) if target.path is not None else None
@@ -180,7 +190,7 @@ class Policy:
             return made("allow", "rule", f"allowed by the rule {allow}", allow)
         return self._by_mode(target, made)
 
-    def _by_mode(self, target: _Target, made: Any) -> Decision:
+    def _by_mode(self, target: _Target, made: _Made) -> Decision:
         mode = self.mode
         tool = target.tool
         if mode == "full":
@@ -270,7 +280,7 @@ def _mcp_rule_text(identity: McpIdentity) -> str:
     return f"{MCP_PREFIX}{clean(identity.server)}__{clean(identity.tool)}"
 
 
-def mcp_identity_lookup(tools: Callable[[], list[Any]]) -> Callable[[str], McpIdentity | None]:
+def mcp_identity_lookup(tools: Callable[[], list[AgentTool]]) -> Callable[[str], McpIdentity | None]:
     """The :attr:`Policy.mcp_identity` of a session whose tools ``tools()`` lists: an MCP tool
     knows its server connection and the server's own name for it."""
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from baton.providers.bounded_read import read_regular
+from baton.providers.json_types import JsonMapping
 from baton.tools.diff import display_diff
 from baton.tools.edit_match import Edit, apply_edits, normalize_to_lf, strip_bom
 
 _MAX_PREVIEW_BYTES = 2_000_000
 
 
-def change_preview(tool: str, args: dict[str, Any], real_path: str) -> str | None:
+def change_preview(tool: str, args: JsonMapping, real_path: str) -> str | None:
     """The display diff of the change (None when it cannot be worked out)."""
     old = _read(real_path)
     if tool == "write":
@@ -30,7 +30,7 @@ def change_preview(tool: str, args: dict[str, Any], real_path: str) -> str | Non
     return display_diff(applied.base_content, applied.new_content).diff
 
 
-def _edits(args: dict[str, Any]) -> list[Edit]:
+def _edits(args: JsonMapping) -> list[Edit]:
     out: list[Edit] = []
     items = args.get("edits")
     if isinstance(items, list):

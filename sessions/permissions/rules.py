@@ -293,19 +293,9 @@ class Matcher:
         whole = self.exact.get(normalize_command(command))
         if whole is not None:
             return [whole]
-        if not parts.parts:
+        wanted = self._matched_parts(parts, every=every)
+        if not wanted:
             return []
-        regex = self.redirecting if every and parts.redirects else self.combined
-        if regex is None:
-            return []
-        if every:
-            if not all(regex.fullmatch(part) for part in parts.parts):
-                return []
-            wanted = parts.parts
-        else:
-            wanted = tuple(part for part in parts.parts if regex.fullmatch(part))
-            if not wanted:
-                return []
         candidates = [r for r in self.rules if not (every and parts.redirects and ">" not in (r.pattern or ""))]
         found: list[Rule] = []
         for part in wanted:
@@ -313,6 +303,15 @@ class Matcher:
             if rule not in found:
                 found.append(rule)
         return found
+
+    def _matched_parts(self, parts: CommandParts, *, every: bool) -> tuple[str, ...]:
+        """The simple commands some rule matches: all of them or none when ``every``."""
+        regex = self.redirecting if every and parts.redirects else self.combined
+        if regex is None or not parts.parts:
+            return ()
+        if every:
+            return tuple(parts.parts) if all(regex.fullmatch(part) for part in parts.parts) else ()
+        return tuple(part for part in parts.parts if regex.fullmatch(part))
 
     def match_path(self, path: str | None, project_dir: str, home: str | None) -> Rule | None:
         """The first rule matching the real ``path`` (a bare tool rule matches any call)."""
@@ -345,13 +344,14 @@ class RuleSet:
     def parse(cls, allow: Iterable[str] = (), deny: Iterable[str] = (), ask: Iterable[str] = ()) -> RuleSet:
         """Parse rule texts; unparsable ones are skipped and listed in :attr:`problems`."""
         out = cls()
-        for kind, texts in (("allow", allow), ("deny", deny), ("ask", ask)):
+        kinds: tuple[tuple[RuleKind, Iterable[str]], ...] = (("allow", allow), ("deny", deny), ("ask", ask))
+        for kind, texts in kinds:
             for text in texts:
                 try:
                     rule = parse_rule(text)
                     if kind == "allow":
                         check_allow_rule(rule)
-                    out.add(kind, rule)  # type: ignore[arg-type]
+                    out.add(kind, rule)
                 except RuleError as exc:
                     out.problems.append(f"permissions.{kind}: {exc}")
         return out

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonArray, JsonMapping, JsonSequence
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
@@ -15,18 +16,19 @@ from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.sandbox import Sandbox, SandboxStatus, probe
 
 if TYPE_CHECKING:
-    from baton.sessions.coding_session import CodingSession
+    from baton.sessions.extension_host import SessionHost
 
 def effective_mode(settings: Settings, override: str | None = None) -> ApprovalMode:
     """The mode to start in: ``override`` (``--approval``) when given, else the setting.
 
     A project's ``.baton/settings.json`` can make the mode stricter but never looser, trusted or
     not (:mod:`baton.sessions.setting_trust`): ``full`` comes only from the user."""
-    if override is not None:
-        if override not in APPROVAL_MODES:
-            raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
-        return cast(ApprovalMode, override)
-    return settings.approval
+    if override is None:
+        return settings.approval
+    chosen = next((mode for mode in APPROVAL_MODES if mode == override), None)
+    if chosen is None:
+        raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
+    return chosen
 
 
 def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
@@ -41,7 +43,7 @@ def hidden_places(settings: Settings) -> tuple[HiddenPaths, list[str]]:
     warning for each removal a project tried."""
     project = _hidden_entries(settings.project_data)
     # The merged value is the user's own unless the project set the list (then it replaced it).
-    own: list[Any] = (_hidden_entries(settings.global_data) or []) if project is not None \
+    own: JsonSequence = (_hidden_entries(settings.global_data) or []) if project is not None \
         else settings.sandbox.hidden_paths
     added: list[str] = []
     removed: list[str] = []
@@ -60,15 +62,15 @@ def hidden_places(settings: Settings) -> tuple[HiddenPaths, list[str]]:
     return hidden_paths(added, removed), problems
 
 
-def _hidden_entries(data: dict[str, Any]) -> list[Any] | None:
-    section: Any = data.get("sandbox")
+def _hidden_entries(data: JsonMapping) -> JsonArray | None:
+    section = data.get("sandbox")
     if not isinstance(section, dict):
         return None
     entries = section.get("hiddenPaths", section.get("hidden_paths"))
     return entries if isinstance(entries, list) else None
 
 
-def install_permissions(session: CodingSession, mode: str | None = None) -> Permissions:
+def install_permissions(session: SessionHost, mode: str | None = None) -> Permissions:
     """Build the session's :class:`Permissions`, register its gates and hook it into bash."""
     settings = session.settings
     approval = effective_mode(settings, mode)
@@ -91,7 +93,7 @@ def install_permissions(session: CodingSession, mode: str | None = None) -> Perm
         sandbox_status=status,
         project_dir=session.cwd,
         hints=session.permission_hints,
-        emit=session._emit,
+        events=session.events,
         record=lambda data: session.store.append_custom(DECISION_ENTRY, data),
         tools=lambda: list(session.agent.tools),
         abort=session.abort,

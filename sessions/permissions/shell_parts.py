@@ -53,73 +53,85 @@ def _split_command(command: str) -> CommandParts:
 
 def _split(command: str, out: list[str]) -> bool:
     """Append the commands of ``command`` to ``out``; True when one redirects output to a file."""
-    current: list[str] = []
-    redirects = False
-    i = 0
-    n = len(command)
-    quote: str | None = None
-    while i < n:
-        if quote == "'":
-            end = command.find("'", i)
-            end = n - 1 if end < 0 else end
-            current.append(command[i : end + 1])
-            quote = None
-            i = end + 1
-            continue
-        jump = (_DQ_SPECIAL if quote == '"' else _SPECIAL).search(command, i)
-        if jump is None:
-            current.append(command[i:])
-            break
-        if jump.start() > i:
-            current.append(command[i : jump.start()])
-            i = jump.start()
-        ch = command[i]
-        if ch == "\\" and i + 1 < n:
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        if ch in "$<>" and command.startswith("(", i + 1):
-            end = _matching_paren(command, i + 2)
-            redirects |= _split(command[i + 2 : end], out)
-            current.append(SUBST)
-            i = end + 1
-            continue
-        if ch == "`":
+    return _Splitter(command, out).run()
+
+
+class _Splitter:
+    """One pass over a command line: text up to the next special character is copied, each
+    special character (quote, escape, substitution, group, separator, redirection) handled."""
+
+    def __init__(self, command: str, out: list[str]) -> None:
+        self.command = command
+        self.out = out
+        self.current: list[str] = []
+        self.redirects = False
+        self.i = 0
+        self.quote: str | None = None
+
+    def run(self) -> bool:
+        command, n = self.command, len(self.command)
+        while self.i < n:
+            if self.quote == "'":
+                end = command.find("'", self.i)
+                self._take((n - 1 if end < 0 else end) + 1 - self.i)
+                self.quote = None
+                continue
+            jump = (_DQ_SPECIAL if self.quote == '"' else _SPECIAL).search(command, self.i)
+            if jump is None:
+                self._take(n - self.i)
+                break
+            if jump.start() > self.i:
+                self._take(jump.start() - self.i)
+            self._special(command[self.i])
+        self.out.append("".join(self.current))
+        return self.redirects
+
+    def _special(self, ch: str) -> None:
+        command, i = self.command, self.i
+        if ch == "\\" and i + 1 < len(command):
+            self._take(2)
+        elif ch in "$<>" and command.startswith("(", i + 1):
+            self._substitution(i + 2, _matching_paren(command, i + 2))
+        elif ch == "`":
             end = command.find("`", i + 1)
-            end = n if end < 0 else end
-            redirects |= _split(command[i + 1 : end], out)
-            current.append(SUBST)
-            i = end + 1
-            continue
-        if quote == '"':
-            current.append(ch)
-            if ch == '"':
-                quote = None
-            i += 1
-            continue
-        if ch in "'\"":
-            quote = ch
-            current.append(ch)
-            i += 1
-            continue
-        if ch == "(" or ch == ")" or ch == "{" or ch == "}":
-            # Subshells and groups: their commands are parts like any other.
-            out.append("".join(current))
-            current = []
-            i += 1
-            continue
+            self._substitution(i + 1, len(command) if end < 0 else end)
+        elif self.quote == '"':
+            self.quote = None if ch == '"' else self.quote
+            self._take(1)
+        elif ch in "'\"":
+            self.quote = ch
+            self._take(1)
+        elif ch in "(){}":  # subshells and groups: their commands are parts like any other
+            self._cut(1)
+        else:
+            self._separator_or_text(ch)
+
+    def _separator_or_text(self, ch: str) -> None:
+        command, i = self.command, self.i
         sep = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
         if sep is not None and not (sep == "&" and _is_fd_redirect(command, i)):
-            out.append("".join(current))
-            current = []
-            i += len(sep)
-            continue
+            self._cut(len(sep))
+            return
         if ch == ">" and not command.startswith(">&", i) and not _is_devnull(command, i):
-            redirects = True
-        current.append(ch)
-        i += 1
-    out.append("".join(current))
-    return redirects
+            self.redirects = True
+        self._take(1)
+
+    def _take(self, count: int) -> None:
+        """Copy the next ``count`` characters into the current command."""
+        self.current.append(self.command[self.i : self.i + count])
+        self.i += count
+
+    def _cut(self, width: int) -> None:
+        """End the current command at a separator ``width`` characters wide."""
+        self.out.append("".join(self.current))
+        self.current = []
+        self.i += width
+
+    def _substitution(self, start: int, end: int) -> None:
+        """``$(...)``, ``<(...)``, ``>(...)`` or a backquoted command: its commands are parts too."""
+        self.redirects |= _split(self.command[start:end], self.out)
+        self.current.append(SUBST)
+        self.i = end + 1
 
 
 def _matching_paren(text: str, start: int) -> int:

@@ -115,7 +115,7 @@ async def test_conversation_only_and_both_across_a_model_switch(
     faux_b.add(FauxResponse.tool_call("write", {"path": "two.txt", "content": "2"}), "wrote two")
     session = await CodingSession.open(options)
     await session.prompt("write one")
-    await session.set_model(model_b)
+    await session.models.switch(model_b)
     await session.prompt("write two")
     first, second = user_entry_ids(session)
     points = {p.entry_id: p for p in session.checkpoints()}

@@ -142,3 +142,18 @@ def test_find_session_by_path_id_prefix_and_errors(tmp_path: Path, baton_home: P
     assert find_session("abc2", tmp_path, directory).name == "x_abc222.jsonl"
     (directory / "junk.jsonl").write_text("not a session\n")
     assert len(list_sessions(tmp_path, directory)) == 4
+
+
+def test_a_session_file_with_values_of_the_wrong_type_is_listed_not_fatal(tmp_path: Path) -> None:
+    directory = tmp_path / "sessions"
+    directory.mkdir()
+    lines = [
+        '{"type":"session","version":3,"id":"odd1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}',
+        '{"type":"message","id":"a","timestamp":[1],"message":{"role":"user","content":[{"type":"text","text":5}]}}',
+        '{"type":"message","id":"b","timestamp":"2025-01-02T00:00:00.000Z",'
+        '"message":{"role":"user","content":[{"type":"text","text":"the real question"}]}}',
+        '{"type":"session_info","id":"c","name":{"not":"a string"}}',
+    ]
+    (directory / "x_odd1.jsonl").write_text("\n".join(lines) + "\n")
+    [info] = list_sessions(tmp_path, directory)
+    assert (info.id, info.message_count, info.first_message, info.name) == ("odd1", 2, "the real question", None)

@@ -46,7 +46,7 @@ async def test_switch_mid_run_changes_only_the_next_call_and_adds_only_change_en
         if event.type == "tool_execution_start":
             assert session.session_file is not None
             snapshot["lines"] = session.session_file.read_text().splitlines()
-            await session.set_model(model_b)
+            await session.models.switch(model_b)
             snapshot["after_switch"] = session.session_file.read_text().splitlines()
 
     types: list[str] = []
@@ -97,7 +97,7 @@ async def test_switch_while_streaming_is_not_undone_by_the_finishing_reply(
 
     async def switch_on_first_delta(event: Any) -> None:
         if event.type == "message_update" and session.model is not model_b:
-            await session.set_model(model_b)
+            await session.models.switch(model_b)
 
     session.subscribe(switch_on_first_delta)
     await session.prompt("hi")
@@ -153,7 +153,7 @@ async def test_handoff_preview_counts_match_what_the_request_held(
         # Absolute counts (the session's own preview counts only what a switch adds to them).
         preview = handoff_preview(session.messages, target)
         same = handoff_preview(session.messages, model_a)
-        assert session.handoff_preview(target).is_empty  # already on it: nothing to lose by switching
+        assert session.models.handoff_preview(target).is_empty  # already on it: nothing to lose by switching
         await session.prompt("continue")
         await session.close()
 
@@ -213,9 +213,9 @@ async def test_thinking_handoff_drop_setting_reaches_the_request(
     faux_b.add("ok")
     session = await CodingSession.open(options)
     await session.prompt("hi")
-    preview = session.handoff_preview(model_b)
+    preview = session.models.handoff_preview(model_b)
     assert preview.thinking_dropped == 1 and preview.thinking_as_text == 0
-    await session.set_model(model_b)
+    await session.models.switch(model_b)
     await session.prompt("next")
     sent = faux_b.requests[0].messages[1]
     assert isinstance(sent, AssistantMessage)

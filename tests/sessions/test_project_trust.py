@@ -232,3 +232,19 @@ def test_blocked_reason_reads_as_a_sentence() -> None:
         "it would write .git/index.lock, which the sandbox keeps read-only; "
         "it needs the network, which the sandbox keeps off")
     assert blocked_reason([]) == "the sandbox seems to have blocked it"
+
+
+async def test_trusting_a_project_whose_allow_list_holds_a_non_string_applies_the_rest(project: Path) -> None:
+    from baton.providers.faux import faux_model
+    from baton.sessions import CodingSession, SessionOptions
+
+    write_project(project, {"permissions": {"allow": [5, "bash(make test)"]}})
+    session = await CodingSession.open(SessionOptions(
+        cwd=project, model=faux_model("m", provider="p", api="faux-trust"), tools=["bash"], session="none",
+        context_files=False, settings=load_settings(project_dir=project)))
+    try:
+        assert session.extensions.pending_trust is not None
+        session.extensions.trust_project(remember=False)
+        assert session.permissions.policy.decide("bash", {"command": "make test"}).rule == "bash(make test)"
+    finally:
+        await session.close()

@@ -194,18 +194,18 @@ async def test_thinking_levels_and_model_cycling(
     options: SessionOptions, model_a: Model, model_b: Model, faux_a: FauxProvider
 ) -> None:
     session = await _open(options)
-    assert session.set_thinking_level("xhigh") == "high"  # no xhigh without compat support
-    assert session.cycle_thinking_level() == "off"
-    assert session.cycle_thinking_level() == "minimal"
+    assert session.models.set_thinking("xhigh") == "high"  # no xhigh without compat support
+    assert session.models.cycle_thinking() == "off"
+    assert session.models.cycle_thinking() == "minimal"
     seen: list[Any] = []
     session.subscribe(seen.append)
-    assert await session.cycle_model() is model_b
+    assert await session.models.cycle() is model_b
     assert session.thinking_level == "off"
-    assert await session.cycle_model() is model_a
+    assert await session.models.cycle() is model_a
     assert session.thinking_level == "minimal", "the requested level comes back with a reasoning model"
     assert [e.type for e in seen].count("model_change") == 2
     session.settings.favorite_models = [model_a.ref]
-    assert await session.cycle_model() is None  # a single favourite: nothing to cycle to
+    assert await session.models.cycle() is None  # a single favourite: nothing to cycle to
     await session.close()
 
 

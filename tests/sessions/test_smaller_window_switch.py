@@ -57,13 +57,13 @@ async def test_preview_says_the_context_will_be_compacted_first(
 ) -> None:
     session = await CodingSession.open(_options(options))
     await _fill(session, faux_a)
-    preview = session.handoff_preview(SMALL)
+    preview = session.models.handoff_preview(SMALL)
     assert not preview.is_empty
     assert preview.summary().startswith("context 180k > 128k window: will be compacted first")
     assert "summarised by prov-a/claude-big" in preview.summary()
     assert preview.to_dict()["contextWindow"] == 128_000
     # the big model itself: no note
-    assert session.handoff_preview(BIG).compaction is None
+    assert session.models.handoff_preview(BIG).compaction is None
     await session.close()
 
 
@@ -75,7 +75,7 @@ async def test_compaction_runs_on_the_previous_model_and_the_first_request_fits(
     calls_on_a = faux_a.calls
     faux_a.add("## Goal\nsummary of the big conversation")
     faux_b.add(FauxResponse.text("answer from the small model", usage=_usage(30_000)))
-    await session.set_model(SMALL)
+    await session.models.switch(SMALL)
     await session.prompt("carry on")
 
     assert faux_a.calls == calls_on_a + 1 and _is_summary_request(faux_a.requests[-1])
@@ -99,7 +99,7 @@ async def test_switch_mid_run_never_sends_the_overflowing_request(
 
     async def switch_when_tool_starts(event: Any) -> None:
         if event.type == "tool_execution_start":
-            await session.set_model(SMALL)
+            await session.models.switch(SMALL)
 
     session.subscribe(switch_when_tool_starts)
     await session.prompt("list the files")
@@ -118,9 +118,9 @@ async def test_nothing_is_sent_when_no_model_can_read_the_context(
     session = await CodingSession.open(_options(options, extra_models=[BIG, tiny]))
     await _fill(session, faux_a)
     faux_a.unregister()  # the previous model cannot be called any more (no key, say)
-    preview = session.handoff_preview(tiny)
+    preview = session.models.handoff_preview(tiny)
     assert preview.compaction is not None and "no available model can read it all" in preview.compaction
-    await session.set_model(tiny)
+    await session.models.switch(tiny)
     errors: list[str] = []
     session.subscribe(lambda e: errors.append(getattr(e, "error_message", None) or ""))
     await session.prompt("carry on")

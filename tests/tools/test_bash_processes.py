@@ -12,7 +12,7 @@ from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_to
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
 from baton.tools.bash import BashTool
-from baton.tools.process_slots import DEFAULT_MAX_PROCESSES, PROCESS_SLOTS, ProcessSlots
+from baton.tools.process_slots import ProcessSlots
 from tests.tools.conftest import Call, text_of
 
 
@@ -57,20 +57,17 @@ async def test_a_reply_with_many_calls_runs_at_most_the_limit_at_once(
     work = tmp_path / "work"
     work.mkdir()
     model = faux_model("m", provider="p", api="faux-limit")
-    try:
-        with FauxProvider("faux-limit") as provider:
-            command = "echo start >> log; sleep 0.4; echo end >> log"
-            provider.add(FauxResponse(content=[faux_tool_call("bash", {"command": command}) for _ in range(9)]),
-                         "all done")
-            options = SessionOptions(cwd=work, model=model, tools=["bash"], context_files=False,
-                                     settings=validate_settings({"tools": {"maxProcesses": 3}}))
-            session = await CodingSession.open(options)
-            try:
-                await session.prompt("go")
-            finally:
-                await session.close()
-    finally:
-        PROCESS_SLOTS.set_limit(DEFAULT_MAX_PROCESSES)
+    with FauxProvider("faux-limit") as provider:
+        command = "echo start >> log; sleep 0.4; echo end >> log"
+        provider.add(FauxResponse(content=[faux_tool_call("bash", {"command": command}) for _ in range(9)]),
+                     "all done")
+        options = SessionOptions(cwd=work, model=model, tools=["bash"], context_files=False,
+                                 settings=validate_settings({"tools": {"maxProcesses": 3}}))
+        session = await CodingSession.open(options)
+        try:
+            await session.prompt("go")
+        finally:
+            await session.close()
     log = (work / "log").read_text().split()
     assert log.count("start") == 9 and log.count("end") == 9
     assert _max_concurrency(work / "log") == 3

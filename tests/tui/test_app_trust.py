@@ -156,5 +156,5 @@ async def test_a_project_cannot_pick_full_and_the_app_says_so(project: Path, mod
         text = " ".join(screen_text(app).split())
         assert 'ignoring approval: "full", sandbox.network: true from' in text and "auto · sandbox" in text
         assert not isinstance(app.screen, ConfirmScreen)  # nothing to trust: no question
-        assert session.approval_mode != "full"
+        assert session.permissions.mode != "full"
     await session.close()

@@ -35,7 +35,7 @@ async def asked(session: CodingSession) -> AsyncIterator[tuple[BatonApp, Pilot[A
 async def ask_session(project: Path, model: Model):  # type: ignore[no-untyped-def]
     session = await open_session(project, model, tools=["read", "bash", "edit", "write"],
                                  settings={"approval": "ask"})
-    assert session.approval_mode == "ask"
+    assert session.permissions.mode == "ask"
     return session
 
 
@@ -144,7 +144,7 @@ async def test_approval_command_and_footer(project: Path, model_a: Model) -> Non
         assert "auto · sandbox" in screen_text(app) or "auto · no sandbox" in screen_text(app)
         await pilot.press(*"/approval full", "enter")
         await wait_until(pilot, lambda: "full · no sandbox" in screen_text(app), what="the footer")
-        assert session.approval_mode == "full"
+        assert session.permissions.mode == "full"
         assert "Approval: full" in screen_text(app)
     await session.close()
 

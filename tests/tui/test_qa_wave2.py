@@ -103,9 +103,9 @@ async def test_resume_after_tree_navigation_restores_the_thinking_level_the_foot
 ) -> None:
     faux_a.add(FauxResponse.text("First."), FauxResponse.text("Second."))
     session = await open_session(project, model_a)
-    session.set_thinking_level("high")
+    session.models.set_thinking("high")
     await session.prompt("one")
-    session.set_thinking_level("low")
+    session.models.set_thinking("low")
     await session.prompt("two")
     high_point = next(n for n in session.tree() if n.kind == "assistant")
     session.navigate(high_point.id)  # that branch point was recorded with "high"
@@ -129,7 +129,7 @@ async def test_handoff_preview_counts_only_what_the_switch_loses(
                                  settings={"retry": {"enabled": False}})
     await session.prompt("first")
     await session.prompt("second")
-    assert session.handoff_preview(model_b).is_empty
+    assert session.models.handoff_preview(model_b).is_empty
     app = BatonApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
         await submit(pilot, app, "/model model-b")

@@ -30,7 +30,7 @@ from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
 from baton.tools.mcp.unreadable import PARSE_ERROR, UNREADABLE_PREFIX, quiet_sdk_parse_errors, readable_answers
-from baton.tools.tool_env import tool_environment
+from baton.tools.tool_env import ToolEnvironment
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -96,10 +96,13 @@ class McpConnection:
     """A configured server and, while it runs, its client."""
 
     def __init__(self, config: McpServerConfig, log_dir: Path, *, cwd: Path,
-                 on_change: Callable[[McpConnection], None] | None = None) -> None:
+                 on_change: Callable[[McpConnection], None] | None = None,
+                 environment: ToolEnvironment | None = None) -> None:
         self.config = config
         self.log_dir = log_dir
         self.cwd = cwd
+        self.environment = environment or ToolEnvironment()
+        """The session's environment for what it starts (a stdio server gets it, plus its ``env``)."""
         self.on_change = on_change or (lambda _: None)
         self.status: Status = "stopped"
         self.error: str | None = None
@@ -246,7 +249,7 @@ class McpConnection:
             cwd = self.cwd / cwd
         # The user's keys stay out; what the server's entry names (its ``env``) goes in.
         params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env={**tool_environment(), **config.env}, cwd=str(cwd))
+                                       env={**self.environment.build(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
     async def _list_tools(self, client: Any) -> list[ServerTool]:

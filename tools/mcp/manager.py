@@ -16,6 +16,7 @@ from typing import Any
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
 from baton.tools.mcp.connection import McpConnection
 from baton.tools.mcp.tool import McpTool, make_mcp_tool
+from baton.tools.tool_env import ToolEnvironment
 
 Notify = Callable[[str, str], None]
 """``(level, text)``."""
@@ -39,8 +40,11 @@ class McpManager:
     """The session's MCP servers."""
 
     def __init__(self, cwd: Path, log_dir: Path, *, tool_timeout: float = 120.0, startup_timeout: float = 10.0,
-                 notify: Notify | None = None, on_tools_changed: Callable[[], None] | None = None) -> None:
+                 notify: Notify | None = None, on_tools_changed: Callable[[], None] | None = None,
+                 environment: ToolEnvironment | None = None) -> None:
         self.cwd = cwd
+        self.environment = environment or ToolEnvironment()
+        """The session's environment for the stdio servers it starts (see :mod:`tools.tool_env`)."""
         self.log_dir = log_dir
         self.tool_timeout = tool_timeout
         self.startup_timeout = startup_timeout
@@ -71,7 +75,8 @@ class McpManager:
                 task = asyncio.ensure_future(old.stop())
                 self._stopping.add(task)
                 task.add_done_callback(self._stopping.discard)
-            connection = McpConnection(config, self.log_dir, cwd=self.cwd, on_change=self._changed)
+            connection = McpConnection(config, self.log_dir, cwd=self.cwd, on_change=self._changed,
+                                       environment=self.environment)
             self.connections[config.name] = connection
             if self._started:
                 connection.start()

@@ -30,7 +30,7 @@ def _mode_from_text(session: CodingSession, text: str) -> str:
 async def set_approval(session: CodingSession, mode: str) -> str:
     """Switch the approval mode (the session refuses anything but ask, auto and full); the mode
     in effect."""
-    return session.set_approval_mode(mode)
+    return session.permissions.set_mode(mode)
 
 
 def approval_report(mode: str) -> Report:

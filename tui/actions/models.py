@@ -43,7 +43,7 @@ def model_description(model: Model) -> str:
 def find_available(session: CodingSession, ref: str) -> Model | None:
     """The available model named ``provider/id`` (case-insensitive)."""
     wanted = ref.strip().lower()
-    return next((m for m in session.available_models() if m.ref.lower() == wanted), None)
+    return next((m for m in session.models.available() if m.ref.lower() == wanted), None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def _preview(session: CodingSession, model: Model) -> HandoffPreview | None:
     if not session.messages:
         return None
     try:
-        return session.handoff_preview(model)
+        return session.models.handoff_preview(model)
     except Exception:  # a preview is advice; never block a switch on it
         logger.exception("handoff preview failed")
         return None
@@ -87,7 +87,7 @@ async def switch_model(session: CodingSession, target: ModelTarget) -> ModelSwit
         return ModelSwitch(previous, previous, switched=False)
     handoff = target.handoff if target.handoff is not None else (
         _preview(session, target.model) if target.preview else None)
-    await session.set_model(target.model)
+    await session.models.switch(target.model)
     return ModelSwitch(previous, session.model, handoff)
 
 
@@ -187,7 +187,7 @@ def _level_from_option(session: CodingSession, value: JsonValue) -> ThinkingLeve
 
 async def set_thinking(session: CodingSession, level: ThinkingLevel) -> ThinkingChange:
     """Set the thinking level (the session clamps it to the model)."""
-    return ThinkingChange(level, session.set_thinking_level(level), session.model.ref)
+    return ThinkingChange(level, session.models.set_thinking(level), session.model.ref)
 
 
 def thinking_report(change: ThinkingChange) -> Report:

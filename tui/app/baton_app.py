@@ -231,7 +231,7 @@ class BatonApp(App[int]):
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
-        session.approver = self.approval.ask
+        session.permissions.approver = self.approval.ask
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -441,7 +441,7 @@ class BatonApp(App[int]):
             raise SkipAction()
         previous = self.session.model
         try:
-            model = await self.session.cycle_model(direction)
+            model = await self.session.models.cycle(direction)
         except Exception as exc:
             self.notice(f"Could not switch model: {one_line(str(exc), 300)}", "error")
             return
@@ -461,7 +461,7 @@ class BatonApp(App[int]):
         if not self.session.model.reasoning:
             self.notice(f"{self.session.model.ref} does not support thinking.", "warning")
             return
-        self.session.cycle_thinking_level()
+        self.session.models.cycle_thinking()
         self.refresh_status()
 
     async def action_paste_image(self) -> None:
@@ -515,7 +515,7 @@ class BatonApp(App[int]):
     async def switch_model(self, model: Model, summary: str | None) -> None:
         """Switch to ``model`` and say so (with what the handoff changes)."""
         previous = self.session.model
-        await self.session.set_model(model)
+        await self.session.models.switch(model)
         self.notice(model_switched(previous, self.session.model, summary))
         self.refresh_status()
 
@@ -527,7 +527,7 @@ class BatonApp(App[int]):
         if known is None:
             self.notice(f"Unknown thinking level {one_line(level, 40)!r}.", "error")
             return
-        applied = self.session.set_thinking_level(known)
+        applied = self.session.models.set_thinking(known)
         if applied != level:
             self.notice(f"Thinking: {applied} ({self.session.model.ref} cannot do {level}).", "warning")
         else:
@@ -536,7 +536,7 @@ class BatonApp(App[int]):
 
     def set_approval_mode(self, mode: str) -> None:
         """Switch the approval mode (``/approval``) and say what it means."""
-        applied = self.session.set_approval_mode(mode)
+        applied = self.session.permissions.set_mode(mode)
         meaning = APPROVAL_MEANINGS[applied]
         self.notice(f"Approval: {applied} — {meaning}", "warning" if applied == "full" else "info")
         self.refresh_status()

@@ -173,7 +173,7 @@ def match_models(models: Sequence[Model], pattern: str) -> list[Model]:
 
 def _previews(session: CodingSession) -> HandoffPreviews | None:
     try:
-        return session.handoff_previews()
+        return session.models.handoff_previews()
     except Exception:  # a preview is advice; never block a switch on it
         return None
 
@@ -270,7 +270,7 @@ async def _switch_to(app: BatonApp, target: Model, missing: Mapping[str, str], p
 
 @binds(MODEL)
 async def cmd_model(app: BatonApp, args: str) -> None:
-    choices = list(app.session.model_choices())
+    choices = list(app.session.models.choices())
     missing = {c.model.ref: c.missing_key for c in choices if c.missing_key}
     models = [c.model for c in choices]
     if not models:
@@ -308,7 +308,7 @@ async def cmd_approval(app: BatonApp, args: str) -> None:
     if args.strip():
         mode = APPROVAL.parse(app.session, args)
     else:
-        current = app.session.approval_mode
+        current = app.session.permissions.mode
         chosen = await app.push_screen_wait(ListPicker(
             "Approval mode", [_marked(m, current) for m in MODES], initial=MODES.index(current), filterable=False))
         if chosen is None:

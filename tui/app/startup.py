@@ -63,7 +63,7 @@ def argument_sources(app: BatonApp) -> dict[str, ArgumentSource]:
         if not app.is_open:
             return []
         try:
-            return [(m.ref, m.name) for m in app.session.available_models()]
+            return [(m.ref, m.name) for m in app.session.models.available()]
         except Exception:  # a broken models.json must not break completion
             return []
 
@@ -110,7 +110,7 @@ def ask_project_trust(app: BatonApp) -> None:
     refused = list(session.settings.refused)
     if refused:
         app.notice(f"⚠ {one_line(ignored_summary(None, refused, app.cwd, '') or '', 400)}", "warning")
-    pending = session.pending_trust
+    pending = session.extensions.pending_trust
     if pending is None:
         return
 
@@ -122,7 +122,7 @@ def ask_project_trust(app: BatonApp) -> None:
         trusted = await app.push_screen_wait(
             ConfirmScreen("Trust this project?", body, "Enter/y trust · Esc/n not now"))
         if trusted:
-            session.trust_project()
+            session.extensions.trust_project()
             app.notice(f"Project trusted: {', '.join(pending.what)} are on.", "success")
         else:
             hint = "they stay off for this session; asked again at the next start"

@@ -192,7 +192,7 @@ class RpcCommands:
     # ------------------------------------------------------------------ models and thinking
 
     async def cmd_cycle_model(self, command: JsonObject) -> Reply:
-        model = await self.session.cycle_model()
+        model = await self.session.models.cycle()
         if model is None:
             return None
         return {
@@ -202,18 +202,18 @@ class RpcCommands:
         }
 
     async def cmd_get_available_models(self, command: JsonObject) -> Reply:
-        return {"models": [model_json(m) for m in self.session.available_models()]}
+        return {"models": [model_json(m) for m in self.session.models.available()]}
 
     async def cmd_cycle_thinking_level(self, command: JsonObject) -> Reply:
         if not self.session.model.reasoning:
             return None
-        return {"level": self.session.cycle_thinking_level()}
+        return {"level": self.session.models.cycle_thinking()}
 
     async def cmd_handoff_preview(self, command: JsonObject) -> Reply:
         ref = text_field(command, "model")
         if "/" not in ref:
             raise RpcError('"model" must be "provider/id"')
-        return self.session.handoff_preview(self._find_model(ref)).to_dict()
+        return self.session.models.handoff_preview(self._find_model(ref)).to_dict()
 
     # ------------------------------------------------------------------ queues, compaction, retry
 

@@ -36,7 +36,7 @@ TRUST_HINT = "trust it in the interactive app, or pass --trust-project"
 def ignored_project_notice(session: CodingSession, how_to_trust: str = TRUST_HINT) -> JsonObject | None:
     """What of the project is ignored (untrusted settings, hooks, servers; loosenings only the
     user may make) as an ``extension_notice`` event, or ``None`` when nothing is."""
-    text = session.ignored_project_settings(how_to_trust)
+    text = session.extensions.ignored_project_settings(how_to_trust)
     if not text:
         return None
     return {"type": "extension_notice", "source": "trust", "level": "warning", "text": text}

@@ -74,7 +74,7 @@ async def run_call(
                 asked.append(request)
                 return queue.pop(0)
 
-            session.approver = approver
+            session.permissions.approver = approver
         try:
             await asyncio.wait_for(session.prompt("go"), 60)
             entries = [e.model_dump(by_alias=True) for e in session.store.entries]

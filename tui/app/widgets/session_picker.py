@@ -116,7 +116,7 @@ class SessionPicker(ListPicker[Path]):
     async def action_delete(self) -> None:
         """Ctrl+D: delete the highlighted session after a confirmation."""
         from baton.sessions.errors import SessionError
-        from baton.sessions.store import delete_session_file
+        from baton.sessions.session_file import delete_session_file
 
         path = self.highlighted_value
         if path is None:

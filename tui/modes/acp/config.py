@@ -18,7 +18,7 @@ def config_options(session: CodingSession, models: Sequence[Model] | None = None
     """Every option's state (``models``: the available models, when known already)."""
     from baton.tui.actions.registry import acp_options
 
-    models = session.available_models() if models is None else models
+    models = session.models.available() if models is None else models
     return [action.describe_option(session, models) for action in acp_options()]
 
 
@@ -28,6 +28,6 @@ def model_state(session: CodingSession, models: Sequence[Model] | None = None) -
 
     available: list[JsonValue] = [
         {"modelId": m.ref, "name": m.name, "description": model_description(m)}
-        for m in (session.available_models() if models is None else models)
+        for m in (session.models.available() if models is None else models)
     ]
     return {"currentModelId": session.model.ref, "availableModels": available}

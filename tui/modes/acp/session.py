@@ -50,7 +50,7 @@ class AcpSession:
         self._attach_terminal()
         from baton.tui.modes.acp.permission import editor_approver
 
-        session.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
+        session.permissions.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
 
     # ------------------------------------------------------------------ wiring
 
@@ -90,7 +90,8 @@ class AcpSession:
         tools = self.session.agent.tools
         for index, tool in enumerate(tools):
             if tool.name == "bash":
-                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for)
+                tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for,
+                                                  self.session.tool_env)
 
     def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         self.mapper.terminals[tool_call_id] = terminal_id
@@ -115,7 +116,7 @@ class AcpSession:
 
     def describe(self) -> JsonObject:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
-        models = self.session.available_models()
+        models = self.session.models.available()
         return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
 
     def announce(self) -> None:

@@ -27,7 +27,7 @@ from baton.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashParams
 from baton.tools.params import ToolParams
 from baton.tools.sandbox import sandbox_environment
 from baton.tools.shell import shell_command
-from baton.tools.tool_env import tool_environment
+from baton.tools.tool_env import ToolEnvironment
 from baton.tools.truncate import truncate_tail
 
 if TYPE_CHECKING:
@@ -52,9 +52,10 @@ class EditorTerminalBash(AgentTool):
 
     def __init__(
         self, client: AcpClient, session_id: str, cwd: str, on_terminal: Callable[[str, str], None],
-        sandbox_for: SandboxFor = lambda call_id: None,
+        sandbox_for: SandboxFor = lambda call_id: None, environment: ToolEnvironment | None = None,
     ) -> None:
         self.client = client
+        self.environment = environment or ToolEnvironment()
         self.session_id = session_id
         self.cwd = cwd
         self.on_terminal = on_terminal
@@ -74,7 +75,7 @@ class EditorTerminalBash(AgentTool):
         if signal.is_set():
             raise ToolError("Command aborted")
         timeout = DEFAULT_TIMEOUT_SECONDS if args.timeout is None else (args.timeout or None)
-        argv = terminal_argv(args.command, self.cwd, self.sandbox_for(tool_call_id))
+        argv = terminal_argv(args.command, self.cwd, self.sandbox_for(tool_call_id), self.environment)
         created = await self._call("terminal/create", command=argv[0], args=argv[1:], cwd=self.cwd,
                                    outputByteLimit=OUTPUT_BYTE_LIMIT)
         terminal_id = str(created["terminalId"])
@@ -100,13 +101,13 @@ class EditorTerminalBash(AgentTool):
                        int((time.monotonic() - started) * 1000), aborted, timed_out)
 
 
-def terminal_argv(command: str, cwd: str, sandbox: Sandbox | None) -> list[str]:
+def terminal_argv(command: str, cwd: str, sandbox: Sandbox | None, environment: ToolEnvironment) -> list[str]:
     """What the editor's terminal runs for ``command``: the shell (in ``sandbox`` when given),
-    started by ``env -i`` with baton's tool environment (credentials dropped)."""
+    started by ``env -i`` with the session's tool environment (credentials dropped)."""
     import shutil
 
     argv = shell_command(command)
-    env = tool_environment()
+    env = environment.build()
     if sandbox is not None:
         argv = sandbox.detached_argv(argv, cwd)
         env = sandbox_environment(env)

@@ -1,0 +1,159 @@
+"""When and with which model a session compacts (the summary itself: :mod:`sessions.compaction`).
+
+A session compacts on ``/compact`` (``manual``), after a run that left the context past the
+threshold (``threshold``), and after a request the model refused for its size (``overflow``,
+then the request is retried). Before a prompt, a context already past the threshold is compacted
+first. A request whose context is known not to fit the model is never sent
+(:meth:`SessionCompaction.refuse_known_overflow`, the agent's ``transform_context``): its error is
+an overflow, so the session compacts and continues. The summariser is the current model when it
+can read the whole context, else one that held it (:mod:`sessions.context_fit`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from baton.agent.messages import AgentMessage
+from baton.providers.messages import AssistantMessage
+from baton.providers.models import Model
+from baton.sessions import compaction as compaction_mod
+from baton.sessions import context_fit
+from baton.sessions.compaction import CompactionAborted, CompactionPreparation, CompactionResult
+from baton.sessions.entries import CompactionEntry
+from baton.sessions.errors import CompactionError, NothingToCompactError
+from baton.sessions.events import AutoCompactionEndEvent, AutoCompactionStartEvent, CompactionReason
+from baton.sessions.tokens import count_text_tokens
+
+if TYPE_CHECKING:
+    from baton.sessions.coding_session import CodingSession
+
+logger = logging.getLogger(__name__)
+
+
+class SessionCompaction:
+    """Runs compactions for one session (see the module docstring)."""
+
+    def __init__(self, session: CodingSession) -> None:
+        self._session = session
+
+    async def run(
+        self,
+        reason: CompactionReason,
+        *,
+        will_retry: bool,
+        focus: str | None = None,
+        raise_errors: bool = False,
+    ) -> CompactionResult | None:
+        """Compact the current branch now, with events; ``None`` when there was nothing to do,
+        it was aborted or it failed (``raise_errors``: raise instead)."""
+        session = self._session
+        try:
+            preparation = compaction_mod.prepare_compaction(
+                session.store.branch_path(), session.settings.compaction, session.model.context_window
+            )
+        except NothingToCompactError:
+            if raise_errors:
+                raise
+            return None
+        await session.extensions.pre_compact(reason, focus)
+        await session.events.emit(AutoCompactionStartEvent(reason))
+        try:
+            result = await self._summarize(preparation, focus)
+        except CompactionAborted as exc:
+            await session.events.emit(AutoCompactionEndEvent(None, aborted=True))
+            if raise_errors:
+                raise
+            logger.info("compaction aborted: %s", exc)
+            return None
+        except (CompactionError, OSError) as exc:
+            message = str(exc) if isinstance(exc, CompactionError) else f"Could not save the compaction: {exc}"
+            await session.events.emit(AutoCompactionEndEvent(None, error_message=message))
+            if raise_errors:
+                raise CompactionError(message) from exc
+            return None
+        messages = session.store.build_context().messages
+        last = messages[-1] if messages else None
+        if will_retry and isinstance(last, AssistantMessage) and last.stop_reason == "error":
+            messages = messages[:-1]  # the overflowing request is retried, without its error
+        session.agent.replace_messages(messages)
+        await session.events.emit(AutoCompactionEndEvent(result, will_retry=will_retry))
+        return result
+
+    async def _summarize(self, preparation: CompactionPreparation, focus: str | None) -> CompactionResult:
+        """Summarise and record the compaction entry (raises :class:`CompactionAborted` after an abort)."""
+        session = self._session
+        signal = session.abort_signal
+        summarizer = self.summarizer_for(preparation)
+        result = await compaction_mod.compact(
+            preparation,
+            summarizer,
+            session.settings.compaction,
+            api_key=session.models.api_key(summarizer.provider),
+            focus=focus,
+            signal=signal,
+        )
+        if signal.is_set():
+            raise CompactionAborted("Compaction aborted")
+        entry = session.store.append_compaction(
+            result.summary, result.first_kept_entry_id, result.tokens_before, result.details
+        )
+        result.entry_id = entry.id
+        return result
+
+    def summarizer_for(self, preparation: CompactionPreparation) -> Model:
+        """The model to compact with: the current one when it can read the whole context,
+        else one that held it (the previous model first). Raises :class:`CompactionError`
+        when the part to summarise fits no callable model (the request would overflow)."""
+        session = self._session
+        models = session.models
+        model = session.model
+        tokens = session.context_usage().tokens
+        chosen = context_fit.choose_summarizer(tokens, model, models.summarizer_candidates(), models.can_call)
+        if chosen is not None:
+            return chosen
+        to_read = context_fit.summary_input_tokens(
+            [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+        )
+        if not context_fit.overflows(to_read, model):
+            return model
+        previous = models.previous.ref if models.previous is not None else "the previous model"
+        raise CompactionError(
+            f"Cannot compact: the conversation (~{context_fit.format_k(tokens)} tokens) does not fit "
+            f"{model.ref}'s {context_fit.format_k(model.context_window)} window and no model that "
+            f"can read it is available (set the key for {previous}, or switch back to it)"
+        )
+
+    async def refuse_known_overflow(self, history: list[AgentMessage], signal: asyncio.Event) -> list[AgentMessage]:
+        """The agent's ``transform_context``: a request whose context is known not to fit the
+        model is not sent; its error is an overflow, so the session compacts and continues."""
+        session = self._session
+        model = session.model
+        if model.context_window <= 0:
+            return history
+        estimate = compaction_mod.estimate_context_tokens(history)
+        tokens = estimate.tokens
+        if estimate.last_usage_index < 0:
+            tokens += count_text_tokens(session.agent.system_prompt)
+        if context_fit.overflows(tokens, model):
+            raise context_fit.ContextTooLargeError(
+                context_fit.CONTEXT_TOO_LARGE.format(tokens=tokens, model=model.ref, window=model.context_window)
+            )
+        return history
+
+    def over_threshold(self) -> bool:
+        """Whether the context is past the compaction threshold of the current model."""
+        session = self._session
+        tokens = session.context_usage().tokens
+        return compaction_mod.should_compact(tokens, session.model.context_window, session.settings.compaction)
+
+    async def before_prompt(self) -> None:
+        """Compact first when the context is already past the threshold (not right after a compaction)."""
+        session = self._session
+        store = session.store
+        leaf = store.get(store.leaf_id) if store.leaf_id else None
+        if isinstance(leaf, CompactionEntry):
+            return  # just compacted: what is left is the recent part, compacting again cannot help
+        if any(isinstance(m, AssistantMessage) for m in session.agent.messages) and self.over_threshold():
+            await self.run("threshold", will_retry=False)
