@@ -37,6 +37,7 @@ from baton.providers.models import (
     ThinkingLevel,
     clamp_thinking_level,
     effort_for_level,
+    nearest_effort,
     supports_temperature,
 )
 from baton.providers.options import StreamOptions
@@ -164,23 +165,21 @@ def uses_adaptive_thinking(model: Model) -> bool:
 
 
 def effort_for(model: Model, level: ThinkingLevel) -> str:
-    """The adaptive-thinking effort of a thinking level: from the efforts the catalog says the
-    model accepts (``xhigh`` -> ``max`` where there is no ``xhigh``: Opus and Sonnet 4.6), else
-    pi's mapping by family."""
-    known = effort_for_level(model, level)
-    if known is not None:
-        return known
+    """The adaptive-thinking effort of a thinking level (:func:`providers.models.effort_for_level`:
+    ``xhigh`` -> ``max`` where there is no ``xhigh``), from the efforts the catalog says the model
+    accepts, else those of its family (pi's mapping)."""
+    return effort_for_level(model, level) or nearest_effort(_family_efforts(model), level) or "high"
+
+
+def _family_efforts(model: Model) -> tuple[str, ...]:
+    """The efforts of the model's family when the catalog does not list them: Opus 4.7 and later
+    take ``xhigh`` and ``max``, Opus 4.6 ``max``, the others low to high."""
     model_id = model.id.lower()
-    if level in ("minimal", "low"):
-        return "low"
-    if level == "medium":
-        return "medium"
-    if level == "xhigh":
-        if _OPUS_47_OR_LATER.search(model_id):
-            return "xhigh"
-        if _OPUS_46.search(model_id):
-            return "max"
-    return "high"
+    if _OPUS_47_OR_LATER.search(model_id):
+        return ("low", "medium", "high", "xhigh", "max")
+    if _OPUS_46.search(model_id):
+        return ("low", "medium", "high", "max")
+    return ("low", "medium", "high")
 
 
 def thinking_budget(model: Model, level: ThinkingLevel, max_tokens: int) -> tuple[int, int]:

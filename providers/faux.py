@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeAlias
 from baton.providers.adapter import MessageBuilder
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.messages import (
+    ABORTED_MESSAGE,
     AssistantMessage,
     Context,
     ImageContent,
@@ -44,7 +45,6 @@ FauxBlock: TypeAlias = str | TextContent | ThinkingContent | ToolCall
 """A scripted content block; a plain string is a text block."""
 
 NO_RESPONSE_LEFT = "faux provider: no scripted response left"
-ABORTED_MESSAGE = "Request was aborted"
 _IMAGE_CHARS = 4800  # an image counts as ~1,200 tokens, like pi's estimate
 _YIELD_EVERY = 32  # with no delay, give the event loop a turn every this many chunks
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
 from baton.providers.events import ToolCallDeltaEvent
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -40,8 +41,8 @@ from baton.providers.models import (
     ThinkingLevel,
     accepted_efforts,
     clamp_thinking_level,
-    effort_for_level,
-    lowest_effort,
+    least_effort,
+    nearest_effort,
     supports_temperature,
 )
 from baton.providers.options import StreamOptions
@@ -58,9 +59,14 @@ _GEMINI3_PRO = re.compile(r"gemini-3(?:\.\d+)?-pro")
 _GEMINI3_FLASH = re.compile(r"gemini-3(?:\.\d+)?-flash")
 _JSON_SCHEMA_META = frozenset({"$schema", "$id", "$anchor", "$comment"})
 
-_BUDGETS_25_PRO: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
-_BUDGETS_25_FLASH: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
-_BUDGETS_25_FLASH_LITE: dict[str, int] = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
+_GEMINI_LEVELS = ("minimal", "low", "medium", "high")
+"""The ``thinkingLevel`` values (upper-cased on the wire); 2.5's budget tables have the same keys."""
+_BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
+    ("2.5-pro", {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}),
+    ("2.5-flash-lite", {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}),
+    ("2.5-flash", {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}),
+)
+"""Gemini 2.5's thinking budgets by family, the first whose name the model id contains."""
 
 _ids = itertools.count(1)
 
@@ -147,49 +153,61 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def thinking_config(model: Model, requested: ThinkingLevel | None) -> dict[str, Any] | None:
+def thinking_config(model: Model, requested: ThinkingLevel | None) -> JsonObject | None:
     """``thinkingConfig`` as pi sets it: Gemini 3 Pro/Flash take a ``thinkingLevel``, Gemini 2.5 a
     ``thinkingBudget`` (-1 = dynamic for unknown models); "off" asks for the least thinking the
     model allows, without thought summaries."""
     if not model.reasoning:
         return None
-    model_id = model.id.lower()
-    is_pro3 = bool(_GEMINI3_PRO.search(model_id))
-    is_flash3 = bool(_GEMINI3_FLASH.search(model_id))
     level = clamp_thinking_level(model, requested or "off")
-    major = gemini_major_version(model_id)
-    if (major or 0) >= 3 and accepted_efforts(model) is not None:
-        # Gemini 3 and later take a level; the catalog says which (3.1 Pro has medium, 3.8
-        # Flash no minimal) and "off" is the least one
-        chosen = lowest_effort(model) if level == "off" else effort_for_level(model, level)
-        if chosen in ("minimal", "low", "medium", "high"):
-            config: dict[str, Any] = {"thinkingLevel": chosen.upper()}
+    by_level = _level_config(model, level)
+    if by_level is not None:
+        return by_level
+    if level == "off":
+        return {"thinkingBudget": 0}
+    return {"includeThoughts": True, "thinkingBudget": _thinking_budget(model, nearest_effort(_GEMINI_LEVELS, level))}
+
+
+def _level_config(model: Model, level: ThinkingLevel) -> JsonObject | None:
+    """A ``thinkingLevel`` for Gemini 3 and later: one the catalog says the model takes (3.1 Pro
+    has medium, 3.8 Flash no minimal; "off" is the least), else its family's (3 Pro: low or
+    high, 3 Flash: all four); ``None`` for a model that takes a budget."""
+    for efforts in (_catalog_levels(model), _family_levels(model)):
+        if efforts is None:
+            continue
+        chosen = least_effort(efforts) if level == "off" else nearest_effort(efforts, level)
+        if chosen in _GEMINI_LEVELS:
+            config: JsonObject = {"thinkingLevel": chosen.upper()}
             if level != "off":
                 config["includeThoughts"] = True
             return config
-    if level == "off":
-        if is_pro3:
-            return {"thinkingLevel": "LOW"}
-        if is_flash3:
-            return {"thinkingLevel": "MINIMAL"}
-        return {"thinkingBudget": 0}
-    effort = "high" if level == "xhigh" else level
-    if is_pro3:
-        return {"includeThoughts": True, "thinkingLevel": "LOW" if effort in ("minimal", "low") else "HIGH"}
-    if is_flash3:
-        return {"includeThoughts": True, "thinkingLevel": effort.upper()}
+    return None
+
+
+def _catalog_levels(model: Model) -> list[str] | None:
+    return accepted_efforts(model) if (gemini_major_version(model.id) or 0) >= 3 else None
+
+
+def _family_levels(model: Model) -> tuple[str, ...] | None:
+    model_id = model.id.lower()
+    if _GEMINI3_PRO.search(model_id):
+        return ("low", "high")
+    if _GEMINI3_FLASH.search(model_id):
+        return _GEMINI_LEVELS
+    return None
+
+
+def _thinking_budget(model: Model, effort: str | None) -> int:
+    """Gemini 2.5's ``thinkingBudget`` for an effort: ``compat.thinkingBudgets``, else the
+    family's table, else -1 (dynamic)."""
     custom = (model.compat or {}).get("thinkingBudgets") or {}
     if effort in custom:
-        budget = int(custom[effort])
-    elif "2.5-pro" in model_id:
-        budget = _BUDGETS_25_PRO[effort]
-    elif "2.5-flash-lite" in model_id:
-        budget = _BUDGETS_25_FLASH_LITE[effort]
-    elif "2.5-flash" in model_id:
-        budget = _BUDGETS_25_FLASH[effort]
-    else:
-        budget = -1
-    return {"includeThoughts": True, "thinkingBudget": budget}
+        return int(custom[effort])
+    model_id = model.id.lower()
+    for family, budgets in _BUDGETS:
+        if family in model_id:
+            return budgets[effort or "high"]
+    return -1
 
 
 def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
@@ -594,45 +612,53 @@ def _int(value: Any) -> int:
 _PATH_TOKEN = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[['\"]([^'\"]*)['\"]\]")
 
 
-def _apply_partial_arg(args: dict[str, Any], fragment: dict[str, Any]) -> None:
+def _apply_partial_arg(args: JsonObject, fragment: JsonObject) -> None:
     """Apply one Vertex ``PartialArg`` (``jsonPath`` + a typed value) to ``args`` in place:
     string values continue (are appended to) what the path already holds."""
-    path = fragment.get("jsonPath")
-    if not isinstance(path, str) or not path.startswith("$"):
+    keys = _json_path_keys(fragment.get("jsonPath"))
+    found = _partial_value(fragment)
+    if not keys or found is None:
         return
-    keys: list[str | int] = []
-    for match in _PATH_TOKEN.finditer(path, 1):
-        key, position, quoted = match.groups()
-        keys.append(int(position) if position is not None else (key if key is not None else quoted))
-    if not keys:
-        return
-    if "stringValue" in fragment:
-        value: Any = fragment["stringValue"]
-    elif "numberValue" in fragment:
-        value = fragment["numberValue"]
-    elif "boolValue" in fragment:
-        value = fragment["boolValue"]
-    elif "nullValue" in fragment:
-        value = None
-    else:
-        return
-    target: Any = args
+    target: JsonValue = args
     for key, following in itertools.pairwise(keys):
         target = _child(target, key, [] if isinstance(following, int) else {})
         if target is None:
             return
-    last = keys[-1]
-    if isinstance(target, dict) and isinstance(last, str):
-        previous = target.get(last)
-        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
-    elif isinstance(target, list) and isinstance(last, int):
-        while len(target) <= last:
+    _continue_value(target, keys[-1], found[0])
+
+
+def _json_path_keys(path: JsonValue) -> list[str | int]:
+    """The keys and indexes of a ``$.a[0]['b']`` path (none for anything else)."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return []
+    keys: list[str | int] = []
+    for match in _PATH_TOKEN.finditer(path, 1):
+        key, position, quoted = match.groups()
+        keys.append(int(position) if position is not None else (key if key is not None else quoted))
+    return keys
+
+
+def _partial_value(fragment: JsonObject) -> tuple[JsonValue] | None:
+    """The fragment's typed value, boxed (``None`` when it has none; a ``nullValue`` is ``(None,)``)."""
+    for key in ("stringValue", "numberValue", "boolValue"):
+        if key in fragment:
+            return (fragment[key],)
+    return (None,) if "nullValue" in fragment else None
+
+
+def _continue_value(target: JsonValue, key: str | int, value: JsonValue) -> None:
+    """Set ``target[key]`` to ``value``, appended to the string already there when both are strings."""
+    if isinstance(target, dict) and isinstance(key, str):
+        previous = target.get(key)
+        target[key] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+    elif isinstance(target, list) and isinstance(key, int):
+        while len(target) <= key:
             target.append(None)
-        previous = target[last]
-        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+        previous = target[key]
+        target[key] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
 
 
-def _child(container: Any, key: str | int, empty: Any) -> Any:
+def _child(container: JsonValue, key: str | int, empty: JsonObject | JsonArray) -> JsonValue:
     if isinstance(container, dict) and isinstance(key, str):
         if not isinstance(container.get(key), dict | list):
             container[key] = empty

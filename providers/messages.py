@@ -100,6 +100,8 @@ ToolResultContentBlock: TypeAlias = UserContentBlock
 # Usage
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+ABORTED_MESSAGE = "Request was aborted"
+"""The ``errorMessage`` of an assistant message whose request was aborted (pi's words)."""
 
 
 class Cost(_Wire):

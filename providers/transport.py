@@ -42,19 +42,18 @@ from baton.providers.adapter import (
     ProviderError,
     WireAdapter,
 )
+from baton.providers.api_keys import get_api_key, missing_key_error
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth
-from baton.providers.messages import AssistantMessage, Context, Usage
+from baton.providers.messages import ABORTED_MESSAGE, AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
-from baton.providers.options import StreamOptions
+from baton.providers.options import USE_DEFAULT_KEY, StreamOptions
 from baton.providers.redact import redact_secrets, register_secret
 from baton.providers.sse import SseDecoder
 
 logger = logging.getLogger(__name__)
 
-ABORTED_MESSAGE = "Request was aborted"
-"""pi's ``errorMessage`` for an aborted request."""
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 """HTTP statuses worth another attempt (plus any 5xx, and bodies that say "overloaded")."""
@@ -140,7 +139,7 @@ class _Run:
         self.output = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         self.builder = MessageBuilder(self.output, stream.push)
         self.aborted = False
-        self.api_key: str | None = options.api_key
+        self.api_key: str | None = options.api_key if isinstance(options.api_key, str) else None
 
     async def run(self) -> None:
         """The task body: never raises except to propagate a foreign cancellation."""
@@ -182,11 +181,13 @@ class _Run:
     # --- request ----------------------------------------------------------------------------
     def _build_request(self) -> HttpRequest:
         api_key = self.options.api_key
-        if api_key is None:
-            api_key = _catalog_api_key(self.model.provider)
+        if api_key is USE_DEFAULT_KEY:
+            api_key = get_api_key(self.model.provider)
         self.api_key = api_key
         if not api_key:
-            _require_key(self.model, self.options)
+            missing = missing_key_error(self.model, self.options.headers or {})
+            if missing is not None:
+                raise missing
         register_secret(api_key)  # from now on it is redacted wherever it shows up
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
@@ -322,7 +323,7 @@ class _Run:
             self.stream.push(ErrorEvent("error", output))
 
     def _redact(self, message: str) -> str:
-        return redact_secrets(message, [self.api_key, self.options.api_key])
+        return redact_secrets(message, [self.api_key])
 
     def _finish_error(self, message: str) -> None:
         self._close_blocks()
@@ -349,33 +350,6 @@ class _Run:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _catalog_api_key(provider: str) -> str | None:
-    try:
-        from baton.providers.catalog import get_api_key
-    except ImportError:
-        return None
-    return get_api_key(provider)
-
-
-_AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
-
-
-def _require_key(model: Model, options: StreamOptions) -> None:
-    """Fail at once, naming the variable to set, when a built-in provider's remote API would be
-    called without a key (custom and local servers may need none; their answer decides)."""
-    try:
-        from baton.providers.catalog import env_var_for, is_builtin_provider
-    except ImportError:
-        return
-    headers = {k.lower() for k in {**(model.headers or {}), **(options.headers or {})}}
-    if not is_builtin_provider(model.provider) or model.is_local or headers & _AUTH_HEADERS:
-        return
-    raise ProviderError(
-        f"No API key for {model.provider}: set {env_var_for(model.provider)} "
-        "(or add an apiKey for it in models.json)"
-    )
 
 
 def _backoff(options: StreamOptions, attempt: int, retry_after: float | None) -> float | None:

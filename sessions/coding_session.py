@@ -805,7 +805,7 @@ class CodingSession:
     def _api_key(self, provider: str) -> str | None:
         if self.options.api_key and provider == self._key_provider:
             return self.options.api_key
-        from baton.providers.catalog import get_api_key
+        from baton.providers.api_keys import get_api_key
 
         try:
             return get_api_key(provider)

@@ -353,7 +353,7 @@ class BatonApp(App[int]):
         if is_demo(model) or not model.base_url or model.ref in extra or getattr(options, "api_key", None):
             return  # embedded models (tests, faux) bring their own transport
         try:
-            from baton.providers.catalog import env_var_for, has_api_key
+            from baton.providers.api_keys import env_var_for, has_api_key
 
             if model.is_local or has_api_key(model.provider):
                 return

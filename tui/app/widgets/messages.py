@@ -27,7 +27,14 @@ from baton.providers.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+from baton.providers.messages import (
+    ABORTED_MESSAGE,
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
 from baton.tui.app.render import StreamCleaner, clean, format_duration, one_line, safe
 from baton.tui.app.widgets.markdown_text import MarkdownText
 from baton.tui.app.widgets.paint import RenderContext, View, stack
@@ -330,7 +337,7 @@ class AssistantMessageView(View):
     def _show_status(self, message: AssistantMessage) -> None:
         reason = message.stop_reason
         if reason == "aborted":
-            self._status = Content.styled("⏹ Aborted" + _detail(message, "Request was aborted"), "$text-warning")
+            self._status = Content.styled("⏹ Aborted" + _detail(message, ABORTED_MESSAGE), "$text-warning")
         elif reason == "error":
             self._status = Content.styled("✗ Error: " + one_line(message.error_message or "unknown", 300),
                                           "$text-error")
