@@ -139,6 +139,10 @@ class MessageBuilder:
         self.emit = emit
         self._open_text: int | None = None
         self._open_thinking: int | None = None
+        self._text_block: TextContent | None = None
+        """The open text block (the one at ``_open_text``)."""
+        self._thinking_block: ThinkingContent | None = None
+        """The open thinking block (the one at ``_open_thinking``)."""
         self._open_tools: dict[int, _OpenToolCall] = {}
         self._text_carry = SurrogateCarry()
         self._thinking_carry = SurrogateCarry()
@@ -153,6 +157,7 @@ class MessageBuilder:
         self.output.content.append(block)
         index = len(self.output.content) - 1
         self._open_text = index
+        self._text_block = block
         self.content_started = True
         self.emit(TextStartEvent(index, self.output))
         if text:
@@ -161,16 +166,17 @@ class MessageBuilder:
 
     def text_delta(self, delta: str) -> None:
         """Append to the open text block, opening one if none is open."""
-        if self._open_text is None:
+        block = self._text_block
+        if block is None:
             self.start_text()
-        index = self._open_text
-        assert index is not None
+            block = self._text_block
+            assert block is not None
         delta = self._text_carry.feed(delta)
         if not delta:
             return
-        block = self.output.content[index]
-        assert isinstance(block, TextContent)
         block.text += delta
+        index = self._open_text
+        assert index is not None  # set with the block
         self.emit(TextDeltaEvent(index, delta, self.output))
 
     def set_text_signature(self, signature: str) -> None:
@@ -184,11 +190,11 @@ class MessageBuilder:
     def end_text(self) -> None:
         """Close the open text block, if any."""
         index = self._open_text
-        if index is None:
+        block = self._text_block
+        if index is None or block is None:
             return
         self._open_text = None
-        block = self.output.content[index]
-        assert isinstance(block, TextContent)
+        self._text_block = None
         block.text += self._text_carry.flush()
         self.emit(TextEndEvent(index, block.text, self.output))
 
@@ -202,6 +208,7 @@ class MessageBuilder:
         self.output.content.append(block)
         index = len(self.output.content) - 1
         self._open_thinking = index
+        self._thinking_block = block
         self.content_started = True
         self.emit(ThinkingStartEvent(index, self.output))
         if text:
@@ -210,16 +217,17 @@ class MessageBuilder:
 
     def thinking_delta(self, delta: str) -> None:
         """Append to the open thinking block, opening one if none is open."""
-        if self._open_thinking is None:
+        block = self._thinking_block
+        if block is None:
             self.start_thinking()
-        index = self._open_thinking
-        assert index is not None
+            block = self._thinking_block
+            assert block is not None
         delta = self._thinking_carry.feed(delta)
         if not delta:
             return
-        block = self.output.content[index]
-        assert isinstance(block, ThinkingContent)
         block.thinking += delta
+        index = self._open_thinking
+        assert index is not None  # set with the block
         self.emit(ThinkingDeltaEvent(index, delta, self.output))
 
     def set_thinking_signature(self, signature: str, *, append: bool = False) -> None:
@@ -238,11 +246,11 @@ class MessageBuilder:
     def end_thinking(self) -> None:
         """Close the open thinking block, if any."""
         index = self._open_thinking
-        if index is None:
+        block = self._thinking_block
+        if index is None or block is None:
             return
         self._open_thinking = None
-        block = self.output.content[index]
-        assert isinstance(block, ThinkingContent)
+        self._thinking_block = None
         block.thinking += self._thinking_carry.flush()
         self.emit(ThinkingEndEvent(index, block.thinking, self.output))
 
