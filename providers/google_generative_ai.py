@@ -20,7 +20,7 @@ import itertools
 import json
 import re
 import secrets
-from typing import Any
+from typing import TypedDict, cast
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
 from baton.providers.events import ToolCallDeltaEvent
@@ -45,7 +45,7 @@ from baton.providers.models import (
     nearest_effort,
     supports_temperature,
 )
-from baton.providers.options import StreamOptions
+from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
@@ -133,9 +133,9 @@ def stream_url(model: Model) -> str:
     return f"{base}/models/{model_id}:streamGenerateContent?alt=sse"
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
     """The ``GenerateContentRequest`` body (REST field names, camelCase) for ``context``."""
-    body: dict[str, Any] = {"contents": convert_messages(model, context)}
+    body: JsonObject = {"contents": list[JsonValue](convert_messages(model, context))}
     if context.system_prompt:
         body["systemInstruction"] = {"role": "user", "parts": [{"text": sanitize(context.system_prompt)}]}
     if context.tools:
@@ -143,7 +143,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         config = tool_config(options.tool_choice, context.tools)
         if config is not None:
             body["toolConfig"] = config
-    generation: dict[str, Any] = {"maxOutputTokens": options.max_tokens or model.max_tokens}
+    generation: JsonObject = {"maxOutputTokens": options.max_tokens or model.max_tokens}
     if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
     thinking = thinking_config(model, options.thinking)
@@ -210,19 +210,21 @@ def _thinking_budget(model: Model, effort: str | None) -> int:
     return -1
 
 
-def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
+def tool_config(choice: ToolChoice | None, tools: list[Tool]) -> JsonObject | None:
     """``toolConfig.functionCallingConfig``: auto/any/none (``required`` = any), or one tool by
     name (``ANY`` restricted to it)."""
     if choice is None:
         return None
-    name: str | None = None
+    name: JsonValue = None
     if isinstance(choice, dict):
-        if choice.get("type") == "function":
-            name = (choice.get("function") or {}).get("name") or choice.get("name")
-        elif choice.get("type") == "tool":
+        kind = choice.get("type")
+        if kind == "function":
+            function = choice.get("function")
+            name = (function.get("name") if isinstance(function, dict) else None) or choice.get("name")
+        elif kind == "tool":
             name = choice.get("name")
-        elif isinstance(choice.get("type"), str):
-            choice = choice["type"]
+        elif isinstance(kind, str):
+            choice = kind
         if name is None and isinstance(choice, dict):
             raise ProviderError(f"Unsupported tool_choice for Gemini: {choice!r}")
     if isinstance(choice, str):
@@ -235,9 +237,9 @@ def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[
     raise ProviderError(f"Unsupported tool_choice {choice!r}: use auto, any, none, required or a tool's name")
 
 
-def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+def convert_tools(tools: list[Tool]) -> JsonArray:
     """One ``functionDeclarations`` tool with each schema as ``parametersJsonSchema``."""
-    declarations = []
+    declarations: JsonArray = []
     for tool in tools:
         schema = {
             k: _strip_nested_meta(v, names=k in ("properties", "patternProperties", "$defs", "definitions"))
@@ -250,7 +252,7 @@ def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
     return [{"functionDeclarations": declarations}]
 
 
-def _strip_nested_meta(value: Any, *, names: bool = False) -> Any:
+def _strip_nested_meta(value: JsonValue, *, names: bool = False) -> JsonValue:
     """A copy without ``$schema`` / ``$comment`` at any depth: Gemini rejects them even inside
     ``parametersJsonSchema``, and MCP servers (zod, Mintlify) emit them in nested schemas. The
     keys of a ``properties`` map are property names, kept whatever they are. The tool's stored
@@ -279,14 +281,14 @@ def _supports_multimodal_function_response(model: Model) -> bool:
     return major is None or major >= 3
 
 
-def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+def convert_messages(model: Model, context: Context) -> list[JsonObject]:
     """``contents``: user turns, ``model`` turns, and tool results as ``functionResponse`` parts
     (consecutive results share one user turn)."""
-    contents: list[dict[str, Any]] = []
+    contents: list[JsonObject] = []
     with_ids = requires_tool_call_id(model)
     # Result images for models that cannot nest them go in one user turn after the whole batch
     # of function responses: splitting the batch would break Gemini's call/response pairing.
-    pending_images: list[dict[str, Any]] = []
+    pending_images: JsonArray = []
     for msg in context.messages:
         if pending_images and not isinstance(msg, ToolResultMessage):
             contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *pending_images]})
@@ -306,10 +308,10 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return contents
 
 
-def _user_parts(msg: UserMessage) -> list[dict[str, Any]]:
+def _user_parts(msg: UserMessage) -> JsonArray:
     if isinstance(msg.content, str):
         return [{"text": sanitize(msg.content)}] if msg.content else []
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     for item in msg.content:
         if isinstance(item, TextContent):
             if item.text:
@@ -319,19 +321,19 @@ def _user_parts(msg: UserMessage) -> list[dict[str, Any]]:
     return parts
 
 
-def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[dict[str, Any]]:
+def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> JsonArray:
     same = model.same_model(msg.provider, msg.api, msg.model)
 
     def signature(value: str | None) -> str | None:
         return value if same and is_valid_signature(value) else None
 
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     needs_call_signature = (gemini_major_version(model.id) or 0) >= 3
     for block in msg.content:
         if isinstance(block, TextContent):
             sig = signature(block.text_signature)
             if block.text.strip() or sig:
-                part: dict[str, Any] = {"text": sanitize(block.text)}
+                part: JsonObject = {"text": sanitize(block.text)}
                 if sig:
                     part["thoughtSignature"] = sig
                 parts.append(part)
@@ -348,7 +350,7 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
             elif block.thinking.strip():
                 parts.append({"text": sanitize(block.thinking)})
         elif isinstance(block, ToolCall):
-            call: dict[str, Any] = {"name": block.name, "args": block.arguments}
+            call: JsonObject = {"name": block.name, "args": block.arguments}
             if with_ids:
                 call["id"] = block.id
             part = {"functionCall": call}
@@ -365,26 +367,27 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
 
 
 def _append_tool_result(
-    contents: list[dict[str, Any]], model: Model, msg: ToolResultMessage, with_ids: bool
-) -> list[dict[str, Any]]:
+    contents: list[JsonObject], model: Model, msg: ToolResultMessage, with_ids: bool
+) -> JsonArray:
     """Append the ``functionResponse`` part; returns the image parts still to be sent."""
     text = "\n".join(c.text for c in msg.content if isinstance(c, TextContent))
     images = [c for c in msg.content if isinstance(c, ImageContent)] if model.supports_images else []
     value = sanitize(text) if text else ("(see attached image)" if images else "")
-    response: dict[str, Any] = {
+    response: JsonObject = {
         "name": msg.tool_name,
         "response": {"error": value} if msg.is_error else {"output": value},
     }
     if with_ids:
         response["id"] = msg.tool_call_id
-    image_parts = [{"inlineData": {"mimeType": i.mime_type, "data": i.data}} for i in images]
+    image_parts: JsonArray = [{"inlineData": {"mimeType": i.mime_type, "data": i.data}} for i in images]
     nested = bool(image_parts) and _supports_multimodal_function_response(model)
     if nested:
         response["parts"] = image_parts
-    part = {"functionResponse": response}
+    part: JsonObject = {"functionResponse": response}
     last = contents[-1] if contents else None
-    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
-        last["parts"].append(part)
+    parts = last.get("parts") if last is not None and last["role"] == "user" else None
+    if isinstance(parts, list) and any(isinstance(p, dict) and "functionResponse" in p for p in parts):
+        parts.append(part)
     else:
         contents.append({"role": "user", "parts": [part]})
     return [] if nested else image_parts
@@ -415,6 +418,29 @@ _FINISH_ERRORS: dict[str, str] = {
 _RETRYABLE_STATUS = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"})
 
 
+class _Part(TypedDict, total=False):
+    text: str
+    thought: bool
+    thoughtSignature: str
+    functionCall: JsonValue
+
+
+class _Content(TypedDict, total=False):
+    parts: list[_Part]
+
+
+class _Candidate(TypedDict, total=False):
+    content: _Content
+    finishReason: str
+    finishMessage: str
+
+
+class _Chunk(TypedDict, total=False):
+    """A ``GenerateContentResponse`` chunk as far as the decoder reads it."""
+
+    candidates: list[_Candidate]
+
+
 class GeminiDecoder:
     """Decodes one ``streamGenerateContent`` SSE stream into :class:`MessageBuilder` calls."""
 
@@ -427,10 +453,10 @@ class GeminiDecoder:
         self._seen_ids: set[str] = set()
         self._streaming_call: int | None = None
         """Builder index of a Vertex function call whose arguments are still streaming."""
-        self._streaming_args: dict[str, Any] = {}
+        self._streaming_args: JsonObject = {}
         self._finish_reason: str | None = None
         self._finish_message: str | None = None
-        self._last_usage: dict[str, Any] | None = None
+        self._last_usage: JsonObject | None = None
 
     def feed(self, event: str, data: str) -> None:
         """One SSE event: a ``GenerateContentResponse`` chunk (or an error object)."""
@@ -468,12 +494,12 @@ class GeminiDecoder:
             raise ProviderError(message)
 
     # --- chunks -----------------------------------------------------------------------------
-    def _chunk(self, chunk: dict[str, Any]) -> None:
+    def _chunk(self, chunk: JsonObject) -> None:
         if "error" in chunk:
             error = chunk["error"]
             raise _api_error(error if isinstance(error, dict) else {"message": str(error)})
         try:
-            self._candidate(chunk)
+            self._candidate(cast(_Chunk, chunk))  # the documented shape; any other raises below
         except (AttributeError, TypeError, KeyError, IndexError) as exc:
             # The fast path trusts the documented shape; anything else is reported, not guessed at.
             raise ProviderError(f"Unexpected Gemini stream chunk ({type(exc).__name__}: {exc})") from exc
@@ -487,7 +513,7 @@ class GeminiDecoder:
             message = f"Gemini blocked the prompt (blockReason {reason})"
             raise ProviderError(f"{message}: {detail}" if detail else message)
 
-    def _candidate(self, chunk: dict[str, Any]) -> None:
+    def _candidate(self, chunk: _Chunk) -> None:
         candidates = chunk.get("candidates")
         if not candidates:
             return
@@ -507,12 +533,12 @@ class GeminiDecoder:
             if isinstance(message, str) and message:
                 self._finish_message = message
 
-    def _part(self, part: dict[str, Any]) -> None:
+    def _part(self, part: _Part) -> None:
         signature = part.get("thoughtSignature")
         if not isinstance(signature, str) or not signature:
             signature = None
         if "functionCall" in part:
-            self._function_call(part["functionCall"], signature)
+            self._function_call(part.get("functionCall"), signature)
             return
         text = part.get("text")
         if not isinstance(text, str):
@@ -538,7 +564,7 @@ class GeminiDecoder:
         if signature:
             builder.set_text_signature(signature)
 
-    def _function_call(self, call: Any, signature: str | None) -> None:
+    def _function_call(self, call: JsonValue, signature: str | None) -> None:
         if not isinstance(call, dict):
             return
         builder = self.builder
@@ -569,7 +595,7 @@ class GeminiDecoder:
         index = builder.start_tool_call(call_id, str(name or ""), json.dumps(args), thought_signature=signature)
         builder.end_tool_call(index, args)
 
-    def _partial_args(self, fragments: list[Any]) -> None:
+    def _partial_args(self, fragments: JsonArray) -> None:
         index = self._streaming_call
         if index is None:
             return
@@ -589,7 +615,7 @@ class GeminiDecoder:
             self.builder.end_tool_call(index, self._streaming_args)
             self._streaming_args = {}
 
-    def _usage(self, meta: dict[str, Any]) -> None:
+    def _usage(self, meta: JsonObject) -> None:
         """Cumulative per chunk (last wins); ``input`` excludes cached prompt tokens. The cost is
         priced by the driver when the message ends."""
         self._last_usage = meta  # callers skip chunks that repeat the previous counts
@@ -605,7 +631,7 @@ class GeminiDecoder:
         u.total_tokens = total if isinstance(total, int) else u.input + u.cache_read + u.output
 
 
-def _int(value: Any) -> int:
+def _int(value: JsonValue) -> int:
     return value if isinstance(value, int) else 0
 
 
@@ -672,7 +698,7 @@ def _child(container: JsonValue, key: str | int, empty: JsonObject | JsonArray) 
     return None
 
 
-def _api_error(error: dict[str, Any]) -> ProviderError:
+def _api_error(error: JsonObject) -> ProviderError:
     message = str(error.get("message") or "Gemini reported an error in the stream")
     status = error.get("status")
     code = error.get("code")
