@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from baton.agent.events import (
     AgentEndEvent,
@@ -56,7 +56,7 @@ logger = logging.getLogger(__name__)
 
 
 QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
-Listener: TypeAlias = Callable[[AgentEvent], Any]
+Listener: TypeAlias = Callable[[AgentEvent], "Awaitable[object] | None"]
 """A subscriber: called with every event, in order; may return an awaitable (awaited)."""
 GetApiKey: TypeAlias = Callable[[str], "str | Awaitable[str | None] | None"]
 TransformContext: TypeAlias = Callable[
@@ -176,7 +176,7 @@ class Agent:
     async def _emit(self, event: AgentEvent) -> None:
         await self._listeners.emit(event)
 
-    def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[Any]]:
+    def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[object]]:
         """Call the listeners now; the awaitables async listeners returned are for the caller."""
         return self._listeners.emit_nowait(event)
 
@@ -573,7 +573,7 @@ def _failure(model: Model, text: str, signal: asyncio.Event) -> AssistantMessage
     )
 
 
-def _close(awaitables: list[Awaitable[Any]]) -> None:
+def _close(awaitables: list[Awaitable[object]]) -> None:
     for item in awaitables:
         close = getattr(item, "close", None)
         if close is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from baton.providers.errors import ProviderError as ProviderError  # defined with the error tree
 from baton.providers.events import (
@@ -32,6 +32,7 @@ from baton.providers.json_depth import (
     depth_exceeds,
     loads_bounded,
 )
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -60,7 +61,7 @@ class HttpRequest:
 
     url: str
     headers: dict[str, str]
-    body: dict[str, Any]
+    body: JsonObject
 
 
 class StreamDecoder(Protocol):
@@ -292,7 +293,7 @@ class MessageBuilder:
         state = self._open_tools.get(index)
         return state.block if state else None
 
-    def end_tool_call(self, index: int, arguments: dict[str, Any] | None = None) -> None:
+    def end_tool_call(self, index: int, arguments: JsonObject | None = None) -> None:
         """Close the tool call at ``index``: its arguments are the strict parse of everything
         streamed (or ``arguments`` when the protocol delivers them whole)."""
         state = self._open_tools.pop(index, None)
