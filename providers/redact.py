@@ -30,11 +30,13 @@ import os
 import re
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeVar, overload
 
 from baton.providers.catalog_data import builtin_key_variables
 from baton.providers.models_json import read_models_json
 from baton.providers.secret_forms import SecretMatcher
+
+_T = TypeVar("_T")
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -165,7 +167,11 @@ def redact_partial(text: str) -> str:
         return _KEY_SHAPES.sub(REDACTED, text)
 
 
-def redact_json(value: Any, matcher: SecretMatcher | None = None) -> Any:
+@overload
+def redact_json(value: str, matcher: SecretMatcher | None = None) -> str: ...
+@overload
+def redact_json(value: _T, matcher: SecretMatcher | None = None) -> _T: ...
+def redact_json(value: object, matcher: SecretMatcher | None = None) -> object:
     """``value`` (JSON-like: dicts, lists, strings) with keys redacted from every string; the
     containers are changed in place and ``value`` is returned (a string: a new one)."""
     try:
@@ -176,7 +182,7 @@ def redact_json(value: Any, matcher: SecretMatcher | None = None) -> Any:
         return value
     if isinstance(value, str):
         return matcher.redact(value)
-    stack: list[Any] = [value]
+    stack: list[object] = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):

@@ -29,7 +29,6 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
@@ -45,6 +44,7 @@ from baton.providers.adapter import (
 from baton.providers.api_keys import get_api_key, missing_key_error
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import ABORTED_MESSAGE, AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
@@ -172,7 +172,7 @@ class _Run:
             if watcher is not None:
                 watcher.cancel()
 
-    async def _watch(self, signal: asyncio.Event, task: asyncio.Task[Any] | None) -> None:
+    async def _watch(self, signal: asyncio.Event, task: asyncio.Task[object] | None) -> None:
         await signal.wait()
         if task is not None and not self.stream.closed:
             self.aborted = True
@@ -390,7 +390,7 @@ def error_text_from_body(text: str) -> str:
     a string ``error``, else the raw text (JSON or not)."""
     stripped = text.strip()
     try:
-        payload: Any = json.loads(stripped)
+        payload: JsonValue = json.loads(stripped)
     except ValueError:
         return stripped
     if isinstance(payload, list) and payload:
@@ -436,7 +436,7 @@ def _raise_stray_error(lines: list[str]) -> None:
     if not text.startswith(("{", "[")):
         return
     try:
-        payload: Any = json.loads(text)
+        payload: JsonValue = json.loads(text)
     except ValueError:
         return
     if isinstance(payload, list) and payload:
@@ -456,7 +456,7 @@ def _raise_stray_error(lines: list[str]) -> None:
     raise ProviderError(message, status=http, retryable=retryable)
 
 
-def _request_body(payload: dict[str, Any]) -> bytes:
+def _request_body(payload: JsonObject) -> bytes:
     """The JSON body, always valid: ``NaN`` and the infinities (from an old session file) are
     sent as ``null``, which every provider accepts, instead of making every request unsendable;
     "replace": so is a lone surrogate (undecodable tool output)."""
