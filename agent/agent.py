@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from baton.agent.events import (
     AgentEndEvent,
@@ -39,8 +39,9 @@ from baton.agent.listeners import Listeners
 from baton.agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
 from baton.agent.tool import AgentTool
 from baton.providers.errors import BatonError
-from baton.providers.events import AssistantMessageEventStream, ErrorEvent
+from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.messages import (
+    ABORTED_MESSAGE,
     AssistantMessage,
     Context,
     ImageContent,
@@ -49,14 +50,13 @@ from baton.providers.messages import (
     UserMessage,
 )
 from baton.providers.models import Model, ThinkingLevel, clamp_thinking_level
-from baton.providers.options import StreamOptions
+from baton.providers.options import USE_DEFAULT_KEY, StreamOptions
 
 logger = logging.getLogger(__name__)
 
-ABORTED_MESSAGE = "Request was aborted"
 
 QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
-Listener: TypeAlias = Callable[[AgentEvent], Any]
+Listener: TypeAlias = Callable[[AgentEvent], "Awaitable[object] | None"]
 """A subscriber: called with every event, in order; may return an awaitable (awaited)."""
 GetApiKey: TypeAlias = Callable[[str], "str | Awaitable[str | None] | None"]
 TransformContext: TypeAlias = Callable[
@@ -176,7 +176,7 @@ class Agent:
     async def _emit(self, event: AgentEvent) -> None:
         await self._listeners.emit(event)
 
-    def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[Any]]:
+    def _emit_nowait(self, event: AgentEvent) -> list[Awaitable[object]]:
         """Call the listeners now; the awaitables async listeners returned are for the caller."""
         return self._listeners.emit_nowait(event)
 
@@ -455,10 +455,12 @@ class Agent:
         api_key = self.stream_options.api_key
         if self.get_api_key is not None:
             key = self.get_api_key(model.provider)
-            if key is not None and hasattr(key, "__await__"):
+            if key is not None and not isinstance(key, str):
                 key = await key
             if key:
                 api_key = key
+            elif api_key is USE_DEFAULT_KEY:
+                api_key = None  # the hook is this agent's key lookup: it has none for this provider
         options = replace(
             self.stream_options, api_key=api_key, signal=signal, thinking=clamp_thinking_level(model, thinking)
         )
@@ -477,25 +479,24 @@ class Agent:
         reply: AssistantMessage | None = None
         try:
             async for event in stream:
-                kind = event.type
-                if kind == "start":
-                    partial = event.partial  # type: ignore[union-attr]
-                    self.stream_message = partial
-                    started = True
-                    await emit(MessageStartEvent(partial))
-                elif kind == "done":
-                    reply = event.message  # type: ignore[union-attr]
-                    break
-                elif kind == "error":
-                    reply = event.error  # type: ignore[union-attr]
-                    break
-                else:
-                    partial = event.partial  # type: ignore[union-attr]
-                    if not started:
-                        self.stream_message = partial
+                match event:
+                    case DoneEvent():
+                        reply = event.message
+                        break
+                    case ErrorEvent():
+                        reply = event.error
+                        break
+                    case StartEvent():
+                        self.stream_message = event.partial
                         started = True
-                        await emit(MessageStartEvent(partial))
-                    await emit(MessageUpdateEvent(partial, event))
+                        await emit(MessageStartEvent(event.partial))
+                    case _:
+                        partial = event.partial
+                        if not started:
+                            self.stream_message = partial
+                            started = True
+                            await emit(MessageStartEvent(partial))
+                        await emit(MessageUpdateEvent(partial, event))
         except Exception as exc:  # a stream must not raise; keep what arrived if it does
             logger.exception("provider stream raised")
             reply = self.stream_message or _failure(model, str(exc), signal)
@@ -582,7 +583,7 @@ def _failure(model: Model, text: str, signal: asyncio.Event) -> AssistantMessage
     )
 
 
-def _close(awaitables: list[Awaitable[Any]]) -> None:
+def _close(awaitables: list[Awaitable[object]]) -> None:
     for item in awaitables:
         close = getattr(item, "close", None)
         if close is not None:

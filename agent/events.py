@@ -9,17 +9,18 @@ it must copy it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
 from baton.agent.messages import AgentMessage
 from baton.agent.tool import AgentToolResult
 from baton.providers.events import AssistantMessageEvent, event_to_dict
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import AssistantMessage, ToolResultMessage
 
 
-def tool_result_to_dict(result: AgentToolResult) -> dict[str, Any]:
+def tool_result_to_dict(result: AgentToolResult) -> JsonObject:
     """pi's JSON of an ``AgentToolResult``: ``{content, details}``."""
     return {
         "content": [block.to_json_dict() for block in result.content],
@@ -33,7 +34,7 @@ class AgentStartEvent:
 
     type: Literal["agent_start"] = "agent_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type}
 
 
@@ -44,7 +45,7 @@ class AgentEndEvent:
     messages: list[AgentMessage] = field(default_factory=list)
     type: Literal["agent_end"] = "agent_end"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "messages": [m.to_json_dict() for m in self.messages]}
 
 
@@ -54,7 +55,7 @@ class TurnStartEvent:
 
     type: Literal["turn_start"] = "turn_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type}
 
 
@@ -66,7 +67,7 @@ class TurnEndEvent:
     tool_results: list[ToolResultMessage] = field(default_factory=list)
     type: Literal["turn_end"] = "turn_end"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "message": self.message.to_json_dict(),
@@ -81,7 +82,7 @@ class MessageStartEvent:
     message: AgentMessage
     type: Literal["message_start"] = "message_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "message": self.message.to_json_dict()}
 
 
@@ -93,7 +94,7 @@ class MessageUpdateEvent:
     assistant_message_event: AssistantMessageEvent
     type: Literal["message_update"] = "message_update"
 
-    def to_dict(self, *, include_partial: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, include_partial: bool = True) -> JsonObject:
         return {
             "type": self.type,
             "message": self.message.to_json_dict(),
@@ -110,7 +111,7 @@ class MessageEndEvent:
     message: AgentMessage
     type: Literal["message_end"] = "message_end"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"type": self.type, "message": self.message.to_json_dict()}
 
 
@@ -120,10 +121,10 @@ class ToolExecutionStartEvent:
 
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
     type: Literal["tool_execution_start"] = "tool_execution_start"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -138,11 +139,11 @@ class ToolExecutionUpdateEvent:
 
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
     partial_result: AgentToolResult
     type: Literal["tool_execution_update"] = "tool_execution_update"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -162,7 +163,7 @@ class ToolExecutionEndEvent:
     is_error: bool
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -184,4 +185,4 @@ AgentEvent: TypeAlias = (
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
 )
-"""Any agent event; dispatch on ``event.type``."""
+"""An agent event; dispatch on its class (or ``event.type``)."""

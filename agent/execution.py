@@ -99,7 +99,7 @@ class AfterToolCallResult:
     """Returned by ``after_tool_call``: each field that is not ``None`` replaces the result's."""
 
     content: list[TextContent | ImageContent] | None = None
-    details: Any = None
+    details: object = None
     is_error: bool | None = None
 
 
@@ -113,7 +113,7 @@ AfterToolCall: TypeAlias = Callable[
 ]
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
-EmitNowait = Callable[[AgentEvent], list[Awaitable[Any]]]
+EmitNowait = Callable[[AgentEvent], list[Awaitable[object]]]
 Record = Callable[[AgentMessage], Awaitable[None]]
 PollSteering = Callable[[], list[AgentMessage]]
 
@@ -143,7 +143,7 @@ class _Prepared:
     args: BaseModel
 
 
-def _error(text: str, details: Any = None) -> _Outcome:
+def _error(text: str, details: object = None) -> _Outcome:
     return _Outcome(AgentToolResult([TextContent(text=text)], details, True), True)
 
 
@@ -342,7 +342,7 @@ class ToolBatch:
         return outcomes
 
     async def _wait(self, tasks: list[asyncio.Task[_Outcome]]) -> None:
-        pending: set[asyncio.Task[Any]] = set(tasks)
+        pending: set[asyncio.Task[object]] = set(tasks)
         signal = self.signal
         if not signal.is_set():
             abort_waiter = asyncio.create_task(signal.wait())
@@ -367,7 +367,7 @@ class ToolBatch:
 
     async def _execute(self, prepared: _Prepared) -> _Outcome:
         call = prepared.call
-        pending_updates: list[Awaitable[Any]] = []
+        pending_updates: list[Awaitable[object]] = []
         # Async subscribers get each update while the tool runs (a UI shows live output), one
         # update after the other: each delivery task waits for the previous one first.
         delivery: asyncio.Future[None] | None = None
@@ -458,7 +458,7 @@ def _exception_text(exc: BaseException) -> str:
     return text if text else type(exc).__name__
 
 
-async def _deliver_in_order(previous: asyncio.Future[None] | None, awaitables: list[Awaitable[Any]]) -> None:
+async def _deliver_in_order(previous: asyncio.Future[None] | None, awaitables: list[Awaitable[object]]) -> None:
     """Await one update's subscriber awaitables once the previous update's are done."""
     if previous is not None:
         await previous
@@ -469,7 +469,7 @@ async def _deliver_in_order(previous: asyncio.Future[None] | None, awaitables: l
             logger.exception("tool_execution_update subscriber failed")
 
 
-def _close(awaitables: list[Awaitable[Any]]) -> None:
+def _close(awaitables: list[Awaitable[object]]) -> None:
     for item in awaitables:
         close = getattr(item, "close", None)
         if close is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeAlias, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -15,6 +15,8 @@ class _Typed(Protocol):
 
 
 EventT = TypeVar("EventT", bound=_Typed)
+Pending: TypeAlias = Awaitable[object]
+"""What an async subscriber returns for its caller to await."""
 
 
 class Listeners(Generic[EventT]):
@@ -23,9 +25,9 @@ class Listeners(Generic[EventT]):
 
     def __init__(self, owner: str) -> None:
         self._owner = owner
-        self._items: tuple[Callable[[EventT], Any], ...] = ()
+        self._items: tuple[Callable[[EventT], Pending | None], ...] = ()
 
-    def add(self, listener: Callable[[EventT], Any]) -> Callable[[], None]:
+    def add(self, listener: Callable[[EventT], Pending | None]) -> Callable[[], None]:
         """Subscribe ``listener``; returns the function that unsubscribes it."""
         self._items = (*self._items, listener)
 
@@ -47,9 +49,9 @@ class Listeners(Generic[EventT]):
             except Exception:
                 logger.exception("%s event subscriber failed on %s", self._owner, event.type)
 
-    def emit_nowait(self, event: EventT) -> list[Awaitable[Any]]:
+    def emit_nowait(self, event: EventT) -> list[Pending]:
         """Call every subscriber now; the awaitables async subscribers returned are the caller's."""
-        pending: list[Awaitable[Any]] = []
+        pending: list[Pending] = []
         for listener in self._items:
             try:
                 result = listener(event)

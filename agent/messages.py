@@ -8,11 +8,13 @@ round-trips them. :func:`convert_to_llm` projects a history onto what a model ma
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
 from baton.providers.errors import BatonError
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     TextContent,
@@ -75,7 +77,7 @@ class BashExecutionMessage(AppMessage):
     full_output_path: str | None = Field(default=None, alias="fullOutputPath")
     exclude_from_context: bool | None = Field(default=None, alias="excludeFromContext")
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> JsonObject:
         """pi's JSON; an explicit ``exitCode: null`` (a killed command) survives the round trip."""
         out = super().to_json_dict()
         if self.exit_code is None and "exit_code" in self.model_fields_set:
@@ -166,7 +168,7 @@ def registered_roles() -> list[str]:
     return sorted(LLM_ROLES | _REGISTRY.keys())
 
 
-def agent_message_from_dict(data: dict[str, Any]) -> AgentMessage:
+def agent_message_from_dict(data: Mapping[str, object]) -> AgentMessage:
     """Validate a pi message dict (any registered role) into its message class.
 
     Raises :class:`UnknownMessageRoleError` for an unknown role and pydantic's
@@ -184,7 +186,7 @@ def agent_message_from_dict(data: dict[str, Any]) -> AgentMessage:
     return cls.model_validate(data)
 
 
-def agent_message_to_dict(message: AgentMessage) -> dict[str, Any]:
+def agent_message_to_dict(message: AgentMessage) -> JsonObject:
     """pi's JSON form of any agent message."""
     return message.to_json_dict()
 
@@ -212,7 +214,7 @@ def convert_to_llm(messages: list[AgentMessage]) -> list[LlmMessage]:
     return out
 
 
-def coerce_message(value: AgentMessage | BaseModel | dict[str, Any]) -> AgentMessage:
+def coerce_message(value: AgentMessage | BaseModel | Mapping[str, object]) -> AgentMessage:
     """An :data:`AgentMessage` from a message object or a pi message dict."""
     if isinstance(value, UserMessage | AssistantMessage | ToolResultMessage | AppMessage):
         return value

@@ -10,10 +10,8 @@ be the start of a key, so a key printed in two pieces never shows its first half
 
 from __future__ import annotations
 
-from typing import Any
-
 from baton.agent.tool import AgentToolResult
-from baton.providers.messages import TextContent
+from baton.providers.messages import ImageContent, TextContent
 from baton.providers.redact import redact_json, secret_matcher
 
 
@@ -26,7 +24,7 @@ def redact_result(result: AgentToolResult, *, partial: bool = False) -> AgentToo
         return result
     if not matcher:
         return result
-    content: list[Any] = []
+    content: list[TextContent | ImageContent] = []
     changed = False
     last_text = max((i for i, b in enumerate(result.content) if isinstance(b, TextContent)), default=-1)
     for index, block in enumerate(result.content):

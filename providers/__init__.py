@@ -59,10 +59,10 @@ _EXPORTS: dict[str, str] = {
     "get_model": "baton.providers.catalog",
     "list_models": "baton.providers.catalog",
     "find_models": "baton.providers.catalog",
-    "get_api_key": "baton.providers.catalog",
+    "get_api_key": "baton.providers.api_keys",
     "ModelNotFoundError": "baton.providers.catalog",
-    "env_var_for": "baton.providers.catalog",
-    "has_api_key": "baton.providers.catalog",
+    "env_var_for": "baton.providers.api_keys",
+    "has_api_key": "baton.providers.api_keys",
     "models_json_errors": "baton.providers.catalog",
     "reload_catalog": "baton.providers.catalog",
     "baton_home": "baton.providers.paths",
@@ -84,13 +84,11 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from baton.providers.adapter import MessageBuilder
+    from baton.providers.api_keys import env_var_for, get_api_key, has_api_key
     from baton.providers.catalog import (
         ModelNotFoundError,
-        env_var_for,
         find_models,
-        get_api_key,
         get_model,
-        has_api_key,
         list_models,
         models_json_errors,
         reload_catalog,

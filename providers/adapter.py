@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from baton.providers.errors import ProviderError as ProviderError  # defined with the error tree
 from baton.providers.events import (
@@ -32,6 +32,7 @@ from baton.providers.json_depth import (
     depth_exceeds,
     loads_bounded,
 )
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -60,7 +61,7 @@ class HttpRequest:
 
     url: str
     headers: dict[str, str]
-    body: dict[str, Any]
+    body: JsonObject
 
 
 class StreamDecoder(Protocol):
@@ -139,6 +140,10 @@ class MessageBuilder:
         self.emit = emit
         self._open_text: int | None = None
         self._open_thinking: int | None = None
+        self._text_block: TextContent | None = None
+        """The open text block (the one at ``_open_text``)."""
+        self._thinking_block: ThinkingContent | None = None
+        """The open thinking block (the one at ``_open_thinking``)."""
         self._open_tools: dict[int, _OpenToolCall] = {}
         self._text_carry = SurrogateCarry()
         self._thinking_carry = SurrogateCarry()
@@ -153,6 +158,7 @@ class MessageBuilder:
         self.output.content.append(block)
         index = len(self.output.content) - 1
         self._open_text = index
+        self._text_block = block
         self.content_started = True
         self.emit(TextStartEvent(index, self.output))
         if text:
@@ -161,16 +167,17 @@ class MessageBuilder:
 
     def text_delta(self, delta: str) -> None:
         """Append to the open text block, opening one if none is open."""
-        if self._open_text is None:
+        block = self._text_block
+        if block is None:
             self.start_text()
-        index = self._open_text
-        assert index is not None
+            block = self._text_block
+            assert block is not None
         delta = self._text_carry.feed(delta)
         if not delta:
             return
-        block = self.output.content[index]
-        assert isinstance(block, TextContent)
         block.text += delta
+        index = self._open_text
+        assert index is not None  # set with the block
         self.emit(TextDeltaEvent(index, delta, self.output))
 
     def set_text_signature(self, signature: str) -> None:
@@ -184,11 +191,11 @@ class MessageBuilder:
     def end_text(self) -> None:
         """Close the open text block, if any."""
         index = self._open_text
-        if index is None:
+        block = self._text_block
+        if index is None or block is None:
             return
         self._open_text = None
-        block = self.output.content[index]
-        assert isinstance(block, TextContent)
+        self._text_block = None
         block.text += self._text_carry.flush()
         self.emit(TextEndEvent(index, block.text, self.output))
 
@@ -202,6 +209,7 @@ class MessageBuilder:
         self.output.content.append(block)
         index = len(self.output.content) - 1
         self._open_thinking = index
+        self._thinking_block = block
         self.content_started = True
         self.emit(ThinkingStartEvent(index, self.output))
         if text:
@@ -210,16 +218,17 @@ class MessageBuilder:
 
     def thinking_delta(self, delta: str) -> None:
         """Append to the open thinking block, opening one if none is open."""
-        if self._open_thinking is None:
+        block = self._thinking_block
+        if block is None:
             self.start_thinking()
-        index = self._open_thinking
-        assert index is not None
+            block = self._thinking_block
+            assert block is not None
         delta = self._thinking_carry.feed(delta)
         if not delta:
             return
-        block = self.output.content[index]
-        assert isinstance(block, ThinkingContent)
         block.thinking += delta
+        index = self._open_thinking
+        assert index is not None  # set with the block
         self.emit(ThinkingDeltaEvent(index, delta, self.output))
 
     def set_thinking_signature(self, signature: str, *, append: bool = False) -> None:
@@ -238,11 +247,11 @@ class MessageBuilder:
     def end_thinking(self) -> None:
         """Close the open thinking block, if any."""
         index = self._open_thinking
-        if index is None:
+        block = self._thinking_block
+        if index is None or block is None:
             return
         self._open_thinking = None
-        block = self.output.content[index]
-        assert isinstance(block, ThinkingContent)
+        self._thinking_block = None
         block.thinking += self._thinking_carry.flush()
         self.emit(ThinkingEndEvent(index, block.thinking, self.output))
 
@@ -284,7 +293,7 @@ class MessageBuilder:
         state = self._open_tools.get(index)
         return state.block if state else None
 
-    def end_tool_call(self, index: int, arguments: dict[str, Any] | None = None) -> None:
+    def end_tool_call(self, index: int, arguments: JsonObject | None = None) -> None:
         """Close the tool call at ``index``: its arguments are the strict parse of everything
         streamed (or ``arguments`` when the protocol delivers them whole)."""
         state = self._open_tools.pop(index, None)

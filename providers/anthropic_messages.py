@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -37,9 +37,10 @@ from baton.providers.models import (
     ThinkingLevel,
     clamp_thinking_level,
     effort_for_level,
+    nearest_effort,
     supports_temperature,
 )
-from baton.providers.options import StreamOptions
+from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
@@ -108,22 +109,19 @@ def messages_url(model: Model) -> str:
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
     """The Messages API request body (``MessageCreateParamsStreaming``) for ``context``."""
     cache_control = cache_control_for(model, options)
-    body: dict[str, Any] = {
-        "model": model.id,
-        "max_tokens": options.max_tokens or model.max_tokens,
-        "stream": True,
-        "messages": convert_messages(
-            context,
-            cache_control,
-            safe_ids=official_endpoint(model),
-            empty_signatures=(model.compat or {}).get("allowEmptySignature") is True,
-        ),
-    }
+    messages = convert_messages(
+        context,
+        cache_control,
+        safe_ids=official_endpoint(model),
+        empty_signatures=(model.compat or {}).get("allowEmptySignature") is True,
+    )
+    max_tokens = options.max_tokens or model.max_tokens
+    body: JsonObject = {"model": model.id, "max_tokens": max_tokens, "stream": True, "messages": messages}
     if context.system_prompt:
-        system: dict[str, Any] = {"type": "text", "text": sanitize(context.system_prompt)}
+        system: JsonObject = {"type": "text", "text": sanitize(context.system_prompt)}
         if cache_control:
             system["cache_control"] = dict(cache_control)
         body["system"] = [system]
@@ -132,7 +130,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         choice = tool_choice(options.tool_choice, context.tools)
         if choice is not None:
             body["tool_choice"] = choice
-    thinking_on = _apply_thinking(body, model, options, open_turn_without_thinking(body["messages"]))
+    thinking_on = _apply_thinking(body, model, options, max_tokens, open_turn_without_thinking(messages))
     if options.temperature is not None and not thinking_on and accepts_temperature(model):
         body["temperature"] = options.temperature
     return body
@@ -164,23 +162,21 @@ def uses_adaptive_thinking(model: Model) -> bool:
 
 
 def effort_for(model: Model, level: ThinkingLevel) -> str:
-    """The adaptive-thinking effort of a thinking level: from the efforts the catalog says the
-    model accepts (``xhigh`` -> ``max`` where there is no ``xhigh``: Opus and Sonnet 4.6), else
-    pi's mapping by family."""
-    known = effort_for_level(model, level)
-    if known is not None:
-        return known
+    """The adaptive-thinking effort of a thinking level (:func:`providers.models.effort_for_level`:
+    ``xhigh`` -> ``max`` where there is no ``xhigh``), from the efforts the catalog says the model
+    accepts, else those of its family (pi's mapping)."""
+    return effort_for_level(model, level) or nearest_effort(_family_efforts(model), level) or "high"
+
+
+def _family_efforts(model: Model) -> tuple[str, ...]:
+    """The efforts of the model's family when the catalog does not list them: Opus 4.7 and later
+    take ``xhigh`` and ``max``, Opus 4.6 ``max``, the others low to high."""
     model_id = model.id.lower()
-    if level in ("minimal", "low"):
-        return "low"
-    if level == "medium":
-        return "medium"
-    if level == "xhigh":
-        if _OPUS_47_OR_LATER.search(model_id):
-            return "xhigh"
-        if _OPUS_46.search(model_id):
-            return "max"
-    return "high"
+    if _OPUS_47_OR_LATER.search(model_id):
+        return ("low", "medium", "high", "xhigh", "max")
+    if _OPUS_46.search(model_id):
+        return ("low", "medium", "high", "max")
+    return ("low", "medium", "high")
 
 
 def thinking_budget(model: Model, level: ThinkingLevel, max_tokens: int) -> tuple[int, int]:
@@ -196,7 +192,7 @@ def thinking_budget(model: Model, level: ThinkingLevel, max_tokens: int) -> tupl
     return total, budget
 
 
-def open_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
+def open_turn_without_thinking(messages: JsonArray) -> bool:
     """True when the request continues a tool-use turn (it ends with tool results) whose
     assistant message does not start with a thinking block.
 
@@ -204,20 +200,30 @@ def open_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
     start with a thinking block"). It happens when the turn began on another model (a switch
     mid-run) or on this one with thinking off (the level raised mid-run): the calls carry no
     signed thinking that could be replayed, so thinking waits for the next user turn."""
-    index = len(messages) - 1
+    turns = [message for message in messages if isinstance(message, dict)]
+    index = len(turns) - 1
     has_results = False
-    while index >= 0 and messages[index].get("role") == "user":  # Anthropic joins these into one turn
-        content = messages[index].get("content")
-        if isinstance(content, list) and any(block.get("type") == "tool_result" for block in content):
-            has_results = True
+    while index >= 0 and turns[index].get("role") == "user":  # Anthropic joins these into one turn
+        has_results = has_results or any(_block_type(block) == "tool_result" for block in _blocks(turns[index]))
         index -= 1
-    if not has_results or index < 0 or not messages[index].get("content"):
+    if not has_results or index < 0:
         return False
-    return messages[index]["content"][0].get("type") not in ("thinking", "redacted_thinking")
+    first = _blocks(turns[index])[:1]
+    return bool(first) and _block_type(first[0]) not in ("thinking", "redacted_thinking")
+
+
+def _blocks(message: JsonObject) -> JsonArray:
+    """A message's content blocks (none for string content)."""
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def _block_type(block: JsonValue) -> JsonValue:
+    return block.get("type") if isinstance(block, dict) else None
 
 
 def _apply_thinking(
-    body: dict[str, Any], model: Model, options: StreamOptions, suspended: bool = False
+    body: JsonObject, model: Model, options: StreamOptions, max_tokens: int, suspended: bool = False
 ) -> bool:
     """Set ``thinking`` (and ``output_config`` / ``max_tokens``); True when thinking is on.
     ``suspended``: thinking is requested but this request cannot have it (see
@@ -233,29 +239,30 @@ def _apply_thinking(
         body["thinking"] = {"type": "adaptive", "display": "summarized"}
         body["output_config"] = {"effort": effort_for(model, level)}
         return True
-    max_tokens, budget = thinking_budget(model, level, body["max_tokens"])
-    body["max_tokens"] = max_tokens
+    total, budget = thinking_budget(model, level, max_tokens)
+    body["max_tokens"] = total
     body["thinking"] = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
     return True
 
 
-def _betas(model: Model, body: dict[str, Any]) -> list[str]:
+def _betas(model: Model, body: JsonObject) -> list[str]:
     betas: list[str] = []
     if body.get("tools"):
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
-    if body.get("thinking", {}).get("type") == "enabled":
+    if _block_type(body.get("thinking")) == "enabled":
         betas.append(INTERLEAVED_THINKING_BETA)
     return betas
 
 
-def tool_choice(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
+def tool_choice(choice: ToolChoice | None, tools: list[Tool]) -> JsonObject | None:
     """Anthropic's ``tool_choice``: ``auto``/``any``/``none`` (``required`` = ``any``), a tool's
     name, ``{"type": "tool", "name": ...}`` or OpenAI's ``{"type": "function", ...}`` form."""
     if choice is None:
         return None
     if isinstance(choice, dict):
         if choice.get("type") == "function":
-            name = (choice.get("function") or {}).get("name") or choice.get("name")
+            function = choice.get("function")
+            name = (function.get("name") if isinstance(function, dict) else None) or choice.get("name")
             if isinstance(name, str) and name:
                 return {"type": "tool", "name": name}
         if choice.get("type") in ("auto", "any", "none", "tool"):
@@ -271,17 +278,18 @@ def tool_choice(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[
     )
 
 
-def convert_tools(tools: list[Tool], cache_control: dict[str, str] | None) -> list[dict[str, Any]]:
+def convert_tools(tools: list[Tool], cache_control: dict[str, str] | None) -> JsonArray:
     """Tool definitions with their JSON schema as ``input_schema`` (always an object schema);
     the last one carries ``cache_control`` so the tool list is cached with the system prompt."""
-    out: list[dict[str, Any]] = []
+    out: JsonArray = []
     for tool in tools:
-        schema = {k: v for k, v in tool.parameters.items() if k != "$schema"}
+        schema: JsonObject = {k: v for k, v in tool.parameters.items() if k != "$schema"}
         schema["type"] = "object"
         schema.setdefault("properties", {})
-        out.append({"name": tool.name, "description": tool.description, "input_schema": schema})
-    if out and cache_control:
-        out[-1]["cache_control"] = dict(cache_control)
+        definition: JsonObject = {"name": tool.name, "description": tool.description, "input_schema": schema}
+        out.append(definition)
+    if tools and cache_control:
+        definition["cache_control"] = dict(cache_control)
     return out
 
 
@@ -296,7 +304,7 @@ def convert_messages(
     *,
     safe_ids: bool = False,
     empty_signatures: bool = False,
-) -> list[dict[str, Any]]:
+) -> JsonArray:
     """The ``messages`` array: user/assistant turns, tool results merged per user turn.
 
     ``safe_ids``: tool ids outside ``^[a-zA-Z0-9_-]{1,64}$`` are normalised here too, calls and
@@ -305,7 +313,7 @@ def convert_messages(
     (compat ``allowEmptySignature``): unsigned thinking is replayed as thinking with an empty
     signature, for servers that sign nothing."""
     ids: Callable[[str], str] = normalize_safe64 if safe_ids else _same
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     messages = context.messages
     i = 0
     while i < len(messages):
@@ -319,7 +327,7 @@ def convert_messages(
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         elif isinstance(msg, ToolResultMessage):
-            results: list[dict[str, Any]] = []
+            results: JsonArray = []
             while i < len(messages) and isinstance(messages[i], ToolResultMessage):
                 result = messages[i]
                 assert isinstance(result, ToolResultMessage)
@@ -330,13 +338,13 @@ def convert_messages(
         i += 1
     if cache_control:
         _mark_last_user_block(out, cache_control)
-    return out
+    return list[JsonValue](out)
 
 
-def _user_message(msg: UserMessage) -> dict[str, Any] | None:
+def _user_message(msg: UserMessage) -> JsonObject | None:
     if isinstance(msg.content, str):
         return {"role": "user", "content": sanitize(msg.content)} if msg.content.strip() else None
-    blocks: list[dict[str, Any]] = []
+    blocks: JsonArray = []
     for item in msg.content:
         if isinstance(item, TextContent):
             if item.text.strip():
@@ -346,7 +354,7 @@ def _user_message(msg: UserMessage) -> dict[str, Any] | None:
     return {"role": "user", "content": blocks} if blocks else None
 
 
-def _image_block(image: ImageContent) -> dict[str, Any]:
+def _image_block(image: ImageContent) -> JsonObject:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
@@ -356,8 +364,8 @@ def _same(tool_call_id: str) -> str:
 
 def _assistant_blocks(
     msg: AssistantMessage, ids: Callable[[str], str], empty_signatures: bool
-) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+) -> JsonArray:
+    blocks: JsonArray = []
     for block in msg.content:
         if isinstance(block, TextContent):
             if block.text.strip():
@@ -388,20 +396,18 @@ def _assistant_blocks(
     return blocks
 
 
-def _tool_result_block(result: ToolResultMessage, ids: Callable[[str], str] = _same) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(result.tool_call_id)}
+def _tool_result_block(result: ToolResultMessage, ids: Callable[[str], str] = _same) -> JsonObject:
+    block: JsonObject = {"type": "tool_result", "tool_use_id": ids(result.tool_call_id)}
     texts = [c.text for c in result.content if isinstance(c, TextContent)]
     images = [c for c in result.content if isinstance(c, ImageContent)]
     if images:
-        content: list[dict[str, Any]] = []
+        has_text = any(t.strip() for t in texts)
+        content: JsonArray = [] if has_text else [{"type": "text", "text": "(see attached image)"}]
         for item in result.content:
-            if isinstance(item, TextContent):
-                content.append({"type": "text", "text": sanitize(item.text)})
-            else:
+            if isinstance(item, ImageContent):
                 content.append(_image_block(item))
-        if not any(t.strip() for t in texts):
-            content = [c for c in content if c["type"] != "text"]
-            content.insert(0, {"type": "text", "text": "(see attached image)"})
+            elif has_text:
+                content.append({"type": "text", "text": sanitize(item.text)})
         block["content"] = content
     elif texts and "".join(texts):
         block["content"] = sanitize("\n".join(texts))
@@ -411,15 +417,17 @@ def _tool_result_block(result: ToolResultMessage, ids: Callable[[str], str] = _s
     return block
 
 
-def _mark_last_user_block(messages: list[dict[str, Any]], cache_control: dict[str, str]) -> None:
+def _mark_last_user_block(messages: list[JsonObject], cache_control: dict[str, str]) -> None:
     for message in reversed(messages):
         if message["role"] != "user":
             continue
         content = message["content"]
         if isinstance(content, str):
             message["content"] = [{"type": "text", "text": content, "cache_control": dict(cache_control)}]
-        elif content and content[-1].get("type") in ("text", "image", "tool_result"):
-            content[-1]["cache_control"] = dict(cache_control)
+            return
+        last = content[-1] if isinstance(content, list) and content else None
+        if isinstance(last, dict) and last.get("type") in ("text", "image", "tool_result"):
+            last["cache_control"] = dict(cache_control)
         return
 
 
@@ -447,7 +455,7 @@ class AnthropicDecoder:
         self.usage = builder.output.usage
         self._blocks: dict[int, tuple[str, int]] = {}
         """Anthropic block index -> (kind, builder index) for the blocks we keep."""
-        self._whole_inputs: dict[int, dict[str, Any]] = {}
+        self._whole_inputs: dict[int, JsonObject] = {}
         """tool_use blocks whose input came whole in content_block_start (no deltas)."""
         self._started = False
         self._stopped = False
@@ -472,8 +480,10 @@ class AnthropicDecoder:
             self._block_stop(payload)
         elif kind == "message_start":
             self._started = True
-            message = payload.get("message") or {}
-            self._usage(message.get("usage") or {})
+            message = payload.get("message")
+            usage = message.get("usage") if isinstance(message, dict) else None
+            if isinstance(usage, dict):
+                self._usage(usage)
         elif kind == "message_delta":
             self._message_delta(payload)
         elif kind == "message_stop":
@@ -492,22 +502,22 @@ class AnthropicDecoder:
             raise ProviderError(f"Anthropic stream ended {detail} (connection cut?)", retryable=True)
 
     # --- blocks -----------------------------------------------------------------------------
-    def _block_start(self, payload: dict[str, Any]) -> None:
+    def _block_start(self, payload: JsonObject) -> None:
         index = payload.get("index")
-        block = payload.get("content_block") or {}
+        block = payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(block, dict):
+            return
         kind = block.get("type")
         builder = self.builder
-        if not isinstance(index, int):
-            return
         if kind == "text":
-            self._blocks[index] = ("text", builder.start_text(block.get("text") or ""))
+            self._blocks[index] = ("text", builder.start_text(_text(block.get("text"))))
         elif kind == "thinking":
             self._blocks[index] = (
                 "thinking",
-                builder.start_thinking(block.get("thinking") or "", signature=block.get("signature") or None),
+                builder.start_thinking(_text(block.get("thinking")), signature=_text(block.get("signature")) or None),
             )
         elif kind == "redacted_thinking":
-            at = builder.start_thinking(REDACTED_THINKING_TEXT, signature=block.get("data") or "", redacted=True)
+            at = builder.start_thinking(REDACTED_THINKING_TEXT, signature=_text(block.get("data")), redacted=True)
             self._blocks[index] = ("thinking", at)
         elif kind == "tool_use":
             at = builder.start_tool_call(str(block.get("id") or ""), str(block.get("name") or ""))
@@ -517,34 +527,37 @@ class AnthropicDecoder:
                 self._whole_inputs[index] = initial
         # server_tool_use, *_tool_result, container uploads and unknown kinds are not ours
 
-    def _delta(self, payload: dict[str, Any]) -> None:
-        entry = self._blocks.get(payload.get("index"))  # type: ignore[arg-type]
-        if entry is None:
+    def _delta(self, payload: JsonObject) -> None:
+        index = payload.get("index")
+        entry = self._blocks.get(index) if type(index) is int else None
+        delta = payload.get("delta")
+        if entry is None or type(delta) is not dict:
             return
         kind, at = entry
-        delta = payload.get("delta") or {}
         dtype = delta.get("type")
         if dtype == "text_delta":
             text = delta.get("text")
-            if text and kind == "text":
+            if text and kind == "text" and type(text) is str:
                 self.builder.text_delta(text)
         elif dtype == "input_json_delta":
             fragment = delta.get("partial_json")
-            if fragment and kind == "tool":
+            if fragment and kind == "tool" and type(fragment) is str:
                 self.builder.tool_call_delta(at, fragment)
         elif dtype == "thinking_delta":
             text = delta.get("thinking")
-            if text and kind == "thinking":
+            if text and kind == "thinking" and type(text) is str:
                 self.builder.thinking_delta(text)
         elif dtype == "signature_delta":
             signature = delta.get("signature")
-            if signature and kind == "thinking":
+            if signature and kind == "thinking" and type(signature) is str:
                 self.builder.set_thinking_signature(signature, append=True)
         # citations_delta and unknown deltas are ignored
 
-    def _block_stop(self, payload: dict[str, Any]) -> None:
+    def _block_stop(self, payload: JsonObject) -> None:
         index = payload.get("index")
-        entry = self._blocks.pop(index, None)  # type: ignore[arg-type]
+        if type(index) is not int:
+            return
+        entry = self._blocks.pop(index, None)
         if entry is None:
             return
         kind, at = entry
@@ -553,17 +566,17 @@ class AnthropicDecoder:
         elif kind == "thinking":
             self.builder.end_thinking()
         else:
-            whole = self._whole_inputs.pop(index, None)  # type: ignore[arg-type]
+            whole = self._whole_inputs.pop(index, None)
             call = self.builder.open_tool_call(at)
             streamed = call is not None and bool(call.arguments)
             self.builder.end_tool_call(at, None if streamed or whole is None else whole)
 
     # --- message ----------------------------------------------------------------------------
-    def _message_delta(self, payload: dict[str, Any]) -> None:
-        delta = payload.get("delta") or {}
-        reason = delta.get("stop_reason")
+    def _message_delta(self, payload: JsonObject) -> None:
+        delta = payload.get("delta")
+        reason = delta.get("stop_reason") if isinstance(delta, dict) else None
         if reason == "refusal" or reason == "sensitive":
-            self._refusal = _refusal_message(reason, delta.get("stop_details"))
+            self._refusal = _refusal_message(reason, delta.get("stop_details") if isinstance(delta, dict) else None)
             self.builder.set_stop_reason("error")
         elif isinstance(reason, str):
             self.builder.set_stop_reason(_STOP_REASONS.get(reason, "stop"))
@@ -571,7 +584,7 @@ class AnthropicDecoder:
         if isinstance(usage, dict):
             self._usage(usage)
 
-    def _usage(self, usage: dict[str, Any]) -> None:
+    def _usage(self, usage: JsonObject) -> None:
         """Counts are cumulative: each present field overwrites (``input`` excludes the cache).
         The cost is priced by the driver when the message ends."""
         u = self.usage
@@ -590,7 +603,7 @@ class AnthropicDecoder:
         u.total_tokens = u.input + u.output + u.cache_read + u.cache_write
 
 
-def _refusal_message(reason: str, details: Any) -> str:
+def _refusal_message(reason: str, details: JsonValue) -> str:
     text = "The model refused to respond" if reason == "refusal" else "The response was flagged by safety filters"
     if isinstance(details, dict):
         category = details.get("category")
@@ -602,7 +615,12 @@ def _refusal_message(reason: str, details: Any) -> str:
     return f"{text} [stop_reason: {reason}]"
 
 
-def _stream_error(payload: dict[str, Any]) -> ProviderError:
+def _text(value: JsonValue) -> str:
+    """A string field of a content block (``""`` when absent or of another type)."""
+    return value if isinstance(value, str) else ""
+
+
+def _stream_error(payload: JsonObject) -> ProviderError:
     error = payload.get("error")
     kind = ""
     message = ""

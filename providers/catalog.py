@@ -1,7 +1,8 @@
 """The model catalog: built-in models (kept as data in ``catalog_data.json``, rebuilt by
 ``python -m baton.providers.catalog_build``), the overlay ``baton --update-models`` downloads
 (``$BATON_HOME/catalog-overlay.json``), the user's ``$BATON_HOME/models.json`` (pi's format),
-model lookup for the CLI, and API keys. Later sources win: bundled < overlay < models.json.
+and model lookup for the CLI. Later sources win: bundled < overlay < models.json. Where a
+provider's key comes from is :mod:`providers.api_keys`' business.
 
 A ``provider/id`` the catalog does not list, under a provider it knows, is not an error: the
 model gets the provider's protocol and the window, thinking and image support of its nearest
@@ -19,28 +20,26 @@ changes (or ``BATON_HOME`` moves), and :func:`reload` forces it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from baton.providers.catalog_data import BuiltinProvider, builtin_providers
 from baton.providers.catalog_infer import ALIASES, alias_target, infer_model
 from baton.providers.catalog_overlay import load_overlay, overlay_path
+from baton.providers.config_values import clear_command_cache, command_errors, resolve_config_value, resolve_headers
 from baton.providers.errors import ConfigurationError
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.models import Model
 from baton.providers.models_json import (
+    ModelsJson,
     ProviderConfig,
-    clear_command_cache,
-    command_errors,
-    load_models_json,
-    resolve_config_value,
-    resolve_headers,
+    file_state,
+    forget_models_json,
+    read_models_json,
 )
 from baton.providers.paths import models_json_path
 
-_DATA_FILE = Path(__file__).with_name("catalog_data.json")
 _DATED = re.compile(r"-\d{8}$")
 
 
@@ -59,81 +58,36 @@ class ModelNotFoundError(ConfigurationError, LookupError):
 
 @dataclass
 class _Catalog:
-    key: tuple[tuple[str, int, int], ...]
+    source: ModelsJson | None
+    """The models.json read this catalog was built from."""
+    overlay_key: tuple[str, int, int]
     models: list[Model]
     errors: list[str]
-    api_keys: dict[str, str] = field(default_factory=dict)
-    """Raw ``apiKey`` config values from models.json, by provider."""
     provider_order: dict[str, int] = field(default_factory=dict)
-    variables: set[str] = field(default_factory=set)
-    """Environment variables models.json names as an ``apiKey`` or header value."""
-    _header_secrets: list[str] | None = field(default=None, init=False, repr=False)
-    _key_variables: frozenset[str] | None = field(default=None, init=False, repr=False)
-
-    def key_variables(self) -> frozenset[str]:
-        """The built-in providers' key variables and the variables models.json names."""
-        if self._key_variables is None:
-            names = {var for entry in _builtin().values() for var in entry.get("envVars") or ()}
-            self._key_variables = frozenset(names | self.variables)
-        return self._key_variables
-
-    def literal_keys(self) -> list[str]:
-        """``apiKey`` values used as they are: neither ``!command`` nor a set variable's name
-        (an unset variable's name is no secret either)."""
-        return [raw for raw in self.api_keys.values()
-                if not raw.startswith("!") and raw not in os.environ and not _UPPER_NAME.fullmatch(raw)]
-
-    def header_secrets(self) -> list[str]:
-        """The values of the models' credential headers (``Authorization``, ``x-api-key``...)."""
-        if self._header_secrets is None:
-            found: dict[str, None] = {}
-            for model in self.models:
-                for name, value in (model.headers or {}).items():
-                    if _SECRET_HEADER.search(name):
-                        found[_AUTH_SCHEME.sub("", value)] = None
-            self._header_secrets = list(found)
-        return self._header_secrets
 
 
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|password|cookie", re.IGNORECASE)
-_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
-
-_builtin_data: dict[str, Any] | None = None
 _catalog: _Catalog | None = None
-
-
-def _builtin() -> dict[str, Any]:
-    global _builtin_data
-    if _builtin_data is None:
-        _builtin_data = json.loads(_DATA_FILE.read_text(encoding="utf-8"))["providers"]
-    return _builtin_data
-
-
-def _file_key(path: Path) -> tuple[str, int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (str(path), -1, -1)
-    return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def _load() -> _Catalog:
     global _catalog
     path = models_json_path()
     overlay = overlay_path()
-    key = (_file_key(path), _file_key(overlay))
-    if _catalog is not None and _catalog.key == key:
-        return _catalog
+    overlay_key = file_state(overlay)
+    source: ModelsJson | None = None
     try:
-        _catalog = _build(path, overlay, key)
+        source = read_models_json(path)
+        if _catalog is not None and _catalog.source is source and _catalog.overlay_key == overlay_key:
+            return _catalog
+        _catalog = _build(source, path, overlay, overlay_key)
     except Exception as exc:  # a bug here must not take the CLI down: keep the built-ins
-        _catalog = _Catalog(key, _builtin_models({}, {}), [f"{path}: could not be applied: {exc}"])
+        _catalog = _Catalog(source, overlay_key, _builtin_models({}, {}), [f"{path}: could not be applied: {exc}"])
     return _catalog
 
 
-def _build(path: Path, overlay_file: Path, key: tuple[tuple[str, int, int], ...]) -> _Catalog:
-    configs, errors = load_models_json(path)
-    builtin = _builtin()
+def _build(source: ModelsJson, path: Path, overlay_file: Path, overlay_key: tuple[str, int, int]) -> _Catalog:
+    configs, errors = source.configs, source.errors
+    builtin = builtin_providers()
     overlay, overlay_errors = load_overlay(overlay_file, set(builtin))
     errors = [*overlay_errors, *errors]
     models = _builtin_models(configs, overlay)
@@ -158,45 +112,38 @@ def _build(path: Path, overlay_file: Path, key: tuple[tuple[str, int, int], ...]
     order: dict[str, int] = {}
     for model in models:
         order.setdefault(model.provider, len(order))
-    api_keys = {name: c.api_key for name, c in configs.items() if c.api_key}
-    return _Catalog(key, models, errors, api_keys, order, _named_variables(configs))
+    return _Catalog(source, overlay_key, models, errors, order)
 
 
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_UPPER_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
-
-
-def _named_variables(configs: dict[str, ProviderConfig]) -> set[str]:
-    values = [c.api_key for c in configs.values() if c.api_key]
-    for config in configs.values():
-        values += (config.headers or {}).values()
-    return {v for v in values if _VARIABLE_NAME.fullmatch(v)}
-
-
-def _with_overlay(bundled: list[dict[str, Any]], downloaded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def _with_overlay(bundled: list[JsonObject], downloaded: list[JsonObject] | None) -> list[JsonObject]:
     """The bundled models with the downloaded ones over them (same id replaced, new ones added),
     newest first (the sort is stable: equal dates keep the catalog's order)."""
     if not downloaded:
         return bundled
-    fresh = {m["id"]: m for m in downloaded}
-    merged = [fresh.pop(m["id"], m) for m in bundled] + list(fresh.values())
-    return sorted(merged, key=lambda m: m.get("releaseDate") or "", reverse=True)
+    fresh = {str(m["id"]): m for m in downloaded}
+    merged = [fresh.pop(str(m["id"]), m) for m in bundled] + list(fresh.values())
+    return sorted(merged, key=lambda m: str(m.get("releaseDate") or ""), reverse=True)
 
 
-def _builtin_models(configs: dict[str, ProviderConfig], overlay: dict[str, list[dict[str, Any]]]) -> list[Model]:
+def _object(value: JsonValue) -> JsonObject:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _builtin_models(configs: dict[str, ProviderConfig], overlay: dict[str, list[JsonObject]]) -> list[Model]:
     models: list[Model] = []
-    for provider, entry in _builtin().items():
+    for provider, entry in builtin_providers().items():
         config = configs.get(provider)
         base_url = config.base_url if config and config.base_url else entry["baseUrl"]
         headers = _provider_headers(config) if config else None
         overrides = config.model_overrides if config else {}
         for definition in _with_overlay(entry["models"], overlay.get(provider)):
-            data = {**definition, "api": entry["api"], "provider": provider, "baseUrl": base_url}
-            override = overrides.get(definition["id"])
+            data: JsonObject = {**definition, "api": entry["api"], "provider": provider, "baseUrl": base_url}
+            override = overrides.get(str(definition["id"]))
             if override:
                 data = _apply_override(data, override)
             if headers:
-                data["headers"] = {**(data.get("headers") or {}), **headers}
+                data["headers"] = {**_object(data.get("headers")), **headers}
             models.append(Model.model_validate(data))
     return models
 
@@ -210,22 +157,25 @@ def _provider_headers(config: ProviderConfig) -> dict[str, str] | None:
     return headers or None
 
 
-def _apply_override(data: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def _string_map(value: JsonValue) -> dict[str, str] | None:
+    """A header object (checked when models.json was read) with its type said."""
+    return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else None
+
+
+def _apply_override(data: JsonObject, override: JsonObject) -> JsonObject:
     merged = {**data}
     for key, value in override.items():
-        if key == "cost":
-            merged["cost"] = {**data.get("cost", {}), **value}
+        if key in ("cost", "compat"):
+            merged[key] = {**_object(data.get(key)), **_object(value)}
         elif key == "headers":
-            merged["headers"] = {**(data.get("headers") or {}), **(resolve_headers(value) or {})}
-        elif key == "compat":
-            merged["compat"] = {**(data.get("compat") or {}), **value}
+            merged["headers"] = {**_object(data.get("headers")), **(resolve_headers(_string_map(value)) or {})}
         else:
             merged[key] = value
     return merged
 
 
 def _custom_model(
-    config: ProviderConfig, definition: dict[str, Any], base: dict[str, Any] | None, path: Path, errors: list[str]
+    config: ProviderConfig, definition: JsonObject, base: BuiltinProvider | None, path: Path, errors: list[str]
 ) -> Model | None:
     where = f"{path}: providers.{config.name}.models ({definition['id']})"
     api = definition.get("api") or config.api or (base["api"] if base else None)
@@ -236,14 +186,16 @@ def _custom_model(
     if not base_url:
         errors.append(f"{where}: no \"baseUrl\": required for a provider that is not built in")
         return None
-    data: dict[str, Any] = {
+    data: JsonObject = {
         key: value for key, value in definition.items() if key not in ("headers", "compat", "api")
     }
     data.update(api=api, provider=config.name, baseUrl=base_url)
-    headers = {**(_provider_headers(config) or {}), **(resolve_headers(definition.get("headers")) or {})}
+    headers: JsonObject = {
+        **(_provider_headers(config) or {}), **(resolve_headers(_string_map(definition.get("headers"))) or {})
+    }
     if headers:
         data["headers"] = headers
-    compat = {**(config.compat or {}), **(definition.get("compat") or {})}
+    compat = {**(config.compat or {}), **_object(definition.get("compat"))}
     if compat:
         data["compat"] = compat
     try:
@@ -262,6 +214,7 @@ def reload() -> None:
     re-runs ``!command`` API keys. Tests call it after changing ``BATON_HOME``."""
     global _catalog
     _catalog = None
+    forget_models_json()
     clear_command_cache()
 
 
@@ -414,61 +367,4 @@ def providers() -> list[str]:
 
 def is_builtin_provider(provider: str) -> bool:
     """True for the providers baton knows out of the box (Anthropic, OpenAI, Google...)."""
-    return provider in _builtin()
-
-
-def env_vars_for(provider: str) -> list[str]:
-    """The environment variables that may hold ``provider``'s API key, preferred first."""
-    entry = _builtin().get(provider)
-    if entry and entry.get("envVars"):
-        return list(entry["envVars"])
-    return [re.sub(r"[^A-Z0-9]+", "_", provider.upper()).strip("_") + "_API_KEY"]
-
-
-def env_var_for(provider: str) -> str:
-    """The environment variable to set for ``provider``'s API key (``OPENAI_API_KEY``...;
-    ``<PROVIDER>_API_KEY`` for providers baton does not know)."""
-    return env_vars_for(provider)[0]
-
-
-def get_api_key(provider: str) -> str | None:
-    """``provider``'s API key: models.json ``apiKey`` first (``!command``, env var name or
-    literal), then the provider's environment variables. ``None`` when there is none."""
-    raw = _load().api_keys.get(provider)
-    if raw:
-        value = resolve_config_value(raw, f"providers.{provider}.apiKey")
-        if value:
-            return value
-    for var in env_vars_for(provider):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value
-    return None
-
-
-def key_variables() -> set[str]:
-    """Names of the environment variables that may hold credentials: every built-in provider's
-    key variables and those models.json names (``apiKey`` / header values)."""
-    return set(_load().key_variables())
-
-
-def configured_key_values() -> list[str]:
-    """The key values models.json configures, without running any command (for redaction):
-    literal ``apiKey`` values, the output of every ``!command`` run so far and the values of
-    credential headers. Environment variables are :func:`key_variables`' business."""
-    return secret_config()[1]
-
-
-def secret_config() -> tuple[frozenset[str], list[str]]:
-    """:func:`key_variables` and :func:`configured_key_values` at once (one look at the file:
-    redaction asks on every tool result)."""
-    from baton.providers.models_json import cached_command_values
-
-    catalog = _load()
-    values = [*catalog.literal_keys(), *cached_command_values(), *catalog.header_secrets()]
-    return catalog.key_variables(), [v.strip() for v in values if v and v.strip()]
-
-
-def has_api_key(provider: str) -> bool:
-    """True when :func:`get_api_key` finds a key for ``provider``."""
-    return get_api_key(provider) is not None
+    return provider in builtin_providers()

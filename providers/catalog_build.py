@@ -50,8 +50,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from baton.providers.catalog_data import BuiltinProvider
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.models_dev import PROVIDERS, ModelEntry, SourceError, convert, load_repository
 
 DEFAULT_OUT = Path(__file__).with_name("catalog_data.json")
@@ -63,23 +65,31 @@ COMMENT = (
 )
 
 
-def load_models_dev(path: Path) -> Any:
+class CatalogDocument(TypedDict):
+    """``catalog_data.json``: the comment that says where it comes from, and the providers."""
+
+    _comment: str
+    providers: dict[str, BuiltinProvider]
+
+
+def load_models_dev(path: Path) -> object:
     """models.dev's data in its API shape, from a checkout (a folder) or a saved API answer."""
     if path.is_dir():
         return load_repository(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data: JsonValue = json.loads(path.read_text(encoding="utf-8"))
+        return data
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"{path}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
 
 
-def build(models_dev: Any, pi: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+def build(models_dev: object, pi: dict[str, JsonObject] | None = None) -> tuple[CatalogDocument, list[str]]:
     """The catalog document and the report lines (notes and disagreements)."""
     converted, notes = convert(models_dev)
     report = [f"left out: {note}" for note in notes]
-    providers: dict[str, Any] = {}
+    providers: dict[str, BuiltinProvider] = {}
     for spec in PROVIDERS:
         models = converted.get(spec.name)
         if models is None:
@@ -97,40 +107,41 @@ def build(models_dev: Any, pi: dict[str, Any] | None = None) -> tuple[dict[str, 
     return {"_comment": COMMENT, "providers": providers}, report
 
 
-def _apply_pi(provider: str, models: list[ModelEntry], pi_models: dict[str, Any]) -> list[str]:
+def _apply_pi(provider: str, models: list[ModelEntry], pi_models: JsonObject) -> list[str]:
     """pi's compat flags onto the models both list; one line per fact the two disagree on."""
     lines = []
     for model in models:
-        theirs = pi_models.get(model["id"])
+        theirs = pi_models.get(str(model["id"]))
         if not isinstance(theirs, dict):
             continue
-        pi_compat = theirs.get("compat")
+        pi_compat, ours = theirs.get("compat"), model.get("compat")
         if isinstance(pi_compat, dict) and pi_compat:
-            model["compat"] = {**pi_compat, **model.get("compat", {})}
+            model["compat"] = {**pi_compat, **(ours if isinstance(ours, dict) else {})}
         for key in ("contextWindow", "maxTokens", "reasoning"):
             if key in theirs and theirs[key] != model[key]:
                 lines.append(f"{provider}/{model['id']}: {key} models.dev={model[key]} pi={theirs[key]}")
-        pi_cost = theirs.get("cost")
-        if not isinstance(pi_cost, dict):
-            pi_cost = {}
-        for key, value in model["cost"].items():
+        pi_cost, cost = theirs.get("cost"), model["cost"]
+        if not isinstance(pi_cost, dict) or not isinstance(cost, dict):
+            continue
+        for key, value in cost.items():
             other = pi_cost.get(key)
-            if isinstance(other, int | float) and abs(float(other) - value) > 1e-6:
+            if isinstance(other, int | float) and isinstance(value, int | float) and abs(float(other) - value) > 1e-6:
                 lines.append(f"{provider}/{model['id']}: cost.{key} models.dev={value:g} pi={other:g}")
-    gone = sorted(set(pi_models) - {m["id"] for m in models})
+    gone = sorted(set(pi_models) - {str(m["id"]) for m in models})
     if gone:
         lines.append(f"{provider}: only pi lists (left out): {', '.join(gone)}")
     return lines
 
 
-def dump(document: dict[str, Any]) -> str:
+def dump(document: CatalogDocument) -> str:
     """The catalog as JSON text, one model per line (so a refresh reads well as a diff)."""
     out = ["{", f' "_comment": {json.dumps(document["_comment"])},', ' "providers": {']
     providers = list(document["providers"].items())
     for p_index, (name, entry) in enumerate(providers):
         out.append(f"  {json.dumps(name)}: {{")
-        for key in ("name", "api", "baseUrl", "envVars"):
-            out.append(f"   {json.dumps(key)}: {json.dumps(entry[key])},")
+        for key, value in (("name", entry["name"]), ("api", entry["api"]), ("baseUrl", entry["baseUrl"]),
+                           ("envVars", entry["envVars"])):
+            out.append(f"   {json.dumps(key)}: {json.dumps(value)},")
         out.append('   "models": [')
         models = entry["models"]
         for m_index, model in enumerate(models):
@@ -141,7 +152,7 @@ def dump(document: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def summary(document: dict[str, Any]) -> list[str]:
+def summary(document: CatalogDocument) -> list[str]:
     """``provider: N models, newest: id (date)`` per provider."""
     lines = []
     for name, entry in document["providers"].items():

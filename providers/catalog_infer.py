@@ -11,7 +11,6 @@ sibling so the caller can say so once.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from baton.providers.models import Model, ModelCost
 
@@ -43,7 +42,7 @@ def infer_model(provider: str, model_id: str, models: list[Model]) -> Model | No
         return None
     sibling = nearest_sibling(model_id, siblings)
     base = sibling or siblings[0]
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "id": model_id,
         "name": model_id,
         "api": base.api,

@@ -16,8 +16,8 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.paths import baton_home
 
 OVERLAY_FILE = "catalog-overlay.json"
@@ -46,13 +46,13 @@ def overlay_path() -> Path:
     return baton_home() / OVERLAY_FILE
 
 
-def load_overlay(path: Path, providers: set[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+def load_overlay(path: Path, providers: set[str]) -> tuple[dict[str, list[JsonObject]], list[str]]:
     """The overlay's valid models per provider (only ``providers``, the built-in ones) and one
     message per problem. A missing file is no problem."""
     try:
         if path.stat().st_size > MAX_OVERLAY_BYTES:
             return {}, [f"{path}: larger than {MAX_OVERLAY_BYTES // (1024 * 1024)} MB; not read"]
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document: JsonValue = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:
@@ -62,7 +62,7 @@ def load_overlay(path: Path, providers: set[str]) -> tuple[dict[str, list[dict[s
     entries = document.get("providers") if isinstance(document, dict) else None
     if not isinstance(entries, dict):
         return {}, [f"{path}: no \"providers\" object; run baton --update-models again"]
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[JsonObject]] = {}
     errors: list[str] = []
     for name, entry in entries.items():
         if name not in providers:
@@ -71,18 +71,18 @@ def load_overlay(path: Path, providers: set[str]) -> tuple[dict[str, list[dict[s
         if not isinstance(models, list):
             errors.append(f"{path}: providers.{name}.models: must be a list")
             continue
-        valid = []
+        valid: list[JsonObject] = []
         for index, model in enumerate(models):
             problem = model_problem(model)
             if problem:
                 errors.append(f"{path}: providers.{name}.models[{index}]: {problem}")
-            else:
+            elif isinstance(model, dict):
                 valid.append(model)
         out[name] = valid
     return out, errors
 
 
-def model_problem(model: Any) -> str | None:
+def model_problem(model: JsonValue) -> str | None:
     """What is wrong with an overlay model entry (``None``: nothing). Only model facts may be
     there: an ``api``, ``baseUrl`` or ``headers`` field is refused."""
     if not isinstance(model, dict):
@@ -93,6 +93,11 @@ def model_problem(model: Any) -> str | None:
     extra = model.keys() - _MODEL_KEYS
     if extra:
         return f"fields not allowed here: {', '.join(sorted(extra))}"
+    return (_facts_problem(model, model_id) or _cost_problem(model.get("cost", {})) or _dates_problem(model)
+            or _compat_problem(model.get("compat", {})))
+
+
+def _facts_problem(model: JsonObject, model_id: str) -> str | None:
     name = model.get("name", model_id)
     if not isinstance(name, str) or not name.isprintable() or len(name) > 80:
         return "name: must be printable text of at most 80 characters"
@@ -104,19 +109,27 @@ def model_problem(model: Any) -> str | None:
         value = model.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 100_000_000:
             return f"{key}: must be a positive number of tokens"
-    cost = model.get("cost", {})
+    return None
+
+
+def _dates_problem(model: JsonObject) -> str | None:
+    for key in ("releaseDate", "knowledge"):
+        date = model.get(key)
+        if key in model and not (isinstance(date, str) and DATE.fullmatch(date)):
+            return f"{key}: must be a YYYY-MM(-DD) date"
+    return None
+
+
+def _cost_problem(cost: JsonValue) -> str | None:
     if not isinstance(cost, dict) or cost.keys() - _COST_KEYS:
         return "cost: must hold input/output/cacheRead/cacheWrite prices"
     for key, price in cost.items():
         if isinstance(price, bool) or not isinstance(price, int | float) or not 0 <= price <= 100_000:
             return f"cost.{key}: must be a price in dollars per million tokens"
-    for key in ("releaseDate", "knowledge"):
-        if key in model and not (isinstance(model[key], str) and DATE.fullmatch(model[key])):
-            return f"{key}: must be a YYYY-MM(-DD) date"
-    return _compat_problem(model.get("compat", {}))
+    return None
 
 
-def _compat_problem(compat: Any) -> str | None:
+def _compat_problem(compat: JsonValue) -> str | None:
     if not isinstance(compat, dict):
         return "compat: must be an object"
     extra = set(compat) - COMPAT_KEYS
@@ -134,7 +147,7 @@ def _compat_problem(compat: Any) -> str | None:
     return None
 
 
-def write_overlay(path: Path, providers: dict[str, list[dict[str, Any]]], source: str, fetched: str) -> None:
+def write_overlay(path: Path, providers: dict[str, list[JsonObject]], source: str, fetched: str) -> None:
     """Replace the overlay at once (a reader sees the old file or the new one, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {

@@ -16,8 +16,9 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 DEFAULT_URL = "https://models.dev/api.json"
 MAX_BYTES = 64 * 1024 * 1024
@@ -94,7 +95,9 @@ def _is_loopback(host: str) -> bool:
 class _SafeRedirects(urllib.request.HTTPRedirectHandler):
     """Redirects follow the same rule as the URL itself (no https -> http downgrade)."""
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+    def redirect_request(
+        self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: HTTPMessage, newurl: str
+    ) -> urllib.request.Request | None:
         check_url(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 

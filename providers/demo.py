@@ -12,10 +12,14 @@ import re
 import shlex
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model
+
+if TYPE_CHECKING:
+    from baton.providers.faux import FauxBlock, FauxResponse
 
 DEMO_PROVIDER = "demo"
 DEMO_API = "baton-demo"
@@ -81,7 +85,7 @@ class DemoTurn:
 
     text: str
     tool_name: str | None = None
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
 
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -200,11 +204,11 @@ def _summarise(context: Context) -> DemoTurn:
     return DemoTurn("\n\n".join(parts))
 
 
-def _respond(context: Context, model: Model) -> Any:
+def _respond(context: Context, model: Model) -> FauxResponse:
     from baton.providers.faux import FauxResponse, faux_tool_call
 
     turn = plan_turn(context)
-    content: list[Any] = [turn.text]
+    content: list[FauxBlock] = [turn.text]
     if turn.tool_name is not None:
         content.append(faux_tool_call(turn.tool_name, turn.arguments, id=f"demo_{uuid.uuid4().hex[:16]}"))
     return FauxResponse(content=content)

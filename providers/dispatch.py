@@ -6,10 +6,11 @@ hand the projected context to the adapter. Wire adapters (HTTP + SSE) run under 
 driver in :mod:`providers.transport`; in-process stream functions (the faux provider) are
 called directly.
 
-This module is the one registration point of the wire protocols: :data:`WIRE_PROTOCOLS` names
-each built-in protocol's module (loaded on first use), whose ``ADAPTER`` owns its API name and
-its tool-call id normaliser; the list of known APIs (:func:`known_apis`, what models.json may
-name) derives from it. Adding a protocol: docs/architecture.md, "Adding a wire protocol".
+The wire protocols are registered by name in :mod:`providers.wire_protocols`
+(:data:`WIRE_PROTOCOLS`: each built-in protocol's module, loaded here on first use), whose
+``ADAPTER`` owns its API name and its tool-call id normaliser; the list of known APIs
+(:func:`known_apis`, what models.json may name) derives from it. Adding a protocol:
+docs/architecture.md, "Adding a wire protocol".
 """
 
 from __future__ import annotations
@@ -25,23 +26,12 @@ from baton.providers.messages import AssistantMessage, Context
 from baton.providers.models import Model
 from baton.providers.options import StreamOptions
 from baton.providers.tool_ids import IdNormalizer
+from baton.providers.wire_protocols import IN_PROCESS_PROTOCOLS, WIRE_PROTOCOLS
+from baton.providers.wire_protocols import known_apis as known_apis  # the registry's names, asked here too
 
 StreamFunction = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
 """An in-process provider: gets the already transformed context, returns a started stream."""
 
-WIRE_PROTOCOLS: dict[str, str] = {
-    "openai-completions": "baton.providers.openai_completions",
-    "openai-responses": "baton.providers.openai_responses",
-    "anthropic-messages": "baton.providers.anthropic_messages",
-    "google-generative-ai": "baton.providers.google_generative_ai",
-}
-"""Built-in wire protocols: API name -> the module whose ``ADAPTER`` speaks it (imported on first use)."""
-IN_PROCESS_PROTOCOLS: dict[str, str] = {
-    "baton-demo": "baton.providers.demo",
-}
-"""In-process providers registered on first use: each module has a ``register()`` function."""
-SCRIPTED_API = "faux"
-"""The scripted in-process provider's API (:mod:`providers.faux`, registered at run time)."""
 _adapters: dict[str, WireAdapter] = {}
 _functions: dict[str, StreamFunction] = {}
 
@@ -62,11 +52,6 @@ def unregister(api: str) -> None:
     """Forget whatever is registered under ``api``."""
     _adapters.pop(api, None)
     _functions.pop(api, None)
-
-
-def known_apis() -> tuple[str, ...]:
-    """The API names a model definition may use: the wire protocols and the scripted provider."""
-    return (*WIRE_PROTOCOLS, SCRIPTED_API)
 
 
 def resolve(api: str) -> WireAdapter | StreamFunction | None:

@@ -33,8 +33,6 @@ The CLI prints any :class:`BatonError` that reaches it as one line, ``baton: <me
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class BatonError(Exception):
     """Base class of every exception baton raises on purpose."""
@@ -69,6 +67,6 @@ class SessionStorageError(BatonError):
 class ToolError(BatonError):
     """Raised by a tool to fail with a message the model reads verbatim (``details`` go to the UI)."""
 
-    def __init__(self, message: str, details: Any = None) -> None:
+    def __init__(self, message: str, details: object = None) -> None:
         super().__init__(message)
         self.details = details

@@ -14,8 +14,9 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import AssistantMessage, ToolCall
 
 
@@ -126,9 +127,9 @@ AssistantMessageEvent: TypeAlias = (
 )
 
 
-def event_to_dict(event: AssistantMessageEvent, *, include_partial: bool = True) -> dict[str, Any]:
+def event_to_dict(event: AssistantMessageEvent, *, include_partial: bool = True) -> JsonObject:
     """pi's JSON shape of an event (camelCase keys; messages as pi JSON)."""
-    out: dict[str, Any] = {"type": event.type}
+    out: JsonObject = {"type": event.type}
     if isinstance(event, DoneEvent):
         out["reason"] = event.reason
         out["message"] = event.message.to_json_dict()

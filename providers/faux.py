@@ -20,14 +20,16 @@ import inspect
 import itertools
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from baton.providers.adapter import MessageBuilder
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
+    ABORTED_MESSAGE,
     AssistantMessage,
     Context,
     ImageContent,
@@ -44,7 +46,6 @@ FauxBlock: TypeAlias = str | TextContent | ThinkingContent | ToolCall
 """A scripted content block; a plain string is a text block."""
 
 NO_RESPONSE_LEFT = "faux provider: no scripted response left"
-ABORTED_MESSAGE = "Request was aborted"
 _IMAGE_CHARS = 4800  # an image counts as ~1,200 tokens, like pi's estimate
 _YIELD_EVERY = 32  # with no delay, give the event loop a turn every this many chunks
 
@@ -103,7 +104,7 @@ def faux_thinking(text: str, signature: str | None = None, *, redacted: bool | N
     return ThinkingContent(thinking=text, thinking_signature=signature, redacted=redacted)
 
 
-def faux_tool_call(name: str, arguments: dict[str, Any] | None = None, id: str | None = None) -> ToolCall:
+def faux_tool_call(name: str, arguments: JsonObject | None = None, id: str | None = None) -> ToolCall:
     """A scripted tool call; without ``id`` a unique ``faux_call_<n>`` id is generated."""
     return ToolCall(id=id or f"faux_call_{next(_call_ids)}", name=name, arguments=arguments or {})
 
@@ -135,7 +136,7 @@ class FauxResponse:
         return cls(content=[text], **kwargs)
 
     @classmethod
-    def tool_call(cls, name: str, arguments: dict[str, Any] | None = None, id: str | None = None,
+    def tool_call(cls, name: str, arguments: JsonObject | None = None, id: str | None = None,
                   **kwargs: Any) -> FauxResponse:
         """A reply holding one tool call."""
         return cls(content=[faux_tool_call(name, arguments, id)], **kwargs)
@@ -406,7 +407,7 @@ def estimate_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-def _content_chars(content: Any) -> int:
+def _content_chars(content: str | Sequence[TextContent | ThinkingContent | ToolCall | ImageContent]) -> int:
     if isinstance(content, str):
         return len(content)
     total = 0

@@ -20,10 +20,11 @@ import itertools
 import json
 import re
 import secrets
-from typing import Any
+from typing import TypedDict, cast
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
 from baton.providers.events import ToolCallDeltaEvent
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -40,11 +41,11 @@ from baton.providers.models import (
     ThinkingLevel,
     accepted_efforts,
     clamp_thinking_level,
-    effort_for_level,
-    lowest_effort,
+    least_effort,
+    nearest_effort,
     supports_temperature,
 )
-from baton.providers.options import StreamOptions
+from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
@@ -58,9 +59,14 @@ _GEMINI3_PRO = re.compile(r"gemini-3(?:\.\d+)?-pro")
 _GEMINI3_FLASH = re.compile(r"gemini-3(?:\.\d+)?-flash")
 _JSON_SCHEMA_META = frozenset({"$schema", "$id", "$anchor", "$comment"})
 
-_BUDGETS_25_PRO: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
-_BUDGETS_25_FLASH: dict[str, int] = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
-_BUDGETS_25_FLASH_LITE: dict[str, int] = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
+_GEMINI_LEVELS = ("minimal", "low", "medium", "high")
+"""The ``thinkingLevel`` values (upper-cased on the wire); 2.5's budget tables have the same keys."""
+_BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
+    ("2.5-pro", {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}),
+    ("2.5-flash-lite", {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}),
+    ("2.5-flash", {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}),
+)
+"""Gemini 2.5's thinking budgets by family, the first whose name the model id contains."""
 
 _ids = itertools.count(1)
 
@@ -127,9 +133,9 @@ def stream_url(model: Model) -> str:
     return f"{base}/models/{model_id}:streamGenerateContent?alt=sse"
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
     """The ``GenerateContentRequest`` body (REST field names, camelCase) for ``context``."""
-    body: dict[str, Any] = {"contents": convert_messages(model, context)}
+    body: JsonObject = {"contents": list[JsonValue](convert_messages(model, context))}
     if context.system_prompt:
         body["systemInstruction"] = {"role": "user", "parts": [{"text": sanitize(context.system_prompt)}]}
     if context.tools:
@@ -137,7 +143,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         config = tool_config(options.tool_choice, context.tools)
         if config is not None:
             body["toolConfig"] = config
-    generation: dict[str, Any] = {"maxOutputTokens": options.max_tokens or model.max_tokens}
+    generation: JsonObject = {"maxOutputTokens": options.max_tokens or model.max_tokens}
     if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
     thinking = thinking_config(model, options.thinking)
@@ -147,64 +153,78 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def thinking_config(model: Model, requested: ThinkingLevel | None) -> dict[str, Any] | None:
+def thinking_config(model: Model, requested: ThinkingLevel | None) -> JsonObject | None:
     """``thinkingConfig`` as pi sets it: Gemini 3 Pro/Flash take a ``thinkingLevel``, Gemini 2.5 a
     ``thinkingBudget`` (-1 = dynamic for unknown models); "off" asks for the least thinking the
     model allows, without thought summaries."""
     if not model.reasoning:
         return None
-    model_id = model.id.lower()
-    is_pro3 = bool(_GEMINI3_PRO.search(model_id))
-    is_flash3 = bool(_GEMINI3_FLASH.search(model_id))
     level = clamp_thinking_level(model, requested or "off")
-    major = gemini_major_version(model_id)
-    if (major or 0) >= 3 and accepted_efforts(model) is not None:
-        # Gemini 3 and later take a level; the catalog says which (3.1 Pro has medium, 3.8
-        # Flash no minimal) and "off" is the least one
-        chosen = lowest_effort(model) if level == "off" else effort_for_level(model, level)
-        if chosen in ("minimal", "low", "medium", "high"):
-            config: dict[str, Any] = {"thinkingLevel": chosen.upper()}
+    by_level = _level_config(model, level)
+    if by_level is not None:
+        return by_level
+    if level == "off":
+        return {"thinkingBudget": 0}
+    return {"includeThoughts": True, "thinkingBudget": _thinking_budget(model, nearest_effort(_GEMINI_LEVELS, level))}
+
+
+def _level_config(model: Model, level: ThinkingLevel) -> JsonObject | None:
+    """A ``thinkingLevel`` for Gemini 3 and later: one the catalog says the model takes (3.1 Pro
+    has medium, 3.8 Flash no minimal; "off" is the least), else its family's (3 Pro: low or
+    high, 3 Flash: all four); ``None`` for a model that takes a budget."""
+    for efforts in (_catalog_levels(model), _family_levels(model)):
+        if efforts is None:
+            continue
+        chosen = least_effort(efforts) if level == "off" else nearest_effort(efforts, level)
+        if chosen in _GEMINI_LEVELS:
+            config: JsonObject = {"thinkingLevel": chosen.upper()}
             if level != "off":
                 config["includeThoughts"] = True
             return config
-    if level == "off":
-        if is_pro3:
-            return {"thinkingLevel": "LOW"}
-        if is_flash3:
-            return {"thinkingLevel": "MINIMAL"}
-        return {"thinkingBudget": 0}
-    effort = "high" if level == "xhigh" else level
-    if is_pro3:
-        return {"includeThoughts": True, "thinkingLevel": "LOW" if effort in ("minimal", "low") else "HIGH"}
-    if is_flash3:
-        return {"includeThoughts": True, "thinkingLevel": effort.upper()}
+    return None
+
+
+def _catalog_levels(model: Model) -> list[str] | None:
+    return accepted_efforts(model) if (gemini_major_version(model.id) or 0) >= 3 else None
+
+
+def _family_levels(model: Model) -> tuple[str, ...] | None:
+    model_id = model.id.lower()
+    if _GEMINI3_PRO.search(model_id):
+        return ("low", "high")
+    if _GEMINI3_FLASH.search(model_id):
+        return _GEMINI_LEVELS
+    return None
+
+
+def _thinking_budget(model: Model, effort: str | None) -> int:
+    """Gemini 2.5's ``thinkingBudget`` for an effort: ``compat.thinkingBudgets``, else the
+    family's table, else -1 (dynamic)."""
     custom = (model.compat or {}).get("thinkingBudgets") or {}
     if effort in custom:
-        budget = int(custom[effort])
-    elif "2.5-pro" in model_id:
-        budget = _BUDGETS_25_PRO[effort]
-    elif "2.5-flash-lite" in model_id:
-        budget = _BUDGETS_25_FLASH_LITE[effort]
-    elif "2.5-flash" in model_id:
-        budget = _BUDGETS_25_FLASH[effort]
-    else:
-        budget = -1
-    return {"includeThoughts": True, "thinkingBudget": budget}
+        return int(custom[effort])
+    model_id = model.id.lower()
+    for family, budgets in _BUDGETS:
+        if family in model_id:
+            return budgets[effort or "high"]
+    return -1
 
 
-def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[str, Any] | None:
+def tool_config(choice: ToolChoice | None, tools: list[Tool]) -> JsonObject | None:
     """``toolConfig.functionCallingConfig``: auto/any/none (``required`` = any), or one tool by
     name (``ANY`` restricted to it)."""
     if choice is None:
         return None
-    name: str | None = None
+    name: JsonValue = None
     if isinstance(choice, dict):
-        if choice.get("type") == "function":
-            name = (choice.get("function") or {}).get("name") or choice.get("name")
-        elif choice.get("type") == "tool":
+        kind = choice.get("type")
+        if kind == "function":
+            function = choice.get("function")
+            name = (function.get("name") if isinstance(function, dict) else None) or choice.get("name")
+        elif kind == "tool":
             name = choice.get("name")
-        elif isinstance(choice.get("type"), str):
-            choice = choice["type"]
+        elif isinstance(kind, str):
+            choice = kind
         if name is None and isinstance(choice, dict):
             raise ProviderError(f"Unsupported tool_choice for Gemini: {choice!r}")
     if isinstance(choice, str):
@@ -217,9 +237,9 @@ def tool_config(choice: str | dict[str, Any] | None, tools: list[Tool]) -> dict[
     raise ProviderError(f"Unsupported tool_choice {choice!r}: use auto, any, none, required or a tool's name")
 
 
-def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+def convert_tools(tools: list[Tool]) -> JsonArray:
     """One ``functionDeclarations`` tool with each schema as ``parametersJsonSchema``."""
-    declarations = []
+    declarations: JsonArray = []
     for tool in tools:
         schema = {
             k: _strip_nested_meta(v, names=k in ("properties", "patternProperties", "$defs", "definitions"))
@@ -232,7 +252,7 @@ def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
     return [{"functionDeclarations": declarations}]
 
 
-def _strip_nested_meta(value: Any, *, names: bool = False) -> Any:
+def _strip_nested_meta(value: JsonValue, *, names: bool = False) -> JsonValue:
     """A copy without ``$schema`` / ``$comment`` at any depth: Gemini rejects them even inside
     ``parametersJsonSchema``, and MCP servers (zod, Mintlify) emit them in nested schemas. The
     keys of a ``properties`` map are property names, kept whatever they are. The tool's stored
@@ -261,14 +281,14 @@ def _supports_multimodal_function_response(model: Model) -> bool:
     return major is None or major >= 3
 
 
-def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+def convert_messages(model: Model, context: Context) -> list[JsonObject]:
     """``contents``: user turns, ``model`` turns, and tool results as ``functionResponse`` parts
     (consecutive results share one user turn)."""
-    contents: list[dict[str, Any]] = []
+    contents: list[JsonObject] = []
     with_ids = requires_tool_call_id(model)
     # Result images for models that cannot nest them go in one user turn after the whole batch
     # of function responses: splitting the batch would break Gemini's call/response pairing.
-    pending_images: list[dict[str, Any]] = []
+    pending_images: JsonArray = []
     for msg in context.messages:
         if pending_images and not isinstance(msg, ToolResultMessage):
             contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *pending_images]})
@@ -288,10 +308,10 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return contents
 
 
-def _user_parts(msg: UserMessage) -> list[dict[str, Any]]:
+def _user_parts(msg: UserMessage) -> JsonArray:
     if isinstance(msg.content, str):
         return [{"text": sanitize(msg.content)}] if msg.content else []
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     for item in msg.content:
         if isinstance(item, TextContent):
             if item.text:
@@ -301,19 +321,19 @@ def _user_parts(msg: UserMessage) -> list[dict[str, Any]]:
     return parts
 
 
-def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[dict[str, Any]]:
+def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> JsonArray:
     same = model.same_model(msg.provider, msg.api, msg.model)
 
     def signature(value: str | None) -> str | None:
         return value if same and is_valid_signature(value) else None
 
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     needs_call_signature = (gemini_major_version(model.id) or 0) >= 3
     for block in msg.content:
         if isinstance(block, TextContent):
             sig = signature(block.text_signature)
             if block.text.strip() or sig:
-                part: dict[str, Any] = {"text": sanitize(block.text)}
+                part: JsonObject = {"text": sanitize(block.text)}
                 if sig:
                     part["thoughtSignature"] = sig
                 parts.append(part)
@@ -330,7 +350,7 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
             elif block.thinking.strip():
                 parts.append({"text": sanitize(block.thinking)})
         elif isinstance(block, ToolCall):
-            call: dict[str, Any] = {"name": block.name, "args": block.arguments}
+            call: JsonObject = {"name": block.name, "args": block.arguments}
             if with_ids:
                 call["id"] = block.id
             part = {"functionCall": call}
@@ -347,26 +367,27 @@ def _model_parts(model: Model, msg: AssistantMessage, with_ids: bool) -> list[di
 
 
 def _append_tool_result(
-    contents: list[dict[str, Any]], model: Model, msg: ToolResultMessage, with_ids: bool
-) -> list[dict[str, Any]]:
+    contents: list[JsonObject], model: Model, msg: ToolResultMessage, with_ids: bool
+) -> JsonArray:
     """Append the ``functionResponse`` part; returns the image parts still to be sent."""
     text = "\n".join(c.text for c in msg.content if isinstance(c, TextContent))
     images = [c for c in msg.content if isinstance(c, ImageContent)] if model.supports_images else []
     value = sanitize(text) if text else ("(see attached image)" if images else "")
-    response: dict[str, Any] = {
+    response: JsonObject = {
         "name": msg.tool_name,
         "response": {"error": value} if msg.is_error else {"output": value},
     }
     if with_ids:
         response["id"] = msg.tool_call_id
-    image_parts = [{"inlineData": {"mimeType": i.mime_type, "data": i.data}} for i in images]
+    image_parts: JsonArray = [{"inlineData": {"mimeType": i.mime_type, "data": i.data}} for i in images]
     nested = bool(image_parts) and _supports_multimodal_function_response(model)
     if nested:
         response["parts"] = image_parts
-    part = {"functionResponse": response}
+    part: JsonObject = {"functionResponse": response}
     last = contents[-1] if contents else None
-    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
-        last["parts"].append(part)
+    parts = last.get("parts") if last is not None and last["role"] == "user" else None
+    if isinstance(parts, list) and any(isinstance(p, dict) and "functionResponse" in p for p in parts):
+        parts.append(part)
     else:
         contents.append({"role": "user", "parts": [part]})
     return [] if nested else image_parts
@@ -397,6 +418,29 @@ _FINISH_ERRORS: dict[str, str] = {
 _RETRYABLE_STATUS = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"})
 
 
+class _Part(TypedDict, total=False):
+    text: str
+    thought: bool
+    thoughtSignature: str
+    functionCall: JsonValue
+
+
+class _Content(TypedDict, total=False):
+    parts: list[_Part]
+
+
+class _Candidate(TypedDict, total=False):
+    content: _Content
+    finishReason: str
+    finishMessage: str
+
+
+class _Chunk(TypedDict, total=False):
+    """A ``GenerateContentResponse`` chunk as far as the decoder reads it."""
+
+    candidates: list[_Candidate]
+
+
 class GeminiDecoder:
     """Decodes one ``streamGenerateContent`` SSE stream into :class:`MessageBuilder` calls."""
 
@@ -409,10 +453,10 @@ class GeminiDecoder:
         self._seen_ids: set[str] = set()
         self._streaming_call: int | None = None
         """Builder index of a Vertex function call whose arguments are still streaming."""
-        self._streaming_args: dict[str, Any] = {}
+        self._streaming_args: JsonObject = {}
         self._finish_reason: str | None = None
         self._finish_message: str | None = None
-        self._last_usage: dict[str, Any] | None = None
+        self._last_usage: JsonObject | None = None
 
     def feed(self, event: str, data: str) -> None:
         """One SSE event: a ``GenerateContentResponse`` chunk (or an error object)."""
@@ -450,12 +494,12 @@ class GeminiDecoder:
             raise ProviderError(message)
 
     # --- chunks -----------------------------------------------------------------------------
-    def _chunk(self, chunk: dict[str, Any]) -> None:
+    def _chunk(self, chunk: JsonObject) -> None:
         if "error" in chunk:
             error = chunk["error"]
             raise _api_error(error if isinstance(error, dict) else {"message": str(error)})
         try:
-            self._candidate(chunk)
+            self._candidate(cast(_Chunk, chunk))  # the documented shape; any other raises below
         except (AttributeError, TypeError, KeyError, IndexError) as exc:
             # The fast path trusts the documented shape; anything else is reported, not guessed at.
             raise ProviderError(f"Unexpected Gemini stream chunk ({type(exc).__name__}: {exc})") from exc
@@ -469,7 +513,7 @@ class GeminiDecoder:
             message = f"Gemini blocked the prompt (blockReason {reason})"
             raise ProviderError(f"{message}: {detail}" if detail else message)
 
-    def _candidate(self, chunk: dict[str, Any]) -> None:
+    def _candidate(self, chunk: _Chunk) -> None:
         candidates = chunk.get("candidates")
         if not candidates:
             return
@@ -489,12 +533,12 @@ class GeminiDecoder:
             if isinstance(message, str) and message:
                 self._finish_message = message
 
-    def _part(self, part: dict[str, Any]) -> None:
+    def _part(self, part: _Part) -> None:
         signature = part.get("thoughtSignature")
         if not isinstance(signature, str) or not signature:
             signature = None
         if "functionCall" in part:
-            self._function_call(part["functionCall"], signature)
+            self._function_call(part.get("functionCall"), signature)
             return
         text = part.get("text")
         if not isinstance(text, str):
@@ -520,7 +564,7 @@ class GeminiDecoder:
         if signature:
             builder.set_text_signature(signature)
 
-    def _function_call(self, call: Any, signature: str | None) -> None:
+    def _function_call(self, call: JsonValue, signature: str | None) -> None:
         if not isinstance(call, dict):
             return
         builder = self.builder
@@ -551,7 +595,7 @@ class GeminiDecoder:
         index = builder.start_tool_call(call_id, str(name or ""), json.dumps(args), thought_signature=signature)
         builder.end_tool_call(index, args)
 
-    def _partial_args(self, fragments: list[Any]) -> None:
+    def _partial_args(self, fragments: JsonArray) -> None:
         index = self._streaming_call
         if index is None:
             return
@@ -571,7 +615,7 @@ class GeminiDecoder:
             self.builder.end_tool_call(index, self._streaming_args)
             self._streaming_args = {}
 
-    def _usage(self, meta: dict[str, Any]) -> None:
+    def _usage(self, meta: JsonObject) -> None:
         """Cumulative per chunk (last wins); ``input`` excludes cached prompt tokens. The cost is
         priced by the driver when the message ends."""
         self._last_usage = meta  # callers skip chunks that repeat the previous counts
@@ -587,52 +631,60 @@ class GeminiDecoder:
         u.total_tokens = total if isinstance(total, int) else u.input + u.cache_read + u.output
 
 
-def _int(value: Any) -> int:
+def _int(value: JsonValue) -> int:
     return value if isinstance(value, int) else 0
 
 
 _PATH_TOKEN = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[['\"]([^'\"]*)['\"]\]")
 
 
-def _apply_partial_arg(args: dict[str, Any], fragment: dict[str, Any]) -> None:
+def _apply_partial_arg(args: JsonObject, fragment: JsonObject) -> None:
     """Apply one Vertex ``PartialArg`` (``jsonPath`` + a typed value) to ``args`` in place:
     string values continue (are appended to) what the path already holds."""
-    path = fragment.get("jsonPath")
-    if not isinstance(path, str) or not path.startswith("$"):
+    keys = _json_path_keys(fragment.get("jsonPath"))
+    found = _partial_value(fragment)
+    if not keys or found is None:
         return
-    keys: list[str | int] = []
-    for match in _PATH_TOKEN.finditer(path, 1):
-        key, position, quoted = match.groups()
-        keys.append(int(position) if position is not None else (key if key is not None else quoted))
-    if not keys:
-        return
-    if "stringValue" in fragment:
-        value: Any = fragment["stringValue"]
-    elif "numberValue" in fragment:
-        value = fragment["numberValue"]
-    elif "boolValue" in fragment:
-        value = fragment["boolValue"]
-    elif "nullValue" in fragment:
-        value = None
-    else:
-        return
-    target: Any = args
+    target: JsonValue = args
     for key, following in itertools.pairwise(keys):
         target = _child(target, key, [] if isinstance(following, int) else {})
         if target is None:
             return
-    last = keys[-1]
-    if isinstance(target, dict) and isinstance(last, str):
-        previous = target.get(last)
-        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
-    elif isinstance(target, list) and isinstance(last, int):
-        while len(target) <= last:
+    _continue_value(target, keys[-1], found[0])
+
+
+def _json_path_keys(path: JsonValue) -> list[str | int]:
+    """The keys and indexes of a ``$.a[0]['b']`` path (none for anything else)."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return []
+    keys: list[str | int] = []
+    for match in _PATH_TOKEN.finditer(path, 1):
+        key, position, quoted = match.groups()
+        keys.append(int(position) if position is not None else (key if key is not None else quoted))
+    return keys
+
+
+def _partial_value(fragment: JsonObject) -> tuple[JsonValue] | None:
+    """The fragment's typed value, boxed (``None`` when it has none; a ``nullValue`` is ``(None,)``)."""
+    for key in ("stringValue", "numberValue", "boolValue"):
+        if key in fragment:
+            return (fragment[key],)
+    return (None,) if "nullValue" in fragment else None
+
+
+def _continue_value(target: JsonValue, key: str | int, value: JsonValue) -> None:
+    """Set ``target[key]`` to ``value``, appended to the string already there when both are strings."""
+    if isinstance(target, dict) and isinstance(key, str):
+        previous = target.get(key)
+        target[key] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+    elif isinstance(target, list) and isinstance(key, int):
+        while len(target) <= key:
             target.append(None)
-        previous = target[last]
-        target[last] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
+        previous = target[key]
+        target[key] = previous + value if isinstance(previous, str) and isinstance(value, str) else value
 
 
-def _child(container: Any, key: str | int, empty: Any) -> Any:
+def _child(container: JsonValue, key: str | int, empty: JsonObject | JsonArray) -> JsonValue:
     if isinstance(container, dict) and isinstance(key, str):
         if not isinstance(container.get(key), dict | list):
             container[key] = empty
@@ -646,7 +698,7 @@ def _child(container: Any, key: str | int, empty: Any) -> Any:
     return None
 
 
-def _api_error(error: dict[str, Any]) -> ProviderError:
+def _api_error(error: JsonObject) -> ProviderError:
     message = str(error.get("message") or "Gemini reported an error in the stream")
     status = error.get("status")
     code = error.get("code")

@@ -26,7 +26,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
@@ -96,14 +97,14 @@ def text_depth_exceeds(text: str, limit: int) -> bool:
     return False
 
 
-def depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: object, limit: int) -> bool:
     """True when a parsed JSON value (dicts and lists) nests deeper than ``limit``; ``{}`` and
     ``[]`` are one level. Iterative, and stops at the first branch that is too deep."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            children: Any = item.values()
+            children: Iterable[object] = item.values()
         elif isinstance(item, list | tuple):
             children = item
         else:
@@ -167,9 +168,9 @@ def clamp_object(obj: Any, limit: int = MAX_VALUE_DEPTH) -> Any:
     return clamp_depth(obj, limit)
 
 
-def _is_structured(obj: Any) -> bool:
+def _is_structured(obj: object) -> bool:
     return isinstance(obj, BaseModel) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type))
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_exports(package: str, namespace: dict[str, Any], exports: Mapping[str, str]) -> Callable[[str], Any]:
+def lazy_exports(package: str, namespace: dict[str, object], exports: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` that imports ``exports[name]`` on first access and caches it."""
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> Any:  # a module attribute: its type is the export's own
         module_name = exports.get(name)
         if module_name is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

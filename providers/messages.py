@@ -13,9 +13,12 @@ an unchanged message object as is instead of copying it.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
+
+from baton.providers.json_types import JsonObject
 
 
 def now_ms() -> int:
@@ -32,7 +35,7 @@ class _Wire(BaseModel):
         ser_json_inf_nan="constants",
     )
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> JsonObject:
         """pi's JSON form of this object (camelCase keys, absent optionals omitted)."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -100,6 +103,8 @@ ToolResultContentBlock: TypeAlias = UserContentBlock
 # Usage
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+ABORTED_MESSAGE = "Request was aborted"
+"""The ``errorMessage`` of an assistant message whose request was aborted (pi's words)."""
 
 
 class Cost(_Wire):
@@ -191,7 +196,7 @@ messages and are refused here with a validation error naming the tag."""
 MESSAGE_ADAPTER: TypeAdapter[UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(Message)
 
 
-def message_from_dict(data: dict[str, Any]) -> UserMessage | AssistantMessage | ToolResultMessage:
+def message_from_dict(data: Mapping[str, object]) -> UserMessage | AssistantMessage | ToolResultMessage:
     """Validate a pi message dict into the matching message class."""
     return MESSAGE_ADAPTER.validate_python(data)
 

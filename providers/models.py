@@ -1,7 +1,10 @@
-"""Model descriptions (pi's ``Model`` shape) and cost calculation."""
+"""Model descriptions (pi's ``Model`` shape), cost calculation, and thinking: the levels a model
+honours (:func:`clamp_thinking_level`, :func:`thinking_levels`) and the effort a level is sent as
+(:func:`effort_for_level`: the catalog's accepted efforts, else the adapter's family rule)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlparse
 
@@ -88,7 +91,26 @@ def calculate_cost(model: Model, usage: Usage) -> None:
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
 
 
+# ---------------------------------------------------------------------------------------------
+# Thinking: the one place that decides which level a model honours and which effort a level is
+
 _EFFORT_ORDER = ("minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
+    """The thinking level a model can honour: ``off`` for models without reasoning, and
+    ``high`` instead of ``xhigh`` unless the model's compat says it supports ``xhigh``."""
+    if not model.reasoning:
+        return "off"
+    if level == "xhigh" and not (model.compat or {}).get("supportsXhigh", False):
+        return "high"
+    return level
+
+
+def thinking_levels(model: Model) -> list[ThinkingLevel]:
+    """The thinking levels ``model`` honours, in cycling order (those :func:`clamp_thinking_level`
+    keeps as they are)."""
+    return [level for level in THINKING_LEVELS if clamp_thinking_level(model, level) == level]
 
 
 def accepted_efforts(model: Model) -> list[str] | None:
@@ -100,13 +122,12 @@ def accepted_efforts(model: Model) -> list[str] | None:
     return None
 
 
-def effort_for_level(model: Model, level: ThinkingLevel) -> str | None:
-    """The effort to send for a thinking level other than ``off``: the level itself when the
-    model accepts it, else the nearest stronger effort it accepts (``xhigh`` becomes ``max``
-    where there is no ``xhigh``; ``medium`` becomes ``high`` where only high and max exist), else
-    its strongest. ``None`` when the catalog does not say which efforts the model accepts."""
-    efforts = accepted_efforts(model)
-    if efforts is None or level == "off":
+def nearest_effort(efforts: Sequence[str], level: ThinkingLevel) -> str | None:
+    """The effort among ``efforts`` for a thinking level other than ``off``: the level itself
+    when accepted, else the nearest stronger effort (``xhigh`` becomes ``max`` where there is no
+    ``xhigh``; ``medium`` becomes ``high`` where only high and max exist), else the strongest;
+    ``default`` where that is all there is."""
+    if level == "off":
         return None
     positive = [effort for effort in _EFFORT_ORDER if effort in efforts]
     if not positive:
@@ -118,29 +139,27 @@ def effort_for_level(model: Model, level: ThinkingLevel) -> str | None:
     return positive[-1]
 
 
+def least_effort(efforts: Sequence[str]) -> str | None:
+    """The least reasoning among ``efforts`` (``none`` when reasoning can be turned off)."""
+    return next((effort for effort in ("none", *_EFFORT_ORDER) if effort in efforts), None)
+
+
+def effort_for_level(model: Model, level: ThinkingLevel) -> str | None:
+    """:func:`nearest_effort` among the efforts the catalog says the model accepts; ``None``
+    when the catalog does not say (the adapter's family rule decides, through
+    :func:`nearest_effort` too)."""
+    efforts = accepted_efforts(model)
+    return nearest_effort(efforts, level) if efforts is not None else None
+
+
 def lowest_effort(model: Model) -> str | None:
     """The least reasoning the model accepts (``none`` when it can turn reasoning off), for the
     ``off`` level; ``None`` when the catalog does not say."""
     efforts = accepted_efforts(model)
-    if efforts is None:
-        return None
-    for effort in ("none", *_EFFORT_ORDER):
-        if effort in efforts:
-            return effort
-    return None
+    return least_effort(efforts) if efforts is not None else None
 
 
 def supports_temperature(model: Model) -> bool:
     """False for models that refuse a ``temperature`` (``compat.supportsTemperature: false``,
     from the catalog: Claude Opus 4.7 and later, OpenAI's reasoning models...)."""
     return (model.compat or {}).get("supportsTemperature") is not False
-
-
-def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
-    """The thinking level a model can honour: ``off`` for models without reasoning, and
-    ``high`` instead of ``xhigh`` unless the model's compat says it supports ``xhigh``."""
-    if not model.reasoning:
-        return "off"
-    if level == "xhigh" and not (model.compat or {}).get("supportsXhigh", False):
-        return "high"
-    return level

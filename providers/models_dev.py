@@ -23,11 +23,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from baton.providers.catalog_overlay import DATE, EFFORT_NAMES, MODEL_ID
+from baton.providers.json_types import JsonObject, JsonValue
 
-ModelEntry = dict[str, Any]
+ModelEntry = JsonObject
 """One model in baton's catalog shape (pi's camelCase keys: ``contextWindow``, ``cost``...)."""
 
 
@@ -47,7 +47,7 @@ class ProviderSpec:
     """When given, only model ids starting with one of these are kept (OpenRouter's hundreds)."""
     exclude: tuple[str, ...] = ()
     """Regular expressions: model ids matching one are left out (not chat models, retired)."""
-    compat: dict[str, Any] = field(default_factory=dict)
+    compat: JsonObject = field(default_factory=dict)
     """Compat flags every model of the provider gets (the host's request rules)."""
 
 
@@ -101,7 +101,7 @@ class SourceError(ValueError):
 # The repository's TOML files -> the API shape
 
 
-def load_repository(root: Path, providers: tuple[str, ...] | None = None) -> dict[str, Any]:
+def load_repository(root: Path, providers: tuple[str, ...] | None = None) -> dict[str, object]:
     """A models.dev checkout (``providers/``, ``models/``) as the API would serve it, for the
     ``providers`` named (default: those of :data:`PROVIDERS`)."""
     import tomllib
@@ -109,7 +109,7 @@ def load_repository(root: Path, providers: tuple[str, ...] | None = None) -> dic
     wanted = providers if providers is not None else tuple(spec.source for spec in PROVIDERS)
     if not (root / "providers").is_dir():
         raise SourceError(f"{root}: not a models.dev checkout (no providers/ folder)")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for provider in wanted:
         folder = root / "providers" / provider
         header = folder / "provider.toml"
@@ -117,7 +117,7 @@ def load_repository(root: Path, providers: tuple[str, ...] | None = None) -> dic
             continue
         entry = tomllib.loads(header.read_text(encoding="utf-8"))
         entry["id"] = provider
-        models: dict[str, Any] = {}
+        models: dict[str, object] = {}
         model_dir = folder / "models"
         for path in sorted(model_dir.rglob("*.toml")) if model_dir.is_dir() else ():
             if not path.is_file():
@@ -135,7 +135,7 @@ def load_repository(root: Path, providers: tuple[str, ...] | None = None) -> dic
     return out
 
 
-def _with_base(root: Path, base: str, record: dict[str, Any], omit: list[str], path: Path) -> dict[str, Any]:
+def _with_base(root: Path, base: str, record: dict[str, object], omit: list[str], path: Path) -> dict[str, object]:
     import tomllib
 
     base_path = root / "models" / f"{base}.toml"
@@ -147,7 +147,7 @@ def _with_base(root: Path, base: str, record: dict[str, Any], omit: list[str], p
     merged = _merge_deep(shared, record)
     for dotted in omit:
         *parents, last = str(dotted).split(".")
-        target: Any = merged
+        target: object = merged
         for part in parents:
             target = target.get(part) if isinstance(target, dict) else None
         if isinstance(target, dict):
@@ -155,12 +155,13 @@ def _with_base(root: Path, base: str, record: dict[str, Any], omit: list[str], p
     return merged
 
 
-def _merge_deep(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def _merge_deep(base: dict[str, object], over: dict[str, object]) -> dict[str, object]:
     """``over`` on ``base``: tables merged key by key, everything else (lists too) replaced."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge_deep(out[key], value)
+        under = out.get(key)
+        if isinstance(value, dict) and isinstance(under, dict):
+            out[key] = _merge_deep(under, value)
         else:
             out[key] = value
     return out
@@ -170,7 +171,7 @@ def _merge_deep(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 # The API shape -> baton's catalog shape
 
 
-def convert(api: Any, specs: tuple[ProviderSpec, ...] = PROVIDERS) -> tuple[dict[str, list[ModelEntry]], list[str]]:
+def convert(api: object, specs: tuple[ProviderSpec, ...] = PROVIDERS) -> tuple[dict[str, list[ModelEntry]], list[str]]:
     """baton's models per provider from models.dev's API shape, and one note per record left
     out for a bad value. Raises :class:`SourceError` when ``api`` is not that shape at all or
     holds none of the providers."""
@@ -203,13 +204,13 @@ def convert(api: Any, specs: tuple[ProviderSpec, ...] = PROVIDERS) -> tuple[dict
 def sort_newest_first(entries: list[ModelEntry]) -> list[ModelEntry]:
     """Newest release first; among the same date, aliases (no date in the id) before snapshots,
     then by id."""
-    entries = sorted(entries, key=lambda e: e["id"])
-    entries.sort(key=lambda e: bool(re.search(r"\d{8}$|-\d{2}-\d{4}$|-\d{4}$", e["id"])))
-    entries.sort(key=lambda e: e.get("releaseDate") or "", reverse=True)
+    entries = sorted(entries, key=lambda e: str(e["id"]))
+    entries.sort(key=lambda e: bool(re.search(r"\d{8}$|-\d{2}-\d{4}$|-\d{4}$", str(e["id"]))))
+    entries.sort(key=lambda e: str(e.get("releaseDate") or ""), reverse=True)
     return entries
 
 
-def convert_model(spec: ProviderSpec, key: Any, record: Any) -> ModelEntry | None:
+def convert_model(spec: ProviderSpec, key: object, record: object) -> ModelEntry | None:
     """One model record in baton's shape; ``None`` for a model baton cannot drive or does not
     list (no tool calls, not text, deprecated, excluded by the provider's rules)."""
     if not isinstance(record, dict):
@@ -233,10 +234,11 @@ def convert_model(spec: ProviderSpec, key: Any, record: Any) -> ModelEntry | Non
         context = min(context, _tokens(limit.get("input"), "limit.input"))
     output = min(_tokens(limit.get("output"), "limit.output"), context)
     cost = _object(record.get("cost", {}), "cost")
+    reasoning = record.get("reasoning") is True
     entry: ModelEntry = {
         "id": model_id,
         "name": _name(record.get("name"), model_id),
-        "reasoning": record.get("reasoning") is True,
+        "reasoning": reasoning,
         "input": ["text", "image"] if "image" in inputs else ["text"],
         "cost": {
             "input": _price(cost.get("input", 0), "cost.input"),
@@ -253,16 +255,16 @@ def convert_model(spec: ProviderSpec, key: Any, record: Any) -> ModelEntry | Non
             if not isinstance(value, str) or not DATE.fullmatch(value):
                 raise SourceError(f"{source_key}: not a YYYY-MM(-DD) date")
             entry[target] = value
-    compat = {**spec.compat, **_compat(spec, record, entry["reasoning"])}
+    compat = {**spec.compat, **_compat(spec, record, reasoning)}
     if compat:
         entry["compat"] = compat
     return entry
 
 
-def _compat(spec: ProviderSpec, record: dict[str, Any], reasoning: bool) -> dict[str, Any]:
+def _compat(spec: ProviderSpec, record: dict[str, object], reasoning: bool) -> JsonObject:
     """Request rules the record states: the effort values accepted (which also say whether
     ``xhigh`` can be offered), temperature refused, reasoning text to send back."""
-    compat: dict[str, Any] = {}
+    compat: JsonObject = {}
     if record.get("temperature") is False:
         compat["supportsTemperature"] = False
     if not reasoning:
@@ -276,7 +278,7 @@ def _compat(spec: ProviderSpec, record: dict[str, Any], reasoning: bool) -> dict
                 efforts += [v for v in values if isinstance(v, str) and v in EFFORT_NAMES]
     if efforts:
         ordered = [name for name in EFFORT_NAMES if name in efforts]
-        compat["reasoningEfforts"] = ordered
+        compat["reasoningEfforts"] = list[JsonValue](ordered)
         if "xhigh" in ordered or "max" in ordered:
             compat["supportsXhigh"] = True
     interleaved = record.get("interleaved")
@@ -286,19 +288,19 @@ def _compat(spec: ProviderSpec, record: dict[str, Any], reasoning: bool) -> dict
     return compat
 
 
-def _object(value: Any, where: str) -> dict[str, Any]:
+def _object(value: object, where: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise SourceError(f"{where}: must be an object")
     return value
 
 
-def _strings(value: Any, where: str) -> list[str]:
+def _strings(value: object, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SourceError(f"{where}: must be a list of strings")
     return value
 
 
-def _tokens(value: Any, where: str) -> int:
+def _tokens(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise SourceError(f"{where}: must be a number of tokens")
     if not 0 < value <= _MAX_TOKENS:
@@ -306,7 +308,7 @@ def _tokens(value: Any, where: str) -> int:
     return int(value)
 
 
-def _price(value: Any, where: str) -> float:
+def _price(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise SourceError(f"{where}: must be a price in dollars per million tokens")
     if not 0 <= value <= _MAX_PRICE:
@@ -314,7 +316,7 @@ def _price(value: Any, where: str) -> float:
     return float(value)
 
 
-def _name(value: Any, model_id: str) -> str:
+def _name(value: object, model_id: str) -> str:
     """A display name without control characters (it is printed on the terminal)."""
     if not isinstance(value, str):
         return model_id

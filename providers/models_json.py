@@ -4,117 +4,36 @@ The file is user input: every problem becomes one clear message naming the file 
 (``.../models.json: providers.ollama.models[0].contextWindow: must be a positive integer``) and
 only the faulty entry is skipped; nothing here raises.
 
-Config values (``apiKey`` and header values) follow pi: ``!command`` runs the command and uses
-its standard output (once per process; ``!!command`` on every use), otherwise the value names
-an environment variable when one is set, otherwise it is the literal value.
+Reading runs nothing: an ``apiKey`` or header value stays as written (``!command``, a variable's
+name or a literal) until :mod:`providers.config_values` resolves it. :func:`read_models_json`
+keeps the file as last read until it changes, so the catalog, the key lookup and redaction (which
+asks on every tool result) share one read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular_text
 from baton.providers.catalog_overlay import DATE
-from baton.providers.dispatch import known_apis
 from baton.providers.json_depth import load_config_json
-from baton.providers.redact import redact, register_secret
+from baton.providers.json_types import JsonObject, JsonValue
+from baton.providers.paths import models_json_path
+from baton.providers.wire_protocols import known_apis
 
 SUPPORTED_APIS: tuple[str, ...] = known_apis()
-COMMAND_TIMEOUT = 10.0
 
 _MODEL_FIELDS = ("name", "api", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat",
                  "releaseDate", "knowledge")
 _COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
-
-_command_cache: dict[str, str | None] = {}
-command_errors: list[str] = []
-"""Failures of ``!command`` config values since the last :func:`clear_command_cache`."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Config values
-
-
-def resolve_config_value(value: str, where: str = "") -> str | None:
-    """An ``apiKey`` / header value resolved as pi does (``!cmd``, env var name, or literal).
-    ``where`` (``providers.openai.apiKey``) names the value in a failing command's message."""
-    if value.startswith("!!"):
-        return _run_command(value[2:], where)
-    if value.startswith("!"):
-        command = value[1:]
-        if command not in _command_cache:
-            _command_cache[command] = _run_command(command, where)
-        return _command_cache[command]
-    return os.environ.get(value) or value
-
-
-def cached_command_values() -> list[str]:
-    """The outputs of ``!command`` values run so far (to keep them out of error messages)."""
-    return [value for value in _command_cache.values() if value]
-
-
-def clear_command_cache() -> None:
-    """Forget cached ``!command`` results and their recorded failures."""
-    _command_cache.clear()
-    command_errors.clear()
-
-
-def _run_command(command: str, where: str = "") -> str | None:
-    """The command's standard output; ``None`` (and a message in :data:`command_errors`) when
-    it fails or runs over :data:`COMMAND_TIMEOUT`. It runs in a process group of its own, and
-    on a timeout (or an interrupt) the whole group is killed, so nothing it started is left."""
-    import signal
-    import subprocess  # only when a models.json value is a !command
-
-    label = f"models.json: {where + ': ' if where else ''}command {command!r}"
-    try:
-        proc = subprocess.Popen(
-            command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        command_errors.append(redact(f"{label} failed: {exc}"))
-        return None
-    done = False
-    try:
-        stdout, stderr = proc.communicate(timeout=COMMAND_TIMEOUT)
-        done = True
-    except subprocess.TimeoutExpired:
-        command_errors.append(redact(f"{label} timed out after {COMMAND_TIMEOUT:g} s"))
-        return None
-    finally:
-        if not done:  # timed out or interrupted: the command and everything it started go
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
-            for pipe in (proc.stdout, proc.stderr):
-                if pipe is not None:
-                    pipe.close()
-    if proc.returncode != 0:
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-        command_errors.append(redact(f"{label} exited with {proc.returncode}: {detail}"))
-        return None
-    value = stdout.strip() or None
-    register_secret(value)  # ``!!command`` values are not cached: remember them for redaction
-    return value
-
-
-def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """Header values resolved like API keys; headers that resolve to nothing are left out."""
-    if not headers:
-        return None
-    resolved = {k: v for k, v in ((k, resolve_config_value(v)) for k, v in headers.items()) if v}
-    return resolved or None
-
-
-# ---------------------------------------------------------------------------------------------
-# The file
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UPPER_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|password|cookie", re.IGNORECASE)
 
 
 @dataclass
@@ -127,10 +46,92 @@ class ProviderConfig:
     api_key: str | None = None
     headers: dict[str, str] | None = None
     auth_header: bool = False
-    compat: dict[str, Any] | None = None
-    models: list[dict[str, Any]] = field(default_factory=list)
+    compat: JsonObject | None = None
+    models: list[JsonObject] = field(default_factory=list)
     """Model definitions in pi's camelCase shape (only the fields that were given)."""
-    model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model_overrides: dict[str, JsonObject] = field(default_factory=dict)
+
+    def header_maps(self) -> Iterator[dict[str, str]]:
+        """Every header object of the entry: the provider's, its models' and their overrides'."""
+        if self.headers:
+            yield self.headers
+        for definition in (*self.models, *self.model_overrides.values()):
+            headers = definition.get("headers")
+            if isinstance(headers, dict):
+                yield {k: v for k, v in headers.items() if isinstance(v, str)}
+
+
+@dataclass(eq=False)
+class ModelsJson:
+    """The file as read once: its valid provider entries and one message per problem."""
+
+    configs: dict[str, ProviderConfig]
+    errors: list[str]
+    _variables: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    def api_key(self, provider: str) -> str | None:
+        """``provider``'s raw ``apiKey`` value (``!command``, a variable's name or a literal)."""
+        config = self.configs.get(provider)
+        return config.api_key if config is not None else None
+
+    def named_variables(self) -> frozenset[str]:
+        """The environment variables the file names as an ``apiKey`` or a header value."""
+        if self._variables is None:
+            values = [value for config in self.configs.values() for value in _config_values(config)]
+            self._variables = frozenset(v for v in values if _VARIABLE_NAME.fullmatch(v))
+        return self._variables
+
+    def literal_secrets(self) -> list[str]:
+        """``apiKey`` values and credential header values used as they are: neither a
+        ``!command`` nor a set variable's name (an unset variable's name is no secret either)."""
+        out: list[str] = []
+        for config in self.configs.values():
+            if config.api_key:
+                out.append(config.api_key)
+            for headers in config.header_maps():
+                out += [value for name, value in headers.items() if _SECRET_HEADER.search(name)]
+        return [raw for raw in out
+                if not raw.startswith("!") and raw not in os.environ and not _UPPER_NAME.fullmatch(raw)]
+
+
+def _config_values(config: ProviderConfig) -> list[str]:
+    values = [config.api_key] if config.api_key else []
+    for headers in config.header_maps():
+        values += headers.values()
+    return values
+
+
+_cache: tuple[tuple[str, int, int], ModelsJson] | None = None
+
+
+def read_models_json(path: Path | None = None) -> ModelsJson:
+    """``$BATON_HOME/models.json`` (or ``path``), read again only when the file changed."""
+    global _cache
+    path = models_json_path() if path is None else path
+    key = file_state(path)
+    if _cache is None or _cache[0] != key:
+        configs, errors = load_models_json(path)
+        _cache = (key, ModelsJson(configs, errors))
+    return _cache[1]
+
+
+def forget_models_json() -> None:
+    """Read the file again on the next :func:`read_models_json`, changed or not."""
+    global _cache
+    _cache = None
+
+
+def file_state(path: Path) -> tuple[str, int, int]:
+    """What tells that a file changed: its path, modification time and size."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return (str(path), -1, -1)
+    return (str(path), stat.st_mtime_ns, stat.st_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# The file
 
 
 class _Problems:
@@ -174,7 +175,7 @@ def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     return configs, problems.messages
 
 
-def _provider(name: str, entry: Any, problems: _Problems) -> ProviderConfig | None:
+def _provider(name: str, entry: JsonValue, problems: _Problems) -> ProviderConfig | None:
     where = f"providers.{name}"
     if not name.strip() or "/" in name:
         problems.add(where, "a provider name must be non-empty and contain no '/'")
@@ -182,73 +183,86 @@ def _provider(name: str, entry: Any, problems: _Problems) -> ProviderConfig | No
     if not isinstance(entry, dict):
         problems.add(where, "must be an object")
         return None
-    config = ProviderConfig(name=name)
-    ok = True
-    for key in ("baseUrl", "apiKey", "api"):
-        value = entry.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            problems.add(f"{where}.{key}", "must be a non-empty string")
-            ok = False
-    if not ok:
+    config = _provider_settings(name, entry, where, problems)
+    if config is not None:
+        config.models = _models(entry.get("models"), where, problems)
+        config.model_overrides = _overrides(entry.get("modelOverrides"), where, problems)
+    return config
+
+
+def _provider_settings(name: str, entry: JsonObject, where: str, problems: _Problems) -> ProviderConfig | None:
+    """The provider-wide fields; ``None`` (with the problem recorded) when one is invalid."""
+    strings = {key: entry.get(key) for key in ("baseUrl", "apiKey", "api")}
+    invalid = [key for key, value in strings.items() if value is not None and not _non_empty_string(value)]
+    for key in invalid:
+        problems.add(f"{where}.{key}", "must be a non-empty string")
+    base_url, api_key, api = (value if isinstance(value, str) else None for value in strings.values())
+    if invalid:
         return None
-    config.base_url = entry.get("baseUrl")
-    config.api_key = entry.get("apiKey")
-    config.api = entry.get("api")
-    if config.api is not None and config.api not in SUPPORTED_APIS:
-        problems.add(f"{where}.api", _unsupported_api(config.api))
+    if api is not None and api not in SUPPORTED_APIS:
+        problems.add(f"{where}.api", _unsupported_api(api))
         return None
     headers = entry.get("headers")
-    if headers is not None:
-        if not _is_str_map(headers):
-            problems.add(f"{where}.headers", "must be an object of string values")
-            return None
-        config.headers = headers
+    if headers is not None and not _is_str_map(headers):
+        problems.add(f"{where}.headers", "must be an object of string values")
+        return None
     auth_header = entry.get("authHeader")
     if auth_header is not None and not isinstance(auth_header, bool):
         problems.add(f"{where}.authHeader", "must be true or false")
         return None
-    config.auth_header = bool(auth_header)
     compat = entry.get("compat")
-    if compat is not None:
-        if not isinstance(compat, dict):
-            problems.add(f"{where}.compat", "must be an object")
-            return None
-        config.compat = compat
-    models = entry.get("models")
-    if models is not None:
-        if not isinstance(models, list):
-            problems.add(f"{where}.models", "must be a list of model objects")
-        else:
-            for i, model in enumerate(models):
-                parsed = _model(model, f"{where}.models[{i}]", problems, require_id=True)
-                if parsed is not None:
-                    config.models.append(parsed)
-    overrides = entry.get("modelOverrides")
-    if overrides is not None:
-        if not isinstance(overrides, dict):
-            problems.add(f"{where}.modelOverrides", "must be an object mapping model ids to overrides")
-        else:
-            for model_id, override in overrides.items():
-                parsed = _model(override, f"{where}.modelOverrides.{model_id}", problems, require_id=False)
-                if parsed is not None:
-                    parsed.pop("api", None)
-                    config.model_overrides[model_id] = parsed
-    return config
+    if compat is not None and not isinstance(compat, dict):
+        problems.add(f"{where}.compat", "must be an object")
+        return None
+    return ProviderConfig(
+        name=name, base_url=base_url, api=api, api_key=api_key,
+        headers=_str_map(headers), auth_header=bool(auth_header), compat=compat,
+    )
+
+
+def _models(models: JsonValue, where: str, problems: _Problems) -> list[JsonObject]:
+    if models is None:
+        return []
+    if not isinstance(models, list):
+        problems.add(f"{where}.models", "must be a list of model objects")
+        return []
+    parsed = (_model(model, f"{where}.models[{i}]", problems, require_id=True) for i, model in enumerate(models))
+    return [model for model in parsed if model is not None]
+
+
+def _overrides(overrides: JsonValue, where: str, problems: _Problems) -> dict[str, JsonObject]:
+    if overrides is None:
+        return {}
+    if not isinstance(overrides, dict):
+        problems.add(f"{where}.modelOverrides", "must be an object mapping model ids to overrides")
+        return {}
+    out: dict[str, JsonObject] = {}
+    for model_id, override in overrides.items():
+        parsed = _model(override, f"{where}.modelOverrides.{model_id}", problems, require_id=False)
+        if parsed is not None:
+            parsed.pop("api", None)
+            out[model_id] = parsed
+    return out
 
 
 def _unsupported_api(api: str) -> str:
     return f"api {api!r} is not supported by baton (supported: {', '.join(SUPPORTED_APIS)})"
 
 
-def _is_str_map(value: Any) -> bool:
+def _is_str_map(value: JsonValue) -> bool:
     return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
-def _is_date(value: Any) -> bool:
+def _str_map(value: JsonValue) -> dict[str, str] | None:
+    """``value`` (checked with :func:`_is_str_map`) with its type said."""
+    return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else None
+
+
+def _is_date(value: JsonValue) -> bool:
     return isinstance(value, str) and DATE.fullmatch(value) is not None
 
 
-def _positive_int(value: Any) -> bool:
+def _positive_int(value: JsonValue) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, float) and value.is_integer():
@@ -256,12 +270,35 @@ def _positive_int(value: Any) -> bool:
     return isinstance(value, int) and value > 0
 
 
-def _model(entry: Any, where: str, problems: _Problems, *, require_id: bool) -> dict[str, Any] | None:
+def _non_empty_string(value: JsonValue) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _input_kinds(value: JsonValue) -> bool:
+    return isinstance(value, list) and bool(value) and all(x in ("text", "image") for x in value)
+
+
+_MODEL_CHECKS: dict[str, tuple[Callable[[JsonValue], bool], str]] = {
+    "name": (_non_empty_string, "must be a non-empty string"),
+    "api": (lambda v: isinstance(v, str) and v in SUPPORTED_APIS, "must be a string"),
+    "reasoning": (lambda v: isinstance(v, bool), "must be true or false"),
+    "input": (_input_kinds, 'must be a non-empty list of "text" and/or "image"'),
+    "contextWindow": (_positive_int, "must be a positive integer"),
+    "maxTokens": (_positive_int, "must be a positive integer"),
+    "headers": (_is_str_map, "must be an object of string values"),
+    "compat": (lambda v: isinstance(v, dict), "must be an object"),
+    "releaseDate": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
+    "knowledge": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
+}
+"""Each model field's check and the problem its failure is reported as."""
+
+
+def _model(entry: JsonValue, where: str, problems: _Problems, *, require_id: bool) -> JsonObject | None:
     """A validated model definition (or override) with only the known fields given."""
     if not isinstance(entry, dict):
         problems.add(where, "must be an object")
         return None
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     if require_id:
         model_id = entry.get("id")
         if not isinstance(model_id, str) or not model_id.strip():
@@ -269,47 +306,39 @@ def _model(entry: Any, where: str, problems: _Problems, *, require_id: bool) -> 
             return None
         out["id"] = model_id
         where = f"{where} ({model_id})"
-    checks = {
-        "name": (lambda v: isinstance(v, str) and bool(v.strip()), "must be a non-empty string"),
-        "api": (lambda v: isinstance(v, str) and v in SUPPORTED_APIS, None),
-        "reasoning": (lambda v: isinstance(v, bool), "must be true or false"),
-        "input": (
-            lambda v: isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v),
-            'must be a non-empty list of "text" and/or "image"',
-        ),
-        "contextWindow": (_positive_int, "must be a positive integer"),
-        "maxTokens": (_positive_int, "must be a positive integer"),
-        "headers": (_is_str_map, "must be an object of string values"),
-        "compat": (lambda v: isinstance(v, dict), "must be an object"),
-        "releaseDate": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
-        "knowledge": (_is_date, "must be a date: YYYY-MM-DD or YYYY-MM"),
-    }
     for key in _MODEL_FIELDS:
         if key not in entry or key == "cost":
             continue
         value = entry[key]
-        check, problem = checks[key]
+        check, problem = _MODEL_CHECKS[key]
         if not check(value):
-            if key == "api":
-                problem = _unsupported_api(value) if isinstance(value, str) else "must be a string"
+            if key == "api" and isinstance(value, str):
+                problem = _unsupported_api(value)
             problems.add(f"{where}.{key}", f"{problem} (got {json.dumps(value)[:80]})")
             return None
-        out[key] = int(value) if key in ("contextWindow", "maxTokens") else value
-    if "input" in out:
-        out["input"] = list(dict.fromkeys(out["input"]))
+        out[key] = int(value) if key in ("contextWindow", "maxTokens") and isinstance(value, int | float) else value
+    kinds = out.get("input")
+    if isinstance(kinds, list):
+        out["input"] = list(dict.fromkeys(kind for kind in kinds if isinstance(kind, str)))
     if "cost" in entry:
-        cost = entry["cost"]
-        if not isinstance(cost, dict):
-            problems.add(f"{where}.cost", "must be an object with input/output/cacheRead/cacheWrite prices")
+        cost = _cost(entry["cost"], where, problems)
+        if cost is None:
             return None
-        parsed_cost: dict[str, float] = {}
-        for key in _COST_FIELDS:
-            if key not in cost:
-                continue
-            price = cost[key]
-            if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
-                problems.add(f"{where}.cost.{key}", f"must be a non-negative number (got {json.dumps(price)[:40]})")
-                return None
-            parsed_cost[key] = float(price)
-        out["cost"] = parsed_cost
+        out["cost"] = cost
     return out
+
+
+def _cost(cost: JsonValue, where: str, problems: _Problems) -> JsonObject | None:
+    if not isinstance(cost, dict):
+        problems.add(f"{where}.cost", "must be an object with input/output/cacheRead/cacheWrite prices")
+        return None
+    parsed: JsonObject = {}
+    for key in _COST_FIELDS:
+        if key not in cost:
+            continue
+        price = cost[key]
+        if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+            problems.add(f"{where}.cost.{key}", f"must be a non-negative number (got {json.dumps(price)[:40]})")
+            return None
+        parsed[key] = float(price)
+    return parsed

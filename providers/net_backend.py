@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 from collections.abc import Iterable
-from typing import Any
 
 import httpcore
 import httpx
@@ -95,7 +95,7 @@ def _expire(waiter: asyncio.Future[None], error: Exception) -> None:
         waiter.set_exception(error)
 
 
-async def _park(protocol: Any, slot: str, timeout: float | None, error: Exception) -> None:
+async def _park(protocol: object, slot: str, timeout: float | None, error: Exception) -> None:
     """Wait until the protocol resolves the future put in ``slot`` (``reader``: data arrived,
     ``drainer``: the peer reads again), at most ``timeout`` seconds."""
     waiter = asyncio.get_running_loop().create_future()
@@ -201,7 +201,7 @@ class AsyncioStream(AsyncNetworkStream):
         self._protocol.transport = upgraded
         return AsyncioStream(upgraded, self._protocol)
 
-    def get_extra_info(self, info: str) -> Any:
+    def get_extra_info(self, info: str) -> object:
         """What httpcore asks about the connection (``is_readable``: closed or sent something
         while idle, so it cannot be reused)."""
         transport = self._transport
@@ -222,7 +222,7 @@ class AsyncioStream(AsyncNetworkStream):
         return None
 
 
-def _socket_readable(sock: Any) -> bool:
+def _socket_readable(sock: socket.socket) -> bool:
     from httpcore._utils import is_socket_readable
 
     return bool(is_socket_readable(sock))

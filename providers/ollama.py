@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
+from baton.providers.json_types import JsonObject
 from baton.providers.models import Model
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 
@@ -36,7 +40,7 @@ def discover_ollama_models(base_url: str | None = None, timeout: float = 0.5) ->
         return []
 
 
-def _to_model(client: Any, base: str, entry: dict[str, Any]) -> Model:
+def _to_model(client: httpx.Client, base: str, entry: JsonObject) -> Model:
     name = str(entry["name"])
     context_window = 128_000
     capabilities: list[str] = []

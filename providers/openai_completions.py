@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -34,13 +35,14 @@ from baton.providers.messages import (
 )
 from baton.providers.models import (
     Model,
+    ThinkingLevel,
     accepted_efforts,
     clamp_thinking_level,
     effort_for_level,
     lowest_effort,
     supports_temperature,
 )
-from baton.providers.options import StreamOptions
+from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, is_mistral, normalize_completions, normalize_mistral
 from baton.providers.wire_common import (
     default_max_tokens,
@@ -114,41 +116,52 @@ _COMPAT_KEYS = {
 }
 
 
+_HOSTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "zai": (("zai",), ("api.z.ai",)),
+    "deepseek": (("deepseek",), ("deepseek.com",)),
+    "openrouter": (("openrouter",), ("openrouter.ai",)),
+    "grok": (("xai",), ("api.x.ai",)),
+    "mistral": (("mistral",), ("mistral.ai",)),
+    "local": (("ollama", "lmstudio", "llama.cpp", "llamacpp", "vllm"), ("localhost", "127.0.0.1", "0.0.0.0", "[::1]")),
+    "other": (("cerebras", "opencode"), ("cerebras.ai", "chutes.ai", "opencode.ai")),
+}
+"""Hosts with their own rules: the provider names and the base URL fragments that identify each."""
+_NON_STANDARD = frozenset({"zai", "deepseek", "grok", "mistral", "local", "other"})
+"""Hosts without ``store`` and the ``developer`` role."""
+_THINKING_FORMATS: tuple[tuple[str, ThinkingFormat], ...] = (
+    ("zai", "zai"), ("openrouter", "openrouter"), ("deepseek", "deepseek"),
+)
+
+
+def _hosts(model: Model) -> frozenset[str]:
+    """The names in :data:`_HOSTS` that ``model``'s provider name or base URL matches."""
+    provider = model.provider.lower()
+    url = model.base_url.lower()
+    return frozenset(name for name, (providers, fragments) in _HOSTS.items()
+                     if provider in providers or any(fragment in url for fragment in fragments))
+
+
 def detect_compat(model: Model) -> Compat:
     """The compat flags implied by the provider name and base URL (pi's detection, plus local
     servers, which get the plain ``system`` role and no ``store``)."""
-    provider = model.provider.lower()
+    hosts = _hosts(model)
     url = model.base_url.lower()
-    is_zai = provider == "zai" or "api.z.ai" in url
-    is_deepseek = provider == "deepseek" or "deepseek.com" in url
-    is_openrouter = provider == "openrouter" or "openrouter.ai" in url
-    is_grok = provider == "xai" or "api.x.ai" in url
-    is_mistral = provider == "mistral" or "mistral.ai" in url
-    is_local = provider in ("ollama", "lmstudio", "llama.cpp", "llamacpp", "vllm") or any(
-        host in url for host in ("localhost", "127.0.0.1", "0.0.0.0", "[::1]")
-    )
-    non_standard = (
-        is_zai or is_deepseek or is_grok or is_mistral or is_local
-        or provider in ("cerebras", "opencode")
-        or any(host in url for host in ("cerebras.ai", "chutes.ai", "opencode.ai"))
-    )
-    thinking_format: ThinkingFormat = (
-        "zai" if is_zai else "openrouter" if is_openrouter else "deepseek" if is_deepseek else "openai"
-    )
+    standard = not hosts & _NON_STANDARD
+    mistral = "mistral" in hosts
     return Compat(
-        supports_store=not non_standard,
-        supports_developer_role=not non_standard,
+        supports_store=standard,
+        supports_developer_role=standard,
         # Grok 4 took no effort; the Grok models whose accepted efforts the catalog lists do
-        supports_reasoning_effort=not is_zai and (not is_grok or accepted_efforts(model) is not None),
+        supports_reasoning_effort="zai" not in hosts and ("grok" not in hosts or accepted_efforts(model) is not None),
         supports_usage_in_streaming=True,
-        max_tokens_field="max_tokens" if (is_mistral or "chutes.ai" in url) else "max_completion_tokens",
-        requires_tool_result_name=is_mistral,
+        max_tokens_field="max_tokens" if (mistral or "chutes.ai" in url) else "max_completion_tokens",
+        requires_tool_result_name=mistral,
         requires_assistant_after_tool_result=False,  # Mistral dropped this rule in Dec 2024 (pi)
-        requires_thinking_as_text=is_mistral,
-        requires_reasoning_content_on_assistant_messages=is_deepseek and model.reasoning,
-        thinking_format=thinking_format,
+        requires_thinking_as_text=mistral,
+        requires_reasoning_content_on_assistant_messages="deepseek" in hosts and model.reasoning,
+        thinking_format=next((fmt for host, fmt in _THINKING_FORMATS if host in hosts), "openai"),
         supports_strict_mode=True,
-        assistant_content_as_string=not (provider == "openai" or "api.openai.com" in url),
+        assistant_content_as_string=not (model.provider.lower() == "openai" or "api.openai.com" in url),
     )
 
 
@@ -158,7 +171,7 @@ def resolve_compat(model: Model) -> Compat:
     detected = detect_compat(model)
     if not model.compat:
         return detected
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, object] = {}
     for key, attr in _COMPAT_KEYS.items():
         value = model.compat.get(key)
         if value is None:
@@ -211,12 +224,12 @@ class OpenAICompletionsAdapter:
         return CompletionsDecoder(model, builder)
 
 
-def build_body(model: Model, context: Context, options: StreamOptions, compat: Compat) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions, compat: Compat) -> JsonObject:
     """The Chat Completions request body (``stream: true``)."""
     messages = convert_messages(model, context, compat)
     if model.provider == "openrouter" and model.id.startswith("anthropic/") and options.cache_retention != "none":
         _add_anthropic_cache_breakpoint(messages)
-    body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
+    body: JsonObject = {"model": model.id, "messages": list[JsonValue](messages), "stream": True}
     if compat.supports_usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
     if compat.supports_store:
@@ -238,36 +251,38 @@ def build_body(model: Model, context: Context, options: StreamOptions, compat: C
     return body
 
 
-def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, compat: Compat) -> None:
+def _apply_thinking(body: JsonObject, model: Model, options: StreamOptions, compat: Compat) -> None:
     if not model.reasoning:
         return
     level = clamp_thinking_level(model, options.thinking) if options.thinking else "off"
     enabled = level != "off"
-    # an explicit compat map first, then the efforts the catalog says the model accepts (none
-    # to choose from: send none and let the model think as it does)
-    known = accepted_efforts(model) is not None
-    effort = compat.reasoning_effort_map.get(level) or effort_for_level(model, level) or (None if known else level)
+    effort = _effort(model, level, compat) if enabled else None
     fmt = compat.thinking_format
-    if fmt == "zai":
+    if fmt == "zai" or fmt == "deepseek":
         body["thinking"] = {"type": "enabled" if enabled else "disabled"}
     elif fmt == "qwen":
         body["enable_thinking"] = enabled
     elif fmt == "qwen-chat-template":
         body["chat_template_kwargs"] = {"enable_thinking": enabled}
-    elif fmt == "openrouter":
-        if enabled:
-            body["reasoning"] = {"effort": effort} if effort else {"enabled": True}
-    elif fmt == "deepseek":
-        body["thinking"] = {"type": "enabled" if enabled else "disabled"}
-        if enabled and effort and compat.supports_reasoning_effort:
-            body["reasoning_effort"] = effort
-    elif enabled and effort and compat.supports_reasoning_effort:
+    elif fmt == "openrouter" and enabled:
+        body["reasoning"] = {"effort": effort} if effort else {"enabled": True}
+    if not compat.supports_reasoning_effort or fmt not in ("openai", "deepseek"):
+        return
+    if effort:
         body["reasoning_effort"] = effort
-    elif options.thinking == "off" and compat.supports_reasoning_effort and lowest_effort(model) == "none":
+    elif fmt == "openai" and options.thinking == "off" and lowest_effort(model) == "none":
         body["reasoning_effort"] = "none"  # the model thinks unless told not to (Groq's Qwen, Mistral Small 4)
 
 
-def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
+def _effort(model: Model, level: ThinkingLevel, compat: Compat) -> str | None:
+    """The effort for a thinking level: an explicit compat map first, then the efforts the catalog
+    says the model accepts (none to choose from: send none and let the model think as it does),
+    else the level itself."""
+    known = accepted_efforts(model) is not None
+    return compat.reasoning_effort_map.get(level) or effort_for_level(model, level) or (None if known else level)
+
+
+def _tool_choice(choice: ToolChoice) -> ToolChoice:
     """``auto`` / ``none`` / ``required`` pass through (``any`` means ``required``); any other
     string names the one function the model must call."""
     if isinstance(choice, dict):
@@ -279,9 +294,9 @@ def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": choice}}
 
 
-def convert_tool(tool: Tool, compat: Compat) -> dict[str, Any]:
+def convert_tool(tool: Tool, compat: Compat) -> JsonObject:
     """A function tool definition."""
-    function: dict[str, Any] = {
+    function: JsonObject = {
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.parameters,
@@ -291,9 +306,9 @@ def convert_tool(tool: Tool, compat: Compat) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+def convert_messages(model: Model, context: Context, compat: Compat) -> list[JsonObject]:
     """The wire ``messages``: system prompt first, then the transcript."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         out.append({"role": role, "content": context.system_prompt})
@@ -305,7 +320,7 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[dic
     while i < len(messages):
         msg = messages[i]
         if isinstance(msg, ToolResultMessage):
-            images: list[dict[str, Any]] = []
+            images: JsonArray = []
             while i < len(messages) and isinstance(messages[i], ToolResultMessage):
                 result = messages[i]
                 assert isinstance(result, ToolResultMessage)
@@ -336,14 +351,14 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[dic
     return out
 
 
-def _image_part(image: ImageContent) -> dict[str, Any]:
+def _image_part(image: ImageContent) -> JsonObject:
     return {"type": "image_url", "image_url": {"url": image_data_url(image)}}
 
 
-def _user_message(msg: UserMessage, supports_images: bool) -> dict[str, Any] | None:
+def _user_message(msg: UserMessage, supports_images: bool) -> JsonObject | None:
     if isinstance(msg.content, str):
         return {"role": "user", "content": msg.content}
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     for block in msg.content:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
@@ -354,20 +369,11 @@ def _user_message(msg: UserMessage, supports_images: bool) -> dict[str, Any] | N
     return {"role": "user", "content": parts}
 
 
-def _assistant_message(msg: AssistantMessage, compat: Compat, reasoning_on: bool) -> dict[str, Any] | None:
+def _assistant_message(msg: AssistantMessage, compat: Compat, reasoning_on: bool) -> JsonObject | None:
     texts = [b.text for b in msg.content if isinstance(b, TextContent) and b.text.strip()]
     thinking = [b for b in msg.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
     calls = [b for b in msg.content if isinstance(b, ToolCall)]
-    out: dict[str, Any] = {"role": "assistant"}
-    if thinking and compat.requires_thinking_as_text:
-        texts.insert(0, "\n\n".join(b.thinking for b in thinking))
-    # Blocks stay apart: glued together, "...first." + "Let me look" reads "...first.Let me look".
-    if not texts:
-        out["content"] = "" if compat.requires_assistant_after_tool_result else None
-    elif compat.assistant_content_as_string:
-        out["content"] = ASSISTANT_TEXT_SEPARATOR.join(texts)
-    else:
-        out["content"] = [{"type": "text", "text": text} for text in texts]
+    out: JsonObject = {"role": "assistant", "content": _assistant_content(texts, thinking, compat)}
     if thinking and not compat.requires_thinking_as_text:
         field_name = thinking[0].thinking_signature
         if field_name in REASONING_FIELDS:
@@ -375,26 +381,42 @@ def _assistant_message(msg: AssistantMessage, compat: Compat, reasoning_on: bool
     if compat.requires_reasoning_content_on_assistant_messages and reasoning_on:
         out.setdefault("reasoning_content", "")
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
-            }
-            for call in calls
-        ]
-        details = [_json_or_none(call.thought_signature) for call in calls if call.thought_signature]
-        details = [d for d in details if isinstance(d, dict)]
-        if details:
-            out["reasoning_details"] = details
+        _add_tool_calls(out, calls)
     if not out["content"] and not calls:
         return None  # nothing to say (an aborted reply with no content): servers reject it
     return out
 
 
-def _tool_result(result: ToolResultMessage, compat: Compat) -> dict[str, Any]:
+def _assistant_content(texts: list[str], thinking: list[ThinkingContent], compat: Compat) -> JsonValue:
+    """The text blocks (after the thinking, for a server that takes it as text) kept apart: glued
+    together, "...first." + "Let me look" reads "...first.Let me look"."""
+    if thinking and compat.requires_thinking_as_text:
+        texts = ["\n\n".join(b.thinking for b in thinking), *texts]
+    if not texts:
+        return "" if compat.requires_assistant_after_tool_result else None
+    if compat.assistant_content_as_string:
+        return ASSISTANT_TEXT_SEPARATOR.join(texts)
+    return [{"type": "text", "text": text} for text in texts]
+
+
+def _add_tool_calls(out: JsonObject, calls: list[ToolCall]) -> None:
+    out["tool_calls"] = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+        }
+        for call in calls
+    ]
+    details: JsonArray = [detail for call in calls if call.thought_signature
+                          and isinstance(detail := _json_or_none(call.thought_signature), dict)]
+    if details:
+        out["reasoning_details"] = details
+
+
+def _tool_result(result: ToolResultMessage, compat: Compat) -> JsonObject:
     text = tool_result_text(result)
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "role": "tool",
         "content": text if text else IMAGE_ONLY_TOOL_RESULT if tool_result_images(result) else NO_TOOL_OUTPUT,
         "tool_call_id": result.tool_call_id,
@@ -413,7 +435,7 @@ def _has_tool_history(messages: list[Message]) -> bool:
     return False
 
 
-def _add_anthropic_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
+def _add_anthropic_cache_breakpoint(messages: list[JsonObject]) -> None:
     """OpenRouter's Anthropic models cache only at ``cache_control`` markers: put one on the
     last user/assistant text (pi does the same)."""
     for msg in reversed(messages):
@@ -425,12 +447,12 @@ def _add_anthropic_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
             return
         if isinstance(content, list):
             for part in reversed(content):
-                if part.get("type") == "text":
+                if isinstance(part, dict) and part.get("type") == "text":
                     part["cache_control"] = {"type": "ephemeral"}
                     return
 
 
-def _json_or_none(text: str) -> Any:
+def _json_or_none(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:
@@ -490,7 +512,7 @@ class CompletionsDecoder:
             self.done = True
             return
         chunk = parse_json_event(data)
-        if not isinstance(chunk, dict):
+        if type(chunk) is not dict:
             return
         usage = chunk.get("usage")
         if usage:
@@ -499,16 +521,18 @@ class CompletionsDecoder:
         if error:
             raise _chunk_error(error)
         choices = chunk.get("choices")
-        if not choices:
+        if not choices or type(choices) is not list:
             return
         choice = choices[0]
         if len(choices) > 1:  # n > 1 is never requested; keep choice 0 if a server sends more
-            choice = next((c for c in choices if c.get("index", 0) == 0), choice)
+            choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), choice)
+        if type(choice) is not dict:
+            return
         delta = choice.get("delta")
-        if delta:
+        if delta and type(delta) is dict:
             self._delta(delta)
         reason = choice.get("finish_reason")
-        if reason:
+        if reason and type(reason) is str:
             self.finish_reason = reason
 
     def finish(self) -> None:
@@ -531,7 +555,7 @@ class CompletionsDecoder:
         builder.set_stop_reason(stop)
 
     # --- deltas ---------------------------------------------------------------------------
-    def _delta(self, delta: dict[str, Any]) -> None:
+    def _delta(self, delta: JsonObject) -> None:
         builder = self.builder
         content = delta.get("content")
         if content and type(content) is str and not (self.drop_toolcall_text and "<TOOLCALL" in content):
@@ -542,11 +566,12 @@ class CompletionsDecoder:
         if not _PLAIN_DELTA_KEYS.issuperset(delta):
             self._reasoning(delta)
             calls = delta.get("tool_calls")
-            if calls:
+            if calls and isinstance(calls, list):
                 for call in calls:
-                    self._tool_call(call)
+                    if isinstance(call, dict):
+                        self._tool_call(call)
 
-    def _reasoning(self, delta: dict[str, Any]) -> None:
+    def _reasoning(self, delta: JsonObject) -> None:
         builder = self.builder
         for name in REASONING_FIELDS:
             text = delta.get(name)
@@ -568,7 +593,7 @@ class CompletionsDecoder:
                 if isinstance(detail, dict) and detail.get("type") == "reasoning.encrypted":
                     self._reasoning_detail(detail)
 
-    def _reasoning_detail(self, detail: dict[str, Any]) -> None:
+    def _reasoning_detail(self, detail: JsonObject) -> None:
         kind = detail.get("type")
         if kind == "reasoning.encrypted":
             call_id = detail.get("id")
@@ -587,40 +612,45 @@ class CompletionsDecoder:
                 builder.start_thinking(signature="reasoning")
             builder.thinking_delta(text)
 
-    def _tool_call(self, call: dict[str, Any]) -> None:
-        builder = self.builder
-        function = call.get("function") or {}
+    def _tool_call(self, call: JsonObject) -> None:
+        function = call.get("function")
+        if type(function) is not dict:
+            function = {}
         call_id = call.get("id")
-        key: int | str | None = call.get("index")
-        if not isinstance(key, int):  # no index: an id starts a call, a fragment continues the last
+        key = call.get("index")
+        if type(key) is not int:  # no index: an id starts a call, a fragment continues the last
             key = call_id if isinstance(call_id, str) and call_id else self.last_key
         index = self.tools.get(key) if key is not None else None
-        block = builder.open_tool_call(index) if index is not None else None
-        if block is not None and call_id and block.id != call_id:
-            block = None  # a new call reusing the index (some servers send every call at index 0)
-        if block is None:
-            new_id = call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}"
-            index = builder.start_tool_call(new_id, function.get("name") or "")
-            if key is None:
-                key = new_id
-            self.tools[key] = index
-            signature = self.pending_signatures.pop(new_id, None)
-            if signature is not None:
-                opened = builder.open_tool_call(index)
-                if opened is not None:
-                    opened.thought_signature = signature
+        block = self.builder.open_tool_call(index) if index is not None else None
+        if index is None or block is None or (call_id and block.id != call_id):
+            # a new call (also one reusing an index: some servers send every call at index 0)
+            index, key = self._open_call(call_id if isinstance(call_id, str) else None, function, key)
         else:
             name = function.get("name")
-            if name and not block.name:
+            if name and isinstance(name, str) and not block.name:
                 block.name = name
         self.last_key = key
         arguments = function.get("arguments")
-        if arguments and index is not None:
-            if not isinstance(arguments, str):  # a few servers send the object itself
+        if arguments:
+            if type(arguments) is not str:  # a few servers send the object itself
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            builder.tool_call_delta(index, arguments)
+            self.builder.tool_call_delta(index, arguments)
 
-    def _usage(self, raw: Any) -> None:
+    def _open_call(self, call_id: str | None, function: JsonObject, key: int | str | None) -> tuple[int, int | str]:
+        builder = self.builder
+        new_id = call_id or f"call_{uuid.uuid4().hex[:24]}"
+        name = function.get("name")
+        index = builder.start_tool_call(new_id, name if isinstance(name, str) else "")
+        if key is None:
+            key = new_id
+        self.tools[key] = index
+        signature = self.pending_signatures.pop(new_id, None)
+        opened = builder.open_tool_call(index) if signature is not None else None
+        if opened is not None:
+            opened.thought_signature = signature
+        return index, key
+
+    def _usage(self, raw: JsonValue) -> None:
         if not isinstance(raw, dict):
             return
         usage = self.builder.output.usage
@@ -637,7 +667,7 @@ class CompletionsDecoder:
         usage.total_tokens = usage.input + usage.output + cached + cache_write
 
 
-def _chunk_error(error: Any) -> ProviderError:
+def _chunk_error(error: JsonValue) -> ProviderError:
     exc = in_band_error(error)
     if isinstance(error, dict):
         metadata = error.get("metadata")
@@ -647,7 +677,7 @@ def _chunk_error(error: Any) -> ProviderError:
     return exc
 
 
-def _int(value: Any) -> int:
+def _int(value: JsonValue) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 

@@ -5,9 +5,7 @@ items come back with ``encrypted_content`` (requested via ``include``); the whol
 the thinking block's signature and replayed verbatim to the same model (the handoff transform
 turns it into text, or drops it, for any other model). Tool-call ids are ``call_id|item_id``.
 
-The stream is a sequence of output items, each opened by ``response.output_item.added`` and
-closed by ``response.output_item.done``; ``response.completed`` / ``response.incomplete`` carry
-the usage and the status. Unknown items (web search calls, ...) and unknown events are ignored.
+This module builds the request; :mod:`providers.openai_responses_stream` decodes the stream.
 """
 
 from __future__ import annotations
@@ -15,10 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
-from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
+from baton.providers.adapter import HttpRequest, MessageBuilder
+from baton.providers.json_types import JsonArray, JsonObject
 from baton.providers.messages import (
     AssistantMessage,
     Context,
@@ -39,7 +36,8 @@ from baton.providers.models import (
     lowest_effort,
     supports_temperature,
 )
-from baton.providers.options import StreamOptions
+from baton.providers.openai_responses_stream import ResponsesDecoder, parse_text_signature
+from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_responses
 from baton.providers.wire_common import (
     default_max_tokens,
@@ -62,10 +60,6 @@ IMAGE_ONLY_RESULT_TEXT = "(see attached image)"
 NO_TOOL_OUTPUT = "(no tool output)"
 """The output of a tool result with neither text nor images (pi's)."""
 
-_RETRYABLE_CODES = frozenset(
-    {"rate_limit_exceeded", "server_error", "server_is_overloaded", "overloaded", "internal_error",
-     "service_unavailable", "slow_down"}
-)
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _GPT5_POINT = re.compile(r"^gpt-5\.\d")
 
@@ -93,10 +87,10 @@ def build_request(
     )
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
     """The JSON body of a streaming Responses request (``ResponseCreateParamsStreaming``)."""
     compat = model.compat or {}
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "model": model.id,
         "input": convert_input(model, context),
         "stream": True,
@@ -124,7 +118,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def _reasoning(model: Model, level: ThinkingLevel | None) -> dict[str, Any] | None:
+def _reasoning(model: Model, level: ThinkingLevel | None) -> JsonObject | None:
     """The ``reasoning`` parameter for ``level`` (``None``: leave the model's default)."""
     if level is None:
         return None
@@ -177,7 +171,7 @@ def _off_effort(model: Model) -> str | None:
     return None
 
 
-def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
+def _tool_choice(choice: ToolChoice) -> ToolChoice:
     if isinstance(choice, str):
         if choice in ("auto", "none", "required"):
             return choice
@@ -188,7 +182,7 @@ def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
     return choice
 
 
-def convert_tool(tool: Tool) -> dict[str, Any]:
+def convert_tool(tool: Tool) -> JsonObject:
     """A function tool (non-strict: baton validates arguments itself)."""
     return {
         "type": "function",
@@ -199,14 +193,14 @@ def convert_tool(tool: Tool) -> dict[str, Any]:
     }
 
 
-def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
+def convert_input(model: Model, context: Context) -> JsonArray:
     """The ``input`` items: system prompt, then the transcript in Responses shape.
 
     Every item id and every ``call_id`` in the result is unique (the API rejects a request
     with "Duplicate item found with id ..."): ids made up for text without a stored id are
     minted per output item (never per source message), a stored id is used once, and made-up
     ids are settled last, so none can meet a stored one (:meth:`_Ids.settle`)."""
-    items: list[dict[str, Any]] = []
+    items: JsonArray = []
     if context.system_prompt:
         compat = model.compat or {}
         developer = model.reasoning and compat.get("supportsDeveloperRole", True)
@@ -234,7 +228,7 @@ class _Ids:
     def __init__(self) -> None:
         self.taken: set[str] = set()
         """Item ids in the input so far (stored ones as they come, made-up ones when settled)."""
-        self.minted: list[dict[str, Any]] = []
+        self.minted: list[JsonObject] = []
         """Message items whose id is made up here: named by :meth:`settle` once every stored id
         is known."""
         self.call_ids: dict[str, str] = {}
@@ -254,7 +248,7 @@ class _Ids:
         already has it."""
         taken = self.taken
         for item in self.minted:
-            base = candidate = item["id"]
+            base = candidate = str(item["id"])
             n = 1
             while candidate in taken:
                 n += 1
@@ -286,14 +280,14 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
-def _image_part(block: ImageContent) -> dict[str, Any]:
+def _image_part(block: ImageContent) -> JsonObject:
     return {"type": "input_image", "detail": "auto", "image_url": image_data_url(block)}
 
 
-def _user_item(message: UserMessage, images: bool) -> dict[str, Any] | None:
+def _user_item(message: UserMessage, images: bool) -> JsonObject | None:
     if isinstance(message.content, str):
         return {"role": "user", "content": [{"type": "input_text", "text": clean_text(message.content)}]}
-    parts: list[dict[str, Any]] = []
+    parts: JsonArray = []
     for block in message.content:
         if isinstance(block, TextContent):
             parts.append({"type": "input_text", "text": clean_text(block.text)})
@@ -302,14 +296,14 @@ def _user_item(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _Ids) -> list[dict[str, Any]]:
+def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _Ids) -> list[JsonObject]:
     same_model = model.same_model(message.provider, message.api, message.model)
     skipped_thinking = False
-    items: list[dict[str, Any]] = []
+    items: list[JsonObject] = []
     for position, block in enumerate(message.content):
         if isinstance(block, ThinkingContent):
             item = _reasoning_item(block) if same_model and model.reasoning else None
-            if item is None or not ids.claim(item["id"]):  # a reasoning item goes in once
+            if item is None or not ids.claim(str(item["id"])):  # a reasoning item goes in once
                 skipped_thinking = True
             else:
                 items.append(item)
@@ -317,7 +311,7 @@ def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _
             items.append(_output_message(block, index, position, ids))
         elif isinstance(block, ToolCall):
             item_id = block.id.partition("|")[2]
-            call: dict[str, Any] = {
+            call: JsonObject = {
                 "type": "function_call",
                 "call_id": ids.call_id(block.id),
                 "name": block.name,
@@ -331,7 +325,7 @@ def _assistant_items(model: Model, message: AssistantMessage, index: int, ids: _
     return items
 
 
-def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
+def _reasoning_item(block: ThinkingContent) -> JsonObject | None:
     if not block.thinking_signature:
         return None
     try:
@@ -344,32 +338,7 @@ def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
         item["summary"] = []  # required by the API; absent from hand-made or truncated items
     return item
 
-
-def parse_text_signature(signature: str | None) -> tuple[str | None, str | None]:
-    """(message id, phase) from a text signature: pi's ``{"v":1,"id":...,"phase":...}`` or a
-    bare id."""
-    if not signature:
-        return None, None
-    if signature.startswith("{"):
-        try:
-            parsed = json.loads(signature)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
-            phase = parsed.get("phase")
-            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
-    return signature, None
-
-
-def text_signature(item_id: str, phase: str | None) -> str:
-    """The text signature recorded for an output message (pi's v1 format)."""
-    payload: dict[str, Any] = {"v": 1, "id": item_id}
-    if phase:
-        payload["phase"] = phase
-    return json.dumps(payload, separators=(",", ":"))
-
-
-def _output_message(block: TextContent, index: int, position: int, ids: _Ids) -> dict[str, Any]:
+def _output_message(block: TextContent, index: int, position: int, ids: _Ids) -> JsonObject:
     """An output message item: block ``position`` of message ``index``. Its stored id is used
     when it has one not yet in the input; otherwise an id is made up for this output item."""
     message_id, phase = parse_text_signature(block.text_signature)
@@ -378,7 +347,7 @@ def _output_message(block: TextContent, index: int, position: int, ids: _Ids) ->
     minted = not message_id or not ids.claim(message_id)
     if minted:
         message_id = f"msg_{index}_{position}"
-    item: dict[str, Any] = {
+    item: JsonObject = {
         "type": "message",
         "role": "assistant",
         "content": [{"type": "output_text", "text": clean_text(block.text), "annotations": []}],
@@ -392,328 +361,17 @@ def _output_message(block: TextContent, index: int, position: int, ids: _Ids) ->
     return item
 
 
-def _tool_result_items(message: ToolResultMessage, images: bool, ids: _Ids) -> list[dict[str, Any]]:
+def _tool_result_items(message: ToolResultMessage, images: bool, ids: _Ids) -> list[JsonObject]:
     text = tool_result_text(message)
     pictures = tool_result_images(message)
     call_id = ids.result_call_id(message.tool_call_id)
     output = text or (IMAGE_ONLY_RESULT_TEXT if pictures else NO_TOOL_OUTPUT)
-    items: list[dict[str, Any]] = [{"type": "function_call_output", "call_id": call_id, "output": clean_text(output)}]
+    items: list[JsonObject] = [{"type": "function_call_output", "call_id": call_id, "output": clean_text(output)}]
     if pictures and images:
-        parts: list[dict[str, Any]] = [{"type": "input_text", "text": TOOL_RESULT_IMAGES_TEXT}]
+        parts: JsonArray = [{"type": "input_text", "text": TOOL_RESULT_IMAGES_TEXT}]
         parts.extend(_image_part(b) for b in pictures)
         items.append({"role": "user", "content": parts})
     return items
-
-
-# =============================================================================================
-# Stream decoding
-
-
-@dataclass(slots=True)
-class _Item:
-    """One output item being streamed."""
-
-    kind: str  # "reasoning" | "message" | "function_call"
-    index: int  # content index in the message
-    parts: int = 0  # summary / content parts seen so far (for separators)
-    arguments: str | None = None  # function_call_arguments.done, when seen
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class ResponsesDecoder:
-    """Decodes one Responses stream into builder calls (see :class:`providers.adapter.StreamDecoder`)."""
-
-    def __init__(self, model: Model, builder: MessageBuilder) -> None:
-        self.model = model
-        self.builder = builder
-        self.output: AssistantMessage = builder.output
-        self.items: dict[int, _Item] = {}
-        self.by_id: dict[str, _Item] = {}
-        self.finished = False
-        self._handlers = {
-            "response.output_text.delta": self._text_delta,
-            "response.refusal.delta": self._text_delta,
-            "response.function_call_arguments.delta": self._arguments_delta,
-            "response.reasoning_summary_text.delta": self._thinking_delta,
-            "response.reasoning_text.delta": self._thinking_delta,
-            "response.output_item.added": self._item_added,
-            "response.output_item.done": self._item_done,
-            "response.reasoning_summary_part.added": self._part_added,
-            "response.content_part.added": self._part_added,
-            "response.function_call_arguments.done": self._arguments_done,
-            "response.completed": self._completed,
-            "response.incomplete": self._completed,
-            "response.done": self._completed,
-            "response.failed": self._failed,
-            "error": self._error,
-        }
-
-    # --- StreamDecoder --------------------------------------------------------------------
-    def feed(self, event: str, data: str) -> None:
-        """One SSE event; the payload's ``type`` decides (the SSE event name is redundant)."""
-        if self.finished or data == "[DONE]":
-            return
-        try:
-            payload = json.loads(data)
-        except ValueError as exc:
-            raise ProviderError(
-                f"Malformed event in the OpenAI Responses stream ({exc}): {data[:200]}"
-            ) from exc
-        if not isinstance(payload, dict):
-            return
-        handler = self._handlers.get(payload.get("type") or event)
-        if handler is not None:
-            handler(payload)
-
-    def finish(self) -> None:
-        """The body ended: it must have ended with ``response.completed`` (or ``incomplete``)."""
-        if not self.finished:
-            raise ProviderError(
-                "OpenAI Responses stream ended before response.completed (connection closed early)",
-                retryable=True,
-            )
-
-    # --- items ----------------------------------------------------------------------------
-    def _lookup(self, payload: dict[str, Any]) -> _Item | None:
-        position = payload.get("output_index")
-        item = self.items.get(position) if isinstance(position, int) else None
-        if item is None:
-            item_id = payload.get("item_id")
-            if isinstance(item_id, str):
-                item = self.by_id.get(item_id)
-        return item
-
-    def _remember(self, payload: dict[str, Any], raw: dict[str, Any], item: _Item) -> None:
-        position = payload.get("output_index")
-        self.items[position if isinstance(position, int) else -len(self.items) - 1] = item
-        item_id = raw.get("id")
-        if isinstance(item_id, str):
-            self.by_id[item_id] = item
-
-    def _item_added(self, payload: dict[str, Any]) -> None:
-        raw = payload.get("item")
-        if not isinstance(raw, dict):
-            return
-        kind = raw.get("type")
-        if kind == "reasoning":
-            index = self.builder.start_thinking()
-        elif kind == "message":
-            index = self.builder.start_text()
-        elif kind == "function_call":
-            index = self.builder.start_tool_call(
-                _tool_id(raw), str(raw.get("name") or ""), _str(raw.get("arguments"))
-            )
-        else:
-            return  # web_search_call, file_search_call, ...: server-side tools, not ours
-        self._remember(payload, raw, _Item(kind, index))
-
-    def _part_added(self, payload: dict[str, Any]) -> None:
-        item = self._lookup(payload)
-        if item is None:
-            return
-        part = payload.get("part")
-        part_type = part.get("type") if isinstance(part, dict) else None
-        if item.kind == "reasoning" and part_type in ("summary_text", "reasoning_text", None):
-            # pi's separator between reasoning summary parts, streamed before the next part so
-            # the deltas add up to the final text.
-            if item.parts and self._is_open(item):
-                self.builder.thinking_delta("\n\n")
-            item.parts += 1
-
-    def _is_open(self, item: _Item) -> bool:
-        content = self.output.content
-        return item.index == len(content) - 1
-
-    def _thinking_delta(self, payload: dict[str, Any]) -> None:
-        delta = payload.get("delta")
-        if not isinstance(delta, str) or not delta:
-            return
-        item = self._lookup(payload)
-        if item is not None and item.kind != "reasoning":
-            return
-        if item is not None and item.parts == 0:
-            item.parts = 1
-        self.builder.thinking_delta(delta)
-
-    def _text_delta(self, payload: dict[str, Any]) -> None:
-        delta = payload.get("delta")
-        if not isinstance(delta, str) or not delta:
-            return
-        item = self._lookup(payload)
-        if item is not None and item.kind != "message":
-            return
-        self.builder.text_delta(delta)
-
-    def _arguments_delta(self, payload: dict[str, Any]) -> None:
-        delta = payload.get("delta")
-        item = self._lookup(payload)
-        if item is None or item.kind != "function_call" or not isinstance(delta, str):
-            return
-        self.builder.tool_call_delta(item.index, delta)
-
-    def _arguments_done(self, payload: dict[str, Any]) -> None:
-        item = self._lookup(payload)
-        arguments = payload.get("arguments")
-        if item is not None and item.kind == "function_call" and isinstance(arguments, str):
-            item.arguments = arguments
-
-    def _item_done(self, payload: dict[str, Any]) -> None:
-        raw = payload.get("item")
-        if not isinstance(raw, dict):
-            return
-        item = self._lookup(payload)
-        if item is None and isinstance(raw.get("id"), str):
-            item = self.by_id.get(raw["id"])
-        if item is None or item.kind != raw.get("type"):
-            return
-        block = self.output.content[item.index]
-        if item.kind == "reasoning" and isinstance(block, ThinkingContent):
-            final = _reasoning_text(raw)
-            if final is not None:
-                block.thinking = final
-            block.thinking_signature = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
-            if self._is_open(item):
-                self.builder.end_thinking()
-        elif item.kind == "message" and isinstance(block, TextContent):
-            final = _message_text(raw)
-            if final is not None:
-                block.text = final
-            if isinstance(raw.get("id"), str):
-                phase = raw.get("phase")
-                block.text_signature = text_signature(raw["id"], phase if isinstance(phase, str) else None)
-            if self._is_open(item):
-                self.builder.end_text()
-        elif item.kind == "function_call" and isinstance(block, ToolCall):
-            if raw.get("call_id") or raw.get("id"):
-                block.id = _tool_id(raw)
-            if raw.get("name"):
-                block.name = str(raw["name"])
-            final_args = raw.get("arguments") if isinstance(raw.get("arguments"), str) else item.arguments
-            self.builder.end_tool_call(item.index, _parse_arguments(final_args))
-
-    # --- terminal events --------------------------------------------------------------------
-    def _completed(self, payload: dict[str, Any]) -> None:
-        response = payload.get("response")
-        response = response if isinstance(response, dict) else {}
-        usage = response.get("usage")
-        if isinstance(usage, dict):
-            self._usage(usage)
-        status = response.get("status") or ("incomplete" if payload.get("type") == "response.incomplete" else None)
-        if status == "incomplete":
-            details = response.get("incomplete_details")
-            reason = details.get("reason") if isinstance(details, dict) else None
-            if reason == "content_filter":
-                self.output.stop_reason = "error"
-                self.output.error_message = "The response was stopped by OpenAI's content filter"
-            else:
-                self.output.stop_reason = "length"
-        elif status in ("failed", "cancelled"):
-            self.output.stop_reason = "error"
-            self.output.error_message = _error_message(response.get("error")) or f"Response {status}"
-        else:
-            self.output.stop_reason = "toolUse" if self.builder.has_tool_calls else "stop"
-        self.finished = True
-
-    def _usage(self, usage: dict[str, Any]) -> None:
-        details = usage.get("input_tokens_details")
-        cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-        target = self.output.usage
-        target.input = max(0, _int(usage.get("input_tokens")) - cached)
-        target.output = _int(usage.get("output_tokens"))
-        target.cache_read = cached
-        target.cache_write = 0
-        total = usage.get("total_tokens")
-        target.total_tokens = total if isinstance(total, int) else None
-
-    def _failed(self, payload: dict[str, Any]) -> None:
-        response = payload.get("response")
-        response = response if isinstance(response, dict) else {}
-        error = response.get("error")
-        message = _error_message(error)
-        if message is None:
-            details = response.get("incomplete_details")
-            reason = details.get("reason") if isinstance(details, dict) else None
-            message = f"incomplete: {reason}" if reason else "OpenAI reported the response as failed (no details)"
-        raise ProviderError(message, retryable=_retryable(error))
-
-    def _error(self, payload: dict[str, Any]) -> None:
-        error = payload.get("error")
-        if not isinstance(error, dict):  # the SDK's shape: code/message/param at the top level
-            error = {"code": payload.get("code"), "message": payload.get("message")}
-        message = _error_message(error) or "OpenAI reported an error in the stream (no message)"
-        raise ProviderError(message, retryable=_retryable(error))
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _tool_id(raw: dict[str, Any]) -> str:
-    call_id = _str(raw.get("call_id"))
-    item_id = _str(raw.get("id"))
-    return f"{call_id}|{item_id}" if item_id else call_id
-
-
-def _reasoning_text(raw: dict[str, Any]) -> str | None:
-    """The final reasoning text of a finished item: summaries joined by blank lines (pi), else
-    raw reasoning text parts; ``None`` when the item carries neither (keep what streamed)."""
-    summary = raw.get("summary")
-    if isinstance(summary, list):
-        texts = [s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        if texts:
-            return "\n\n".join(texts)
-    content = raw.get("content")
-    if isinstance(content, list):
-        texts = [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
-        if texts:
-            return "\n\n".join(texts)
-    return None
-
-
-def _message_text(raw: dict[str, Any]) -> str | None:
-    content = raw.get("content")
-    if not isinstance(content, list) or not content:
-        return None
-    out: list[str] = []
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "refusal":
-            out.append(_str(part.get("refusal")))
-        else:
-            out.append(_str(part.get("text")))
-    return "".join(out)
-
-
-def _parse_arguments(raw: str | None) -> dict[str, Any] | None:
-    """The strict parse of the final arguments; ``None`` lets the builder use what streamed."""
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _error_message(error: Any) -> str | None:
-    if not isinstance(error, dict):
-        return error if isinstance(error, str) and error else None
-    message = error.get("message")
-    code = error.get("code") or error.get("type")
-    if isinstance(message, str) and message:
-        return f"{code}: {message}" if isinstance(code, str) and code else message
-    return code if isinstance(code, str) and code else None
-
-
-def _retryable(error: Any) -> bool:
-    if not isinstance(error, dict):
-        return False
-    return error.get("code") in _RETRYABLE_CODES or error.get("type") in _RETRYABLE_CODES
 
 
 # =============================================================================================

@@ -3,30 +3,46 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
+from baton.providers.json_types import JsonObject
 from baton.providers.models import CacheRetention, ThinkingLevel
 
 ThinkingHandoff = Literal["text", "drop"]
+ToolChoice: TypeAlias = "str | JsonObject"
+"""``auto``, ``none``, ``required`` / ``any``, a tool's name, or a protocol's own object form."""
+
+
+class UseDefaultKey(enum.Enum):
+    """The type of :data:`USE_DEFAULT_KEY` (httpx's ``USE_CLIENT_DEFAULT`` idea)."""
+
+    USE_DEFAULT_KEY = "use-default-key"
+
+
+USE_DEFAULT_KEY = UseDefaultKey.USE_DEFAULT_KEY
+"""``StreamOptions.api_key``'s default: the key :func:`providers.api_keys.get_api_key` finds for
+the model's provider. ``None`` is no default: it means "send no key"."""
 
 
 @dataclass(slots=True)
 class StreamOptions:
     """Everything a request may be tuned with. ``None`` means "the adapter's default"."""
 
-    api_key: str | None = None
+    api_key: str | UseDefaultKey | None = USE_DEFAULT_KEY
+    """The key to send; :data:`USE_DEFAULT_KEY`: ask :mod:`providers.api_keys`; ``None``: none."""
     signal: asyncio.Event | None = None
     """Set it to abort: the HTTP response is closed and the stream ends ``aborted``."""
     max_tokens: int | None = None
     temperature: float | None = None
     thinking: ThinkingLevel | None = None
-    tool_choice: str | dict[str, Any] | None = None
+    tool_choice: ToolChoice | None = None
     cache_retention: CacheRetention = "short"
     session_id: str | None = None
     headers: dict[str, str] | None = None
-    on_payload: Callable[[dict[str, Any]], None] | None = None
+    on_payload: Callable[[JsonObject], None] | None = None
     """Sees the final request body (after the adapter built it) just before it is sent."""
     timeout: float = 600.0
     """Overall connect/read timeout in seconds for one HTTP attempt."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.models_dev import SourceError
 
 _START = "export const MODELS = "
@@ -19,7 +19,7 @@ _BARE_KEY = re.compile(r"(?m)^(\s*)([A-Za-z_$][A-Za-z0-9_$]*):")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
-def parse(text: str) -> dict[str, dict[str, dict[str, Any]]]:
+def parse(text: str) -> dict[str, JsonObject]:
     """``{provider: {model id: model}}`` from the text of pi's ``models.generated.ts``."""
     start = text.find(_START)
     end = text.rfind("} as const")
@@ -30,9 +30,11 @@ def parse(text: str) -> dict[str, dict[str, dict[str, Any]]]:
     literal = _BARE_KEY.sub(r'\1"\2":', literal)
     literal = _TRAILING_COMMA.sub(r"\1", literal)
     try:
-        data = json.loads(literal)
+        data: JsonValue = json.loads(literal)
     except json.JSONDecodeError as exc:
         raise SourceError(f"pi's model list: cannot read it as data at line {exc.lineno}: {exc.msg}") from exc
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+    providers = {name: models for name, models in data.items() if isinstance(models, dict)} if isinstance(
+        data, dict) else {}
+    if not isinstance(data, dict) or len(providers) != len(data):
         raise SourceError("pi's model list: MODELS must map providers to their models")
-    return data
+    return providers

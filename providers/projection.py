@@ -20,9 +20,17 @@ overflow check, compaction) count what is sent, so they apply the same projectio
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
+from baton.providers.messages import (
+    AssistantContentBlock,
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+)
 
 MAX_TOOL_CALL_CHARS = 100_000
 """The most characters of one tool call's arguments sent again with later requests."""
@@ -33,6 +41,7 @@ _MIN_KEEP = 1_000
 """No string is cut shorter than this: at most a hundred notes fit in a cut call."""
 
 M = TypeVar("M")
+_SCALARS = (int, bool, float)
 
 
 def cut_note(cut: int) -> str:
@@ -50,15 +59,14 @@ def project_message(message: M) -> M:
     return message
 
 
-def project_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+def project_arguments(arguments: JsonObject) -> JsonObject:
     """Tool-call arguments cut to about :data:`MAX_TOOL_CALL_CHARS` characters (the same dict
     when they fit)."""
     budget = MAX_TOOL_CALL_CHARS  # every request passes here for every call: flat ones first, fast
     for key, value in arguments.items():
-        kind = type(value)
-        if kind is str:
+        if type(value) is str:
             budget -= len(value) + len(key) + 8
-        elif kind is int or kind is bool or kind is float or value is None:
+        elif value is None or type(value) in _SCALARS:
             budget -= len(key) + 32
         else:
             break
@@ -73,13 +81,12 @@ def project_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     if keep is None:  # the bulk is structure, not text: send it as one cut string
         text = json.dumps(arguments, ensure_ascii=False)
         return {"arguments": text[:MAX_TOOL_CALL_CHARS] + cut_note(len(text) - MAX_TOOL_CALL_CHARS)}
-    cut: dict[str, Any] = _cut_strings(arguments, keep)
-    return cut
+    return {key: _cut_strings(value, keep) for key, value in arguments.items()}
 
 
 def _project_assistant(message: AssistantMessage) -> AssistantMessage:
     content = message.content
-    out: list[Any] | None = None
+    out: list[AssistantContentBlock] | None = None
     for index, block in enumerate(content or ()):
         if type(block) is ToolCall:
             arguments = project_arguments(block.arguments)
@@ -107,7 +114,7 @@ def project_result(message: ToolResultMessage) -> ToolResultMessage:
     if keep is None:  # many text blocks: one text, cut, before the other blocks
         joined = "\n".join(b.text for b in content if type(b) is TextContent)
         rest = [b for b in content if type(b) is not TextContent]
-        out: list[Any] = [TextContent(text=_cut_middle(joined, MAX_TOOL_RESULT_CHARS)), *rest]
+        out: list[TextContent | ImageContent] = [TextContent(text=_cut_middle(joined, MAX_TOOL_RESULT_CHARS)), *rest]
     else:
         out = [
             TextContent(text=_cut_middle(block.text, keep))
@@ -141,11 +148,11 @@ def _common_length(lengths: list[int], budget: int) -> int | None:
     return max(lengths, default=0)
 
 
-def _measure(value: Any) -> tuple[int, list[int]]:
+def _measure(value: JsonMapping) -> tuple[int, list[int]]:
     """About the JSON length of ``value``, and the lengths of its string values (iterative)."""
     size = 0
     strings: list[int] = []
-    stack = [value]
+    stack: list[JsonValue | JsonMapping] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
@@ -164,7 +171,7 @@ def _measure(value: Any) -> tuple[int, list[int]]:
     return size, strings
 
 
-def _cut_strings(value: Any, keep: int) -> Any:
+def _cut_strings(value: JsonValue, keep: int) -> JsonValue:
     """A copy of ``value`` whose strings longer than ``keep`` are cut to ``keep`` with a note."""
     if isinstance(value, str):
         if len(value) <= keep:

@@ -11,12 +11,14 @@ Configured key values are:
 - the values of the environment variables that hold credentials (:func:`is_secret_name`: the
   built-in providers' key variables, the variables ``models.json`` names, and every
   ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_SECRET_KEY``, ``*PASSWORD*`` variable);
-- the keys ``models.json`` configures: literal ``apiKey`` values, the output of every
-  ``!command`` run so far, credential header values;
+- the keys ``models.json`` configures: literal ``apiKey`` values and credential header values
+  (read from the file, :mod:`providers.models_json`; a ``!command``'s output is registered
+  when it runs);
 - every key baton was handed at run time (``--api-key``, ``--api-key-file``, the key of each
   provider request): :func:`register_secret`.
 
-Values shorter than :data:`MIN_SECRET_LENGTH` characters are left alone.
+A value with an authorization scheme (``Bearer ...``) counts without it too. Values shorter than
+:data:`MIN_SECRET_LENGTH` characters are left alone.
 
 Provider errors (:func:`redact_secrets`) also lose anything shaped like a key (``sk-...``,
 Google's ``AIza...``, ``Bearer ...``): a provider may echo a key baton does not know.
@@ -28,9 +30,13 @@ import os
 import re
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeVar, overload
 
+from baton.providers.catalog_data import builtin_key_variables
+from baton.providers.models_json import read_models_json
 from baton.providers.secret_forms import SecretMatcher
+
+_T = TypeVar("_T")
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -47,6 +53,9 @@ _KEY_SHAPES = re.compile(
     r"|\b(?:gsk|xai|csk)[-_][A-Za-z0-9_\-]{16,}"  # Groq, xAI, Cerebras
     r"|(?<=Bearer )[A-Za-z0-9._~+/\-]{12,}=*",
 )
+
+_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
+"""A credential header's scheme: the token after it is a secret of its own."""
 
 # ---------------------------------------------------------------------------------------------
 # Which variables hold credentials
@@ -83,22 +92,26 @@ def register_secret(value: str | None) -> None:
             _registered.add(value.strip())
 
 
+def key_variables() -> frozenset[str]:
+    """Names of the environment variables that hold provider keys: every built-in provider's key
+    variables and those models.json names (as an ``apiKey`` or a header value)."""
+    return builtin_key_variables() | read_models_json().named_variables()
+
+
 def configured_secrets() -> frozenset[str]:
     """Every key value baton knows of now (see the module docstring)."""
     values = set(_registered)
-    key_variables: frozenset[str] = frozenset()
+    variables: frozenset[str] = frozenset()
     try:
-        from baton.providers.catalog import configured_key_values
-        from baton.providers.catalog import key_variables as catalog_variables
-
-        key_variables = frozenset(catalog_variables())
-        values.update(configured_key_values())
+        variables = key_variables()
+        values.update(v.strip() for v in read_models_json().literal_secrets())
     except Exception:  # redaction must never fail the path it protects
         pass
-    for name in _secret_variables(key_variables):
+    for name in _secret_variables(variables):
         value = os.environ.get(name, "").strip()
         if value:
             values.add(value)
+    values.update([token for token in (_AUTH_SCHEME.sub("", value) for value in values) if token])
     return frozenset(v for v in values if len(v) >= MIN_SECRET_LENGTH)
 
 
@@ -154,7 +167,11 @@ def redact_partial(text: str) -> str:
         return _KEY_SHAPES.sub(REDACTED, text)
 
 
-def redact_json(value: Any, matcher: SecretMatcher | None = None) -> Any:
+@overload
+def redact_json(value: str, matcher: SecretMatcher | None = None) -> str: ...
+@overload
+def redact_json(value: _T, matcher: SecretMatcher | None = None) -> _T: ...
+def redact_json(value: object, matcher: SecretMatcher | None = None) -> object:
     """``value`` (JSON-like: dicts, lists, strings) with keys redacted from every string; the
     containers are changed in place and ``value`` is returned (a string: a new one)."""
     try:
@@ -165,7 +182,7 @@ def redact_json(value: Any, matcher: SecretMatcher | None = None) -> Any:
         return value
     if isinstance(value, str):
         return matcher.redact(value)
-    stack: list[Any] = [value]
+    stack: list[object] = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):

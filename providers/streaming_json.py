@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 
 from baton.providers.json_depth import MAX_VALUE_DEPTH, JsonTooDeepError, loads_bounded
+from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 
 _START, _OBJ_OPEN, _KEY, _COLON, _VALUE, _ARR_OPEN, _AFTER = 0, 1, 2, 3, 4, 5, 6
 _STRING, _NUMBER, _LITERAL, _DONE, _ERROR = 7, 8, 9, 10, 11
@@ -53,7 +55,7 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _LOW_SURROGATE_PREFIX = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]{0,2})?)?)?")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_LITERALS: dict[str, tuple[str, Any]] = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+_LITERALS: dict[str, tuple[str, bool | None]] = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 _LAG_MIN = 4096
 """Strings shorter than this are simply copied when shared (cheap); longer ones may lag."""
@@ -61,7 +63,7 @@ _LAG_FRACTION = 8
 """A lagging string is brought up to date once the unseen part reaches 1/8 of its length."""
 
 
-def parse_streaming_json(text: str) -> dict[str, Any]:
+def parse_streaming_json(text: str) -> JsonObject:
     """Best-effort parse of possibly incomplete JSON; never raises.
 
     Complete JSON object -> that object; an incomplete one -> the partial value (see the module
@@ -94,9 +96,10 @@ class StreamingJsonParser:
         self.too_deep = False
         """The input opened an object or array deeper than ``max_depth`` (the value is ``{}``)."""
         self._state = _START
-        self._root: dict[str, Any] | None = None
-        self._stack: list[Any] = []
-        self._key: str | None = None
+        self._root: JsonObject = {}
+        """The value being built (still empty before the object opens)."""
+        self._stack: list[JsonObject | JsonArray] = []
+        self._key = ""
         self._slot_open = False
         """A provisional element sits at the end of the innermost list."""
         self._carry = ""
@@ -104,16 +107,20 @@ class StreamingJsonParser:
         self._key_parts: list[str] = []
         self._str_is_key = False
         self._str = ""
-        self._str_container: Any = None
-        self._str_slot: Any = None
+        self._no_string: JsonObject = {}
+        self._str_container: _Slots = self._no_string
+        """Where the open string value sits: its object, or a :class:`_ListSlot` of its array
+        (``_no_string`` while none is open)."""
+        self._str_slot = ""
+        """The open string value's key in its object."""
         self._tail: list[str] | None = None
         self._tail_len = 0
         self._token = ""
         self._literal = ""
-        self._literal_value: Any = None
+        self._literal_value: bool | None = None
 
     # --- public ---------------------------------------------------------------------------
-    def feed(self, fragment: str) -> dict[str, Any]:
+    def feed(self, fragment: str) -> JsonObject:
         """Consume ``fragment`` and return the best value so far."""
         if (
             self._state == _STRING
@@ -124,7 +131,7 @@ class StreamingJsonParser:
         ):
             if fragment:
                 self._grow(fragment)
-            return self._root  # type: ignore[return-value]  # a string is open: root exists
+            return self._root
         if fragment:
             if self._carry:
                 fragment = self._carry + fragment
@@ -132,7 +139,7 @@ class StreamingJsonParser:
             self._consume(fragment, False)
         return self.value
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         """The input has ended: settle any pending escape and return the final value."""
         if self._carry:
             carry, self._carry = self._carry, ""
@@ -142,114 +149,130 @@ class StreamingJsonParser:
         return self.value
 
     @property
-    def value(self) -> dict[str, Any]:
+    def value(self) -> JsonObject:
         """The current value (``{}`` before the object opens or after malformed input)."""
-        if self._root is None or self._state == _ERROR:
+        if self._state == _ERROR or self._state == _START:
             return {}
         return self._root
 
     # --- scanning -------------------------------------------------------------------------
     def _fail(self) -> int:
         self._state = _ERROR
-        self._root = None
+        self._root = {}
         self._stack = []
-        self._str_container = None
+        self._str_container = self._no_string
         self._str = ""
         return sys.maxsize
 
     def _consume(self, text: str, final: bool) -> None:
         i = 0
         n = len(text)
+        structure = self._STRUCTURE
         while i < n:
             state = self._state
             if state == _STRING:
                 i = self._scan_string(text, i, final)
-                continue
-            if state == _NUMBER:
+            elif state == _NUMBER:
                 i = self._scan_number(text, i)
-                continue
-            if state == _LITERAL:
+            elif state == _LITERAL:
                 i = self._scan_literal(text, i)
-                continue
-            c = text[i]
-            if c in " \t\n\r":
-                i = _WS.match(text, i).end()  # type: ignore[union-attr]  # always matches
-                continue
-            if state in (_VALUE, _ARR_OPEN):
-                if c == '"':
-                    self._open_string_value()
-                elif (c == "{" or c == "[") and len(self._stack) >= self._max_depth:
-                    self.too_deep = True
-                    i = self._fail()
-                    continue
-                elif c == "{":
-                    child: dict[str, Any] = {}
-                    self._put(child, False)
-                    self._stack.append(child)
-                    self._key = None
-                    self._state = _OBJ_OPEN
-                elif c == "[":
-                    items: list[Any] = []
-                    self._put(items, False)
-                    self._stack.append(items)
-                    self._state = _ARR_OPEN
-                elif c in "-0123456789":
-                    self._token = ""
-                    self._state = _NUMBER
-                    continue
-                elif c in "tfn":
-                    self._literal, self._literal_value = _LITERALS[c]
-                    self._token = ""
-                    self._state = _LITERAL
-                    self._put(self._literal_value, True)
-                    continue
-                elif c == "]" and state == _ARR_OPEN:
-                    self._close()
+            else:
+                c = text[i]
+                if c in " \t\n\r":
+                    space = _WS.match(text, i)
+                    i = space.end() if space is not None else i + 1
                 else:
-                    i = self._fail()
-                    continue
-            elif state in (_OBJ_OPEN, _KEY):
-                if c == '"':
-                    self._str_is_key = True
-                    self._key_parts = []
-                    self._state = _STRING
-                elif c == "}" and state == _OBJ_OPEN:
-                    self._close()
-                else:
-                    i = self._fail()
-                    continue
-            elif state == _COLON:
-                if c != ":":
-                    i = self._fail()
-                    continue
-                self._state = _VALUE
-            elif state == _AFTER:
-                top = self._stack[-1]
-                is_dict = type(top) is dict
-                if c == ",":
-                    self._state = _KEY if is_dict else _VALUE
-                elif (c == "}" and is_dict) or (c == "]" and not is_dict):
-                    self._close()
-                else:
-                    i = self._fail()
-                    continue
-            elif state == _START:
-                if c != "{":
-                    i = self._fail()
-                    continue
-                self._root = {}
-                self._stack = [self._root]
-                self._key = None
-                self._state = _OBJ_OPEN
-            else:  # _DONE: only whitespace may follow; _ERROR: nothing matters any more
-                i = self._fail()
-                continue
-            i += 1
+                    i = structure[state](self, c, i)
 
-    def _put(self, value: Any, provisional: bool) -> None:
+    # Each handler below sees one structural character ``c`` at ``i`` in its state and returns
+    # where scanning goes on: ``i + 1`` past it, ``i`` when a number or literal starts there,
+    # past the end after malformed input.
+
+    def _at_start(self, c: str, i: int) -> int:
+        if c != "{":
+            return self._fail()
+        self._root = {}
+        self._stack = [self._root]
+        self._key = ""
+        self._state = _OBJ_OPEN
+        return i + 1
+
+    def _at_key(self, c: str, i: int) -> int:
+        if c == '"':
+            self._str_is_key = True
+            self._key_parts = []
+            self._state = _STRING
+        elif c == "}" and self._state == _OBJ_OPEN:
+            self._close()
+        else:
+            return self._fail()
+        return i + 1
+
+    def _at_colon(self, c: str, i: int) -> int:
+        if c != ":":
+            return self._fail()
+        self._state = _VALUE
+        return i + 1
+
+    def _at_value(self, c: str, i: int) -> int:
+        if c == '"':
+            self._open_string_value()
+        elif c == "{" or c == "[":
+            return self._open_container(c, i)
+        elif c in "-0123456789":
+            self._token = ""
+            self._state = _NUMBER
+            return i
+        elif c in "tfn":
+            self._literal, self._literal_value = _LITERALS[c]
+            self._token = ""
+            self._state = _LITERAL
+            self._put(self._literal_value, True)
+            return i
+        elif c == "]" and self._state == _ARR_OPEN:
+            self._close()
+        else:
+            return self._fail()
+        return i + 1
+
+    def _open_container(self, c: str, i: int) -> int:
+        if len(self._stack) >= self._max_depth:
+            self.too_deep = True
+            return self._fail()
+        child: dict[str, JsonValue] | list[JsonValue] = {} if c == "{" else []
+        self._put(child, False)
+        self._stack.append(child)
+        if c == "{":
+            self._key = ""
+            self._state = _OBJ_OPEN
+        else:
+            self._state = _ARR_OPEN
+        return i + 1
+
+    def _at_after(self, c: str, i: int) -> int:
+        is_dict = type(self._stack[-1]) is dict
+        if c == ",":
+            self._state = _KEY if is_dict else _VALUE
+        elif (c == "}" and is_dict) or (c == "]" and not is_dict):
+            self._close()
+        else:
+            return self._fail()
+        return i + 1
+
+    def _at_end(self, c: str, i: int) -> int:
+        """``_DONE``: only whitespace may follow; ``_ERROR``: nothing matters any more."""
+        return self._fail()
+
+    _STRUCTURE: tuple[Callable[[StreamingJsonParser, str, int], int], ...] = (
+        _at_start, _at_key, _at_key, _at_colon, _at_value, _at_value, _at_after,  # _START ... _AFTER
+        _at_end, _at_end, _at_end, _at_end, _at_end,  # _STRING, _NUMBER, _LITERAL: scanned above
+    )
+    """The structural handler of each state, indexed by the state's number."""
+
+    def _put(self, value: JsonValue, provisional: bool) -> None:
         """Place a value in the innermost container (replacing a provisional one)."""
         top = self._stack[-1]
-        if type(top) is dict:
+        if isinstance(top, dict):
             top[self._key] = value
         else:
             if self._slot_open:
@@ -269,7 +292,8 @@ class StreamingJsonParser:
 
     # --- numbers and literals -------------------------------------------------------------
     def _scan_number(self, text: str, i: int) -> int:
-        end = _NUM_CHARS.match(text, i).end()  # type: ignore[union-attr]  # always matches
+        digits = _NUM_CHARS.match(text, i)
+        end = digits.end() if digits is not None else i
         token = self._token + text[i:end]
         self._token = token
         if not _NUM_PREFIX.fullmatch(token):
@@ -307,8 +331,11 @@ class StreamingJsonParser:
         self._str_is_key = False
         self._put("", True)
         top = self._stack[-1]
-        self._str_container = top
-        self._str_slot = self._key if type(top) is dict else len(top) - 1
+        if isinstance(top, dict):
+            self._str_container = top
+            self._str_slot = self._key
+        else:
+            self._str_container = _ListSlot(top, len(top) - 1)
         self._str = ""
         self._tail = None
         self._tail_len = 0
@@ -342,7 +369,7 @@ class StreamingJsonParser:
             elif closed and self._tail is not None:
                 self._grow("", flush=True)
             if closed:
-                self._str_container = None
+                self._str_container = self._no_string
                 self._str = ""
                 self._complete_value()
         return i
@@ -421,6 +448,25 @@ class StreamingJsonParser:
         text += new
         container[slot] = text
         self._str = text
+
+
+class _Slots(Protocol):
+    """Where a string value can be put by key: an object, or :class:`_ListSlot`."""
+
+    def __setitem__(self, key: str, value: JsonValue, /) -> None: ...
+
+
+class _ListSlot:
+    """One element of an array, set as an object's value is (the key is ignored)."""
+
+    __slots__ = ("index", "items")
+
+    def __init__(self, items: JsonArray, index: int) -> None:
+        self.items = items
+        self.index = index
+
+    def __setitem__(self, key: str, value: JsonValue, /) -> None:
+        self.items[self.index] = value
 
 
 def _number(token: str) -> int | float | None:

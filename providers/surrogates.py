@@ -40,6 +40,8 @@ class SurrogateCarry:
 
     def feed(self, delta: str) -> str:
         """The part of ``held + delta`` that is complete, pairs joined."""
+        if not self._held and delta.isascii():  # the common case, decided without a regex
+            return delta
         text = self._held + delta
         self._held = ""
         if not text or not has_surrogates(text):

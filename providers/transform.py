@@ -29,11 +29,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, TypeAlias
+from typing import TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
 from baton.providers.messages import (
+    AssistantContentBlock,
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -47,6 +48,7 @@ from baton.providers.options import ThinkingHandoff
 from baton.providers.projection import project_arguments, project_result
 
 AnyMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+_M = TypeVar("_M", bound=BaseModel)
 
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 """Replaces a run of images in a user message when the target has no image input (pi's text)."""
@@ -186,7 +188,6 @@ def _transform(
     drop_thinking: bool,
     counts: _Counts,
 ) -> list[AnyMessage]:
-    target_provider, target_api, target_id = model.provider, model.api, model.id
     images_ok = "image" in model.input
     id_map: dict[str, str] = {}
     result: list[AnyMessage] = []
@@ -197,60 +198,86 @@ def _transform(
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            call_id = message.tool_call_id
-            new_id = id_map.get(call_id, call_id)
-            if pending.pop(new_id, None) is None:  # not a call of the last turn, or answered
-                counts.orphans += 1
-                continue
-            message = project_result(message)
-            result_content: list[Any] | None = message.content
-            if result_content is None:
-                result_content = []
-                message = _with(message, "content", result_content)
-            if not images_ok:
-                downgraded = _downgrade_images(result_content, TOOL_IMAGE_PLACEHOLDER, counts)
-                if downgraded is not None:
-                    message = _with(message, "content", downgraded)
-            if new_id != call_id:
-                message = _with(message, "tool_call_id", new_id)
-            append(message)
+            projected = _tool_result(message, id_map, pending, images_ok, counts)
+            if projected is not None:
+                append(projected)
             continue
-
         if pending:
             _flush(pending, pending_time, append, counts)
             pending = {}
-
         if isinstance(message, AssistantMessage):
-            stop = message.stop_reason
-            if stop == "error" or stop == "aborted":
-                if stop == "error":
-                    counts.errored += 1
-                else:
-                    counts.aborted += 1
-                continue
-            if message.content is None:
-                message = _with(message, "content", [])
-            if message.model == target_id and message.provider == target_provider and message.api == target_api:
-                message = _own_assistant(message, pending)
-            else:
-                message = _foreign_assistant(message, normalize, drop_thinking, id_map, pending, counts)
-            pending_time = message.timestamp
-            append(message)
+            reply = _assistant(message, model, normalize, drop_thinking, id_map, pending, counts)
+            if reply is not None:
+                pending_time = reply.timestamp
+                append(reply)
         elif isinstance(message, UserMessage):
-            user_content: str | list[Any] | None = message.content
-            if user_content is None:
-                message = _with(message, "content", [])
-            elif not images_ok and isinstance(user_content, list):
-                downgraded = _downgrade_images(user_content, USER_IMAGE_PLACEHOLDER, counts)
-                if downgraded is not None:
-                    message = _with(message, "content", downgraded)
-            append(message)
+            append(_user(message, images_ok, counts))
         else:  # not an LLM message; convert_to_llm should have removed it
             append(message)
 
     if pending:
         _flush(pending, pending_time, append, counts)
     return result
+
+
+def _tool_result(
+    message: ToolResultMessage, id_map: dict[str, str], pending: dict[str, ToolCall], images_ok: bool, counts: _Counts
+) -> ToolResultMessage | None:
+    """The result as sent (``None``: left out, it answers no call of the last turn, or one that
+    was already answered); its call is no longer pending."""
+    call_id = message.tool_call_id
+    new_id = id_map.get(call_id, call_id)
+    if pending.pop(new_id, None) is None:
+        counts.orphans += 1
+        return None
+    message = project_result(message)
+    content: list[TextContent | ImageContent] | None = message.content
+    if content is None:
+        content = []
+        message = _with(message, "content", content)
+    if not images_ok:
+        downgraded = _downgrade_images(content, TOOL_IMAGE_PLACEHOLDER, counts)
+        if downgraded is not None:
+            message = _with(message, "content", downgraded)
+    if new_id != call_id:
+        message = _with(message, "tool_call_id", new_id)
+    return message
+
+
+def _assistant(
+    message: AssistantMessage,
+    model: Model,
+    normalize: Callable[[str], str] | None,
+    drop_thinking: bool,
+    id_map: dict[str, str],
+    pending: dict[str, ToolCall],
+    counts: _Counts,
+) -> AssistantMessage | None:
+    """The reply as sent (``None``: left out, it ended in an error or was aborted); its tool
+    calls are added to ``pending``."""
+    stop = message.stop_reason
+    if stop == "error" or stop == "aborted":
+        if stop == "error":
+            counts.errored += 1
+        else:
+            counts.aborted += 1
+        return None
+    if message.content is None:
+        message = _with(message, "content", [])
+    if message.model == model.id and message.provider == model.provider and message.api == model.api:
+        return _own_assistant(message, pending)
+    return _foreign_assistant(message, normalize, drop_thinking, id_map, pending, counts)
+
+
+def _user(message: UserMessage, images_ok: bool, counts: _Counts) -> UserMessage:
+    content = message.content
+    if content is None:
+        return _with(message, "content", [])
+    if not images_ok and isinstance(content, list):
+        downgraded = _downgrade_images(content, USER_IMAGE_PLACEHOLDER, counts)
+        if downgraded is not None:
+            return _with(message, "content", downgraded)
+    return message
 
 
 def _own_assistant(message: AssistantMessage, calls: dict[str, ToolCall]) -> AssistantMessage:
@@ -299,9 +326,9 @@ def _foreign_assistant(
     """A message from another model: thinking becomes text (or nothing), signatures go, tool
     call ids are normalised (and remembered in ``id_map`` for the results). Its tool calls, as
     sent, are added to ``calls``."""
-    out: list[Any] = []
+    out: list[AssistantContentBlock] = []
     changed = False
-    block: Any
+    block: AssistantContentBlock
     for block in message.content:
         if type(block) is ToolCall:
             cut = _cut_call(block)
@@ -346,7 +373,9 @@ def _foreign_assistant(
     return _with(message, "content", out) if changed else message
 
 
-def _downgrade_images(content: list[Any], placeholder: str, counts: _Counts) -> list[Any] | None:
+def _downgrade_images(
+    content: list[TextContent | ImageContent], placeholder: str, counts: _Counts
+) -> list[TextContent | ImageContent] | None:
     """``content`` with each run of images replaced by one placeholder text; ``None`` when it
     holds no image."""
     for block in content:
@@ -354,7 +383,7 @@ def _downgrade_images(content: list[Any], placeholder: str, counts: _Counts) -> 
             break
     else:
         return None
-    out: list[Any] = []
+    out: list[TextContent | ImageContent] = []
     after_placeholder = False
     for block in content:
         if type(block) is ImageContent:
@@ -398,7 +427,7 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _new = object.__new__
 
 
-def _replace(obj: Any, **changes: Any) -> Any:
+def _replace(obj: _M, **changes: object) -> _M:
     """A shallow copy of a message or block with ``changes`` (attribute names) applied.
 
     Equivalent to ``obj.model_copy(update=changes)`` for declared fields, at a quarter of the cost:
@@ -418,7 +447,7 @@ def _replace(obj: Any, **changes: Any) -> Any:
     return new
 
 
-def _with(obj: Any, name: str, value: Any) -> Any:
+def _with(obj: _M, name: str, value: object) -> _M:
     """:func:`_replace` for one field (the common case, without building a kwargs dict)."""
     new = _new(type(obj))
     state = obj.__dict__.copy()

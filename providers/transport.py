@@ -29,7 +29,6 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
@@ -42,19 +41,19 @@ from baton.providers.adapter import (
     ProviderError,
     WireAdapter,
 )
+from baton.providers.api_keys import get_api_key, missing_key_error
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
 from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth
-from baton.providers.messages import AssistantMessage, Context, Usage
+from baton.providers.json_types import JsonObject, JsonValue
+from baton.providers.messages import ABORTED_MESSAGE, AssistantMessage, Context, Usage
 from baton.providers.models import Model, calculate_cost
 from baton.providers.net_backend import install_asyncio_backend
-from baton.providers.options import StreamOptions
+from baton.providers.options import USE_DEFAULT_KEY, StreamOptions
 from baton.providers.redact import redact_secrets, register_secret
 from baton.providers.sse import SseDecoder
 
 logger = logging.getLogger(__name__)
 
-ABORTED_MESSAGE = "Request was aborted"
-"""pi's ``errorMessage`` for an aborted request."""
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 """HTTP statuses worth another attempt (plus any 5xx, and bodies that say "overloaded")."""
@@ -140,7 +139,7 @@ class _Run:
         self.output = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         self.builder = MessageBuilder(self.output, stream.push)
         self.aborted = False
-        self.api_key: str | None = options.api_key
+        self.api_key: str | None = options.api_key if isinstance(options.api_key, str) else None
 
     async def run(self) -> None:
         """The task body: never raises except to propagate a foreign cancellation."""
@@ -173,7 +172,7 @@ class _Run:
             if watcher is not None:
                 watcher.cancel()
 
-    async def _watch(self, signal: asyncio.Event, task: asyncio.Task[Any] | None) -> None:
+    async def _watch(self, signal: asyncio.Event, task: asyncio.Task[object] | None) -> None:
         await signal.wait()
         if task is not None and not self.stream.closed:
             self.aborted = True
@@ -182,11 +181,13 @@ class _Run:
     # --- request ----------------------------------------------------------------------------
     def _build_request(self) -> HttpRequest:
         api_key = self.options.api_key
-        if api_key is None:
-            api_key = _catalog_api_key(self.model.provider)
+        if api_key is USE_DEFAULT_KEY:
+            api_key = get_api_key(self.model.provider)
         self.api_key = api_key
         if not api_key:
-            _require_key(self.model, self.options)
+            missing = missing_key_error(self.model, self.options.headers or {})
+            if missing is not None:
+                raise missing
         register_secret(api_key)  # from now on it is redacted wherever it shows up
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
@@ -322,7 +323,7 @@ class _Run:
             self.stream.push(ErrorEvent("error", output))
 
     def _redact(self, message: str) -> str:
-        return redact_secrets(message, [self.api_key, self.options.api_key])
+        return redact_secrets(message, [self.api_key])
 
     def _finish_error(self, message: str) -> None:
         self._close_blocks()
@@ -349,33 +350,6 @@ class _Run:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _catalog_api_key(provider: str) -> str | None:
-    try:
-        from baton.providers.catalog import get_api_key
-    except ImportError:
-        return None
-    return get_api_key(provider)
-
-
-_AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
-
-
-def _require_key(model: Model, options: StreamOptions) -> None:
-    """Fail at once, naming the variable to set, when a built-in provider's remote API would be
-    called without a key (custom and local servers may need none; their answer decides)."""
-    try:
-        from baton.providers.catalog import env_var_for, is_builtin_provider
-    except ImportError:
-        return
-    headers = {k.lower() for k in {**(model.headers or {}), **(options.headers or {})}}
-    if not is_builtin_provider(model.provider) or model.is_local or headers & _AUTH_HEADERS:
-        return
-    raise ProviderError(
-        f"No API key for {model.provider}: set {env_var_for(model.provider)} "
-        "(or add an apiKey for it in models.json)"
-    )
 
 
 def _backoff(options: StreamOptions, attempt: int, retry_after: float | None) -> float | None:
@@ -416,7 +390,7 @@ def error_text_from_body(text: str) -> str:
     a string ``error``, else the raw text (JSON or not)."""
     stripped = text.strip()
     try:
-        payload: Any = json.loads(stripped)
+        payload: JsonValue = json.loads(stripped)
     except ValueError:
         return stripped
     if isinstance(payload, list) and payload:
@@ -462,7 +436,7 @@ def _raise_stray_error(lines: list[str]) -> None:
     if not text.startswith(("{", "[")):
         return
     try:
-        payload: Any = json.loads(text)
+        payload: JsonValue = json.loads(text)
     except ValueError:
         return
     if isinstance(payload, list) and payload:
@@ -482,7 +456,7 @@ def _raise_stray_error(lines: list[str]) -> None:
     raise ProviderError(message, status=http, retryable=retryable)
 
 
-def _request_body(payload: dict[str, Any]) -> bytes:
+def _request_body(payload: JsonObject) -> bytes:
     """The JSON body, always valid: ``NaN`` and the infinities (from an old session file) are
     sent as ``null``, which every provider accepts, instead of making every request unsendable;
     "replace": so is a lone surrogate (undecodable tool output)."""

@@ -10,9 +10,9 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from baton.providers.adapter import ProviderError
+from baton.providers.json_types import JsonValue
 from baton.providers.messages import ImageContent, TextContent, ToolResultMessage
 from baton.providers.models import Model
 from baton.providers.options import StreamOptions
@@ -65,7 +65,7 @@ def default_max_tokens(model: Model, options: StreamOptions) -> int:
     return min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP) if model.max_tokens > 0 else DEFAULT_MAX_TOKENS_CAP
 
 
-def parse_json_event(data: str) -> Any:
+def parse_json_event(data: str) -> JsonValue:
     """Parse one SSE ``data`` payload; malformed JSON raises :class:`ProviderError` quoting it."""
     try:
         value, end = _raw_decode(data)  # a third of json.loads' cost on small payloads
@@ -80,7 +80,7 @@ def parse_json_event(data: str) -> Any:
         raise ProviderError(f"Malformed JSON in the provider's stream ({exc}): {excerpt}") from exc
 
 
-def in_band_error(error: Any, default: str = "The provider reported an error") -> ProviderError:
+def in_band_error(error: JsonValue, default: str = "The provider reported an error") -> ProviderError:
     """A :class:`ProviderError` for an error object sent inside the stream.
 
     Reads ``message`` (falling back to ``default``), a numeric ``code`` / ``status`` /

@@ -15,7 +15,7 @@ from typing import Literal
 from baton.agent.listeners import Listeners
 from baton.sessions.events import AnySessionEvent, ExtensionNoticeEvent
 
-Listener = Callable[[AnySessionEvent], "Awaitable[object] | object"]
+Listener = Callable[[AnySessionEvent], "Awaitable[object] | None"]
 NoticeLevel = Literal["info", "warning", "error"]
 
 

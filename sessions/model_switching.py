@@ -139,7 +139,7 @@ class SessionModels:
         given = self._session.options.api_key
         if given and provider == self._key_provider:
             return given
-        from baton.providers.catalog import get_api_key
+        from baton.providers.api_keys import get_api_key
 
         try:
             return get_api_key(provider)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from baton.providers.models import THINKING_LEVELS, Model, ThinkingLevel
+from baton.providers.models import THINKING_LEVELS, Model, ThinkingLevel, thinking_levels
 
 
 def _catalog_models() -> list[Model]:
@@ -18,7 +18,7 @@ def _catalog_models() -> list[Model]:
 
 
 def _has_key(provider: str) -> bool:
-    from baton.providers.catalog import has_api_key
+    from baton.providers.api_keys import has_api_key
 
     try:
         return has_api_key(provider)
@@ -87,7 +87,7 @@ def model_choices(extra: Iterable[Model] = (), current: Model | None = None) -> 
     usable = available_models(extra, current)
     seen = {m.ref.lower() for m in usable}
     out = [ModelChoice(m) for m in usable]
-    from baton.providers.catalog import env_var_for
+    from baton.providers.api_keys import env_var_for
 
     for model in _catalog_models():
         if model.ref.lower() in seen:
@@ -110,13 +110,8 @@ def first_model_with_key() -> Model | None:
 
 
 def thinking_levels_for(model: Model) -> list[ThinkingLevel]:
-    """The thinking levels ``model`` accepts, in cycling order."""
-    if not model.reasoning:
-        return ["off"]
-    levels = list(THINKING_LEVELS)
-    if not (model.compat or {}).get("supportsXhigh", False):
-        levels.remove("xhigh")
-    return levels
+    """The thinking levels ``model`` accepts, in cycling order (:func:`providers.models.thinking_levels`)."""
+    return thinking_levels(model)
 
 
 def parse_thinking_level(value: object) -> ThinkingLevel | None:

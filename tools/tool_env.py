@@ -42,7 +42,7 @@ def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] 
     source = os.environ if base is None else base
     kept = frozenset(keep)
     try:
-        from baton.providers.catalog import key_variables
+        from baton.providers.redact import key_variables
 
         named = frozenset(key_variables())  # one set for every variable (it was rebuilt per name)
     except Exception:  # a broken catalog must not stop a command from running

@@ -13,13 +13,11 @@ import pytest
 
 import baton.providers as providers
 from baton.providers import catalog
+from baton.providers.api_keys import env_var_for, get_api_key, has_api_key
 from baton.providers.catalog import (
     ModelNotFoundError,
-    env_var_for,
     find_models,
-    get_api_key,
     get_model,
-    has_api_key,
     list_models,
     models_json_errors,
 )

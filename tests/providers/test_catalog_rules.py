@@ -15,6 +15,7 @@ from baton.providers import anthropic_messages, catalog, google_generative_ai, o
 from baton.providers.catalog import get_model
 from baton.providers.messages import AssistantMessage, Context, TextContent, UserMessage
 from baton.providers.models import Model, ThinkingLevel
+from baton.providers.openai_responses_stream import text_signature
 from baton.providers.options import StreamOptions
 from baton.sessions.models import thinking_levels_for
 
@@ -118,8 +119,8 @@ def test_responses_temperature_only_where_accepted(ref: str, sent: bool) -> None
 def test_responses_phase_is_replayed_for_the_new_models() -> None:
     model = get_model("openai/gpt-5.6-sol")
     reply = AssistantMessage(api=model.api, provider=model.provider, model=model.id, content=[
-        TextContent(text="Working on it", text_signature=openai_responses.text_signature("msg_a", "commentary")),
-        TextContent(text="Done", text_signature=openai_responses.text_signature("msg_b", "final_answer")),
+        TextContent(text="Working on it", text_signature=text_signature("msg_a", "commentary")),
+        TextContent(text="Done", text_signature=text_signature("msg_b", "final_answer")),
     ])
     items = openai_responses.convert_input(model, Context(messages=[UserMessage(content="go"), reply]))
     assert [(i.get("id"), i.get("phase")) for i in items if i.get("type") == "message"] == [

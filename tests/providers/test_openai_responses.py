@@ -27,7 +27,8 @@ from baton.providers.messages import (
     UserMessage,
 )
 from baton.providers.models import Model, ModelCost
-from baton.providers.openai_responses import ADAPTER, build_body, build_request, parse_text_signature
+from baton.providers.openai_responses import ADAPTER, build_body, build_request
+from baton.providers.openai_responses_stream import parse_text_signature
 from baton.providers.options import StreamOptions
 from tests.providers.claude_gemini_support import (
     PNG_1PX,

@@ -19,13 +19,12 @@ from hypothesis import strategies as st
 
 from baton.providers.adapter import HttpRequest, MessageBuilder, ProviderError
 from baton.providers.events import AssistantMessageEvent, AssistantMessageEventStream, ErrorEvent
-from baton.providers.messages import AssistantMessage, Context, ToolCall, UserMessage
+from baton.providers.messages import ABORTED_MESSAGE, AssistantMessage, Context, ToolCall, UserMessage
 from baton.providers.models import Model, ModelCost
 from baton.providers.options import StreamOptions
 from baton.providers.sse import SseDecoder
 from baton.providers.streaming_json import parse_streaming_json
 from baton.providers.transport import (
-    ABORTED_MESSAGE,
     error_text_from_body,
     parse_retry_after,
     run_wire_adapter,

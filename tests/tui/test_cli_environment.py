@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.providers import catalog
+from baton.providers import api_keys, catalog
 from baton.providers.catalog_build import DEFAULT_OUT
 from tests.tui.cli_harness import run_baton
 
@@ -46,6 +46,6 @@ def test_the_baton_subprocess_sees_no_key(leaked_keys: set[str], tmp_path: Path)
 def test_the_baton_home_fixture_unsets_every_key(leaked_keys: set[str], baton_home: Path) -> None:
     catalog.reload()
     try:
-        assert [p for p in catalog.providers() if catalog.get_api_key(p)] == []
+        assert [p for p in catalog.providers() if api_keys.get_api_key(p)] == []
     finally:
         catalog.reload()

@@ -198,7 +198,7 @@ def test_list_models_and_a_failed_key_command(home: Path, workdir: Path) -> None
 @pytest.fixture
 def forget_key_commands() -> Iterator[None]:
     """The failures of ``!command`` keys are remembered per process: none leaks into other tests."""
-    from baton.providers.models_json import clear_command_cache
+    from baton.providers.config_values import clear_command_cache
 
     clear_command_cache()
     yield
@@ -207,7 +207,7 @@ def forget_key_commands() -> Iterator[None]:
 
 @pytest.mark.usefixtures("forget_key_commands")
 async def test_app_notices_and_model_picker(baton_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from baton.providers.catalog import has_api_key
+    from baton.providers.api_keys import has_api_key
     from baton.providers.faux import FauxProvider, faux_model
     from baton.tui.app.baton_app import BatonApp
     from tests.tui.app_helpers import open_session, screen_text, submit, wait_until

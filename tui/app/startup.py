@@ -91,7 +91,7 @@ def missing_key_warning(session: CodingSession) -> str | None:
     if is_demo(model) or not model.base_url or model.ref in extra or options.api_key:
         return None  # embedded models (tests, faux) bring their own transport
     try:
-        from baton.providers.catalog import env_var_for, has_api_key
+        from baton.providers.api_keys import env_var_for, has_api_key
 
         if model.is_local or has_api_key(model.provider):
             return None

@@ -31,7 +31,8 @@ def newest_first(models: list[Model]) -> list[Model]:
 
 def list_models_command(search: str) -> int:
     """Print the catalog (plus local Ollama models and the demo model), filtered by ``search``."""
-    from baton.providers.catalog import find_models, has_api_key, list_models, models_json_errors
+    from baton.providers.api_keys import has_api_key
+    from baton.providers.catalog import find_models, list_models, models_json_errors
     from baton.providers.demo import demo_model
     from baton.providers.ollama import discover_ollama_models
     from baton.providers.redact import redact

@@ -38,7 +38,7 @@ def split_thinking_suffix(ref: str) -> tuple[str, ThinkingLevel | None]:
 
 def ensure_api_key(model: Model, api_key: str | None) -> None:
     """Fail with a one-line error naming the env var when ``model`` has no usable key."""
-    from baton.providers.catalog import env_var_for, has_api_key
+    from baton.providers.api_keys import env_var_for, has_api_key
 
     if api_key or model.provider == "demo" or model.is_local or has_api_key(model.provider):
         return
@@ -51,7 +51,7 @@ def ensure_api_key(model: Model, api_key: str | None) -> None:
 
 def _key_command_failure(provider: str) -> str:
     """``; models.json: providers.X.apiKey: command ... failed`` when a ``!command`` key failed."""
-    from baton.providers.models_json import command_errors
+    from baton.providers.config_values import command_errors
 
     mark = f"providers.{provider}.apiKey"
     failures = [error for error in command_errors if mark in error]
@@ -112,7 +112,8 @@ def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool =
     """The model to use when none is given: settings, then the first provider with a key,
     then a locally configured model, then the offline demo model (only with ``allow_demo``:
     print and JSON modes never answer with the demo unless it is named)."""
-    from baton.providers.catalog import has_api_key, list_models
+    from baton.providers.api_keys import has_api_key
+    from baton.providers.catalog import list_models
     from baton.providers.demo import demo_model
 
     if settings.default_model:
@@ -143,8 +144,8 @@ def default_model(settings: Settings, api_key: str | None, *, allow_demo: bool =
 
 def no_model_error() -> CliError:
     """Print/JSON mode with no usable model: name the variables to set (exit code 2)."""
-    from baton.providers.catalog import env_var_for
-    from baton.providers.models_json import command_errors
+    from baton.providers.api_keys import env_var_for
+    from baton.providers.config_values import command_errors
 
     names = ", ".join(env_var_for(ref.split("/", 1)[0]) for ref in DEFAULT_MODELS[:4])
     failures = "".join(f"; {error}" for error in command_errors)  # a failing apiKey "!command"

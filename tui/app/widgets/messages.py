@@ -29,6 +29,7 @@ from baton.providers.events import (
 )
 from baton.providers.json_types import JsonObject
 from baton.providers.messages import (
+    ABORTED_MESSAGE,
     AssistantContentBlock,
     AssistantMessage,
     TextContent,
@@ -338,7 +339,7 @@ class AssistantMessageView(View):
     def _show_status(self, message: AssistantMessage) -> None:
         reason = message.stop_reason
         if reason == "aborted":
-            self._status = Content.styled("⏹ Aborted" + _detail(message, "Request was aborted"), "$text-warning")
+            self._status = Content.styled("⏹ Aborted" + _detail(message, ABORTED_MESSAGE), "$text-warning")
         elif reason == "error":
             self._status = Content.styled("✗ Error: " + one_line(message.error_message or "unknown", 300),
                                           "$text-error")
