@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from baton.providers.errors import BatonError
+from baton.providers.json_types import JsonObject
 from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
@@ -46,11 +47,13 @@ class McpUntrustedChange(BatonError):
 
 @dataclass(frozen=True, slots=True)
 class ServerTool:
-    """A tool as the server lists it."""
+    """A tool as the server lists it. ``read_only``: the server says the tool changes nothing
+    (its ``readOnlyHint``), which spares a checkpoint before it runs and nothing else."""
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
+    read_only: bool = False
 
 
 _sdk_loaded: asyncio.Future[None] | None = None
@@ -239,7 +242,9 @@ class McpConnection:
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
-                tools.append(ServerTool(tool.name, tool.description or tool.title or "", dict(schema)))
+                hints = tool.annotations
+                read_only = hints is not None and hints.read_only_hint is True
+                tools.append(ServerTool(tool.name, tool.description or tool.title or "", dict(schema), read_only))
             cursor = page.next_cursor
             if not cursor:
                 break
