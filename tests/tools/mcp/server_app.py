@@ -17,7 +17,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
+from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -36,6 +36,12 @@ def _mark(name: str, text: str = "") -> None:
 def shout(text: str, times: int = 1) -> str:
     _mark("calls", f"shout {text}")
     return " ".join([text.upper()] * times)
+
+
+@server.tool(description="Look a key up (changes nothing).", annotations=ToolAnnotations(read_only_hint=True))
+def lookup(key: str) -> str:
+    _mark("calls", f"lookup {key}")
+    return f"value of {key}"
 
 
 @server.tool(description="Add two numbers (structured result).")
