@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -92,7 +91,7 @@ class EditParams(ToolParams):
 
     @model_validator(mode="before")
     @classmethod
-    def _accept_variants(cls, data: Any) -> Any:
+    def _accept_variants(cls, data: object) -> object:
         if isinstance(data, dict) and isinstance(data.get("edits"), str):
             try:
                 parsed = json.loads(data["edits"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
 from pydantic import Field
 
@@ -93,7 +92,7 @@ class FindTool(AgentTool[FindParams, JsonObject]):
             os.close(root_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "pattern": args.pattern,
             "path": args.path or ".",
             "count": len(results),

@@ -24,7 +24,6 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -139,7 +138,7 @@ class GrepTool(AgentTool[GrepParams, JsonObject]):
             os.close(dir_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "pattern": args.pattern,
             "path": args.path or ".",
             "matches": len(matches),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from typing import Any
 
 from pydantic import Field
 
@@ -88,7 +87,7 @@ class LsTool(AgentTool[LsParams, JsonObject]):
         finally:
             os.close(fd)
         more = len(names) > limit
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "path": args.path or ".",
             "count": len(entries),
             "total": len(names),

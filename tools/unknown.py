@@ -17,7 +17,7 @@ from baton.providers.json_types import JsonObject
 
 
 class AnyArguments(BaseModel):
-    """Any JSON object."""
+    """A JSON object of whatever shape."""
 
     model_config = ConfigDict(extra="allow")
 

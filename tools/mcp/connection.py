@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject
@@ -29,6 +29,11 @@ from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
 from baton.tools.tool_env import tool_environment
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client._transport import Transport
+    from mcp_types import CallToolResult, Implementation
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -104,7 +109,7 @@ class McpConnection:
         self.status: Status = "stopped"
         self.error: str | None = None
         self.tools: list[ServerTool] = []
-        self._client: Any = None
+        self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -217,7 +222,7 @@ class McpConnection:
         log.flush()
         return log
 
-    def _transport(self, log: TextIO | None) -> Any:
+    def _transport(self, log: TextIO | None) -> Transport:
         config = self.config
         if config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -235,7 +240,7 @@ class McpConnection:
                                        env={**tool_environment(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
-    async def _list_tools(self, client: Any) -> list[ServerTool]:
+    async def _list_tools(self, client: Client) -> list[ServerTool]:
         tools: list[ServerTool] = []
         cursor: str | None = None
         for _ in range(100):
@@ -256,7 +261,7 @@ class McpConnection:
 
     # ---------------------------------------------------------------- calls
 
-    async def _ensure_running(self, timeout: float) -> Any:
+    async def _ensure_running(self, timeout: float) -> Client:
         if self.status in ("crashed", "failed", "stopped"):
             now = time.monotonic()
             self._restarts = [t for t in self._restarts if now - t < 60]
@@ -270,20 +275,20 @@ class McpConnection:
             async with self._lock:
                 await self.stop()
                 self.start()
-        if not await self.wait_ready(timeout):
+        if not await self.wait_ready(timeout) or self._client is None:
             reason = self.error or "still starting"
             raise McpCallError(f"MCP server '{self.name}' is not available: {reason}")
         return self._client
 
-    async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float,
-                   signal: asyncio.Event | None = None) -> Any:
+    async def call(self, tool: str, arguments: JsonObject, *, timeout: float,
+                   signal: asyncio.Event | None = None) -> CallToolResult:
         """Call ``tool``; the SDK's ``CallToolResult``. Raises :class:`McpCallError` (crash,
         timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
         ``signal`` is set (the server is sent a cancellation)."""
         client = await self._ensure_running(timeout)
         call = asyncio.ensure_future(client.call_tool(tool, arguments))
-        waiters: set[asyncio.Future[Any]] = {call}
-        stop: asyncio.Future[Any] | None = None
+        waiters: set[asyncio.Future[CallToolResult] | asyncio.Future[Literal[True]]] = {call}
+        stop: asyncio.Future[Literal[True]] | None = None
         if signal is not None:
             stop = asyncio.ensure_future(signal.wait())
             waiters.add(stop)
@@ -332,7 +337,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _client_info() -> Any:
+def _client_info() -> Implementation:
     from importlib.metadata import PackageNotFoundError, version
 
     from mcp_types import Implementation

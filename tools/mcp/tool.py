@@ -26,7 +26,7 @@ MAX_NAME = 64
 
 
 class McpArguments(BaseModel):
-    """Any JSON object: the server checks its own schema."""
+    """A JSON object of whatever shape: the server checks its own schema."""
 
     model_config = ConfigDict(extra="allow")
 
