@@ -234,7 +234,7 @@ async def test_read_only_hint_spares_a_checkpoint_but_never_a_question(home: Pat
                                                                       markers: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    _write_config(home, {"test": stdio_entry(markers)})
+    _write_config(home, {"test": stdio_entry(markers, MCP_TEST_READ_ONLY="1")})
     replies = [
         _call("c1", "mcp__test__lookup", {"key": "k"}), _text("looked up"),
         _call("c2", "mcp__test__shout", {"text": "hi"}), _text("shouted"),
