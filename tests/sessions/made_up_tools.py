@@ -3,7 +3,8 @@ an ``AgentTool`` subclass declaring its traits, nothing else. ``tests/sessions/t
 registers them with one line each and checks that every part of baton treats them right.
 
 ``stamp`` appends a line to a file (it changes files; its path argument is called ``file``, not
-``path``); ``peek`` reads a file's first line (read-only; its path argument is ``target``).
+``path``; its details hold a display diff, read through the edit tool's view); ``peek`` reads a
+file's first line (read-only; its path argument is ``target``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pydantic import Field
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
 from baton.providers.json_types import JsonObject
 from baton.tools.anchored import anchor, open_existing, read_existing, replace_file
+from baton.tools.details import EditDetails
+from baton.tools.diff import display_diff
 from baton.tools.params import ToolParams
 from baton.tools.path_pins import PathPins, target_for
 
@@ -34,6 +37,7 @@ class StampTool(AgentTool[StampParams, JsonObject]):
     label = "stamp"
     description = "Append a line of text to a file."
     prompt_summary = "Append a line to a file"
+    details_type = EditDetails
     parameters = StampParams
     kind = "edit"
     path_parameter = PathParameter("file", "file")
@@ -53,8 +57,10 @@ class StampTool(AgentTool[StampParams, JsonObject]):
                 old, info = read_existing(place)
             except FileNotFoundError:
                 old, info = b"", None
-            replace_file(place, old + params.text.encode() + b"\n", expect=info)
-        return AgentToolResult.text(f"Stamped {params.file}", {"file": params.file})
+            new = old + params.text.encode() + b"\n"
+            replace_file(place, new, expect=info)
+        diff = display_diff(old.decode(errors="replace"), new.decode(errors="replace")).diff
+        return AgentToolResult.text(f"Stamped {params.file}", {"file": params.file, "diff": diff})
 
 
 class PeekParams(ToolParams):
