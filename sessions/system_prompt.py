@@ -31,8 +31,10 @@ def _guidelines(tools: Sequence[str]) -> list[str]:
         out.append("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)")
     if {"read", "edit"} <= names:
         out.append("Use read to examine files before editing. You must use this tool instead of cat or sed.")
-    out.extend(tool_type(name).prompt_guideline for name in TOOL_MODULES if name in names
-               and tool_type(name).prompt_guideline)
+    for name in TOOL_MODULES:  # each enabled tool's own line, in the registry's order
+        guideline = tool_type(name).prompt_guideline if name in names else ""
+        if guideline:
+            out.append(guideline)
     if any(t.changes_files() for t in enabled):
         out.append(
             "When summarizing your actions, output plain text directly - do NOT use cat or bash to display what you did"

@@ -163,7 +163,8 @@ class Permissions:
         """The before-gate: allow, ask or deny this call."""
         call = context.tool_call
         args = dict(call.arguments or {})
-        decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
+        traits = type(context.tool)  # the traits of the tool that will run decide, not a table of names
+        decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None), traits=traits)
         if decision.action == "allow":
             self._pin(call.id, decision)
             self._sandboxed[call.id] = decision.sandbox
@@ -187,7 +188,7 @@ class Permissions:
         request = ApprovalRequest(
             call.id, call.name, args, decision.summary,
             None if decision.source == "protected" else decision.proposed_rule,
-            decision.reason, diff=self._diff(call.name, args, decision),
+            decision.reason, diff=self._diff(call.name, args, decision, traits),
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
@@ -220,8 +221,8 @@ class Permissions:
         await self._event(call_id, tool, decision, "deny", by, reason, needed=needed)
         return BeforeToolCallResult(block=True, reason=text)
 
-    def _diff(self, tool: str, args: dict[str, Any], decision: Decision) -> str | None:
-        if decision.path is None or not self.policy.tool_type(tool).changes_files():
+    def _diff(self, tool: str, args: dict[str, Any], decision: Decision, traits: type[AgentTool]) -> str | None:
+        if decision.path is None or not traits.changes_files():
             return None
         try:
             return change_preview(tool, args, decision.path)

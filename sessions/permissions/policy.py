@@ -142,8 +142,8 @@ class Policy:
 
     # ------------------------------------------------------------------ matching
 
-    def _target(self, tool: str, args: JsonMapping) -> _Target:
-        traits = self.tool_type(tool)
+    def _target(self, tool: str, args: JsonMapping, traits: type[AgentTool] | None = None) -> _Target:
+        traits = traits or self.tool_type(tool)
         if tool.startswith(MCP_PREFIX):
             return _Target(tool, traits, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
         if tool == BASH:
@@ -177,9 +177,12 @@ class Policy:
 
     # ------------------------------------------------------------------ deciding
 
-    def decide(self, tool: str, args: JsonMapping, hint: str | None = None) -> Decision:
-        """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask)."""
-        target = self._target(tool, args)
+    def decide(
+        self, tool: str, args: JsonMapping, hint: str | None = None, *, traits: type[AgentTool] | None = None
+    ) -> Decision:
+        """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask;
+        ``traits``: the class of the tool that will run, else :attr:`tool_type`'s for the name)."""
+        target = self._target(tool, args, traits)
         shown = self.workspace.display(target.path) if target.path is not None else None
         summary = self._summary(target, shown)
         proposed = self._proposal(target, shown)
