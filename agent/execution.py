@@ -65,10 +65,12 @@ def validation_error_text(call: ToolCall, error: ValidationError) -> str:
 
 @dataclass(slots=True)
 class ToolCallContext:
-    """What ``before_tool_call`` sees: the call, its validated arguments and the history."""
+    """What ``before_tool_call`` sees: the call, the tool it calls (whose traits a gate reads),
+    its validated arguments and the history."""
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
+    tool: AgentTool
     args: BaseModel
     messages: list[AgentMessage]
 
@@ -84,10 +86,11 @@ class BeforeToolCallResult:
 
 @dataclass(slots=True)
 class AfterToolCallContext:
-    """What ``after_tool_call`` sees: the call, its arguments and its outcome."""
+    """What ``after_tool_call`` sees: the call, the tool that ran, its arguments and its outcome."""
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
+    tool: AgentTool
     args: BaseModel
     result: AgentToolResult
     is_error: bool
@@ -308,7 +311,7 @@ class ToolBatch:
         except Exception as exc:  # a validator that choked (e.g. JSON inside a string, too deep)
             return _error(f'Validation failed for tool "{call.name}": {_exception_text(exc)}')
         if self.before_tool_call is not None:
-            context = ToolCallContext(self.assistant_message, call, args, list(self.history))
+            context = ToolCallContext(self.assistant_message, call, tool, args, list(self.history))
             try:
                 verdict = await _maybe_await(self.before_tool_call(context, self.signal))
             except Exception as exc:
@@ -407,7 +410,7 @@ class ToolBatch:
         if self.after_tool_call is None:
             return outcome
         context = AfterToolCallContext(
-            self.assistant_message, prepared.call, prepared.args, outcome.result, outcome.is_error,
+            self.assistant_message, prepared.call, prepared.tool, prepared.args, outcome.result, outcome.is_error,
             list(self.history),
         )
         try:

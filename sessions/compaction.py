@@ -49,6 +49,7 @@ from baton.sessions.entries import (
 from baton.sessions.errors import CompactionError, NothingToCompactError
 from baton.sessions.settings import CompactionSettings
 from baton.sessions.tokens import estimate_message_tokens
+from baton.tools import tool_type
 
 TOOL_RESULT_MAX_CHARS = 2_000
 
@@ -298,19 +299,22 @@ def find_cut_point(entries: Sequence[SessionEntry], start: int, end: int, keep_r
 
 
 def _file_ops(messages: Sequence[AgentMessage], read: set[str], modified: set[str]) -> None:
+    """The files the calls read (a read-only tool's existing file: ``read``) and changed (``edit``,
+    ``write``), by the traits of the tools called."""
     for message in messages:
         if not isinstance(message, AssistantMessage):
             continue
         for block in message.content:
-            if not isinstance(block, ToolCall):
+            if not isinstance(block, ToolCall) or not isinstance(block.arguments, dict):
                 continue
-            path = block.arguments.get("path") if isinstance(block.arguments, dict) else None
-            if not isinstance(path, str) or not path:
+            tool = tool_type(block.name)
+            path = tool.path_of(block.arguments)
+            if path is None or tool.path_parameter is None:
                 continue
-            if block.name == "read":
-                read.add(path)
-            elif block.name in ("write", "edit"):
+            if tool.changes_files():
                 modified.add(path)
+            elif tool.path_parameter.must_exist:
+                read.add(path)
 
 
 def prepare_compaction(

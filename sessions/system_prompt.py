@@ -13,26 +13,29 @@ from datetime import datetime
 from pathlib import Path
 
 from baton.sessions.context_files import ContextFile
-from baton.tools import DEFAULT_TOOL_NAMES, tool_summary
+from baton.tools import DEFAULT_TOOL_NAMES, TOOL_MODULES, tool_summary, tool_type
 
 DEFAULT_TOOLS = DEFAULT_TOOL_NAMES
 
 
 def _guidelines(tools: Sequence[str]) -> list[str]:
     names = set(tools)
+    enabled = [tool_type(name) for name in dict.fromkeys(tools)]
     out: list[str] = []
-    explorers = names & {"grep", "find", "ls"}
+    # grep, find, ls: read-only tools that look at folders
+    explorers = any(t.read_only and t.path_parameter is not None and t.path_parameter.target == "folder"
+                    for t in enabled)
     if "bash" in names and not explorers:
         out.append("Use bash for file operations like ls, rg, find")
     elif "bash" in names:
         out.append("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)")
     if {"read", "edit"} <= names:
         out.append("Use read to examine files before editing. You must use this tool instead of cat or sed.")
-    if "edit" in names:
-        out.append("Use edit for precise changes (old text must match exactly)")
-    if "write" in names:
-        out.append("Use write only for new files or complete rewrites")
-    if names & {"edit", "write"}:
+    for name in TOOL_MODULES:  # each enabled tool's own line, in the registry's order
+        guideline = tool_type(name).prompt_guideline if name in names else ""
+        if guideline:
+            out.append(guideline)
+    if any(t.changes_files() for t in enabled):
         out.append(
             "When summarizing your actions, output plain text directly - do NOT use cat or bash to display what you did"
         )

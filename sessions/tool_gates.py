@@ -69,7 +69,8 @@ class ToolGates:
         changed = False
         for _, gate in list(self._after):
             step = AfterToolCallContext(
-                context.assistant_message, context.tool_call, context.args, current, is_error, context.messages
+                context.assistant_message, context.tool_call, context.tool, context.args, current, is_error,
+                context.messages,
             )
             change = await _settle(gate(step, signal))
             if isinstance(change, AgentToolResult):

@@ -91,7 +91,7 @@ async def run_user_bash(
     try:
         result = await tool.execute("user-bash", {"command": command}, signal, forward)
     except ToolError as exc:
-        result = AgentToolResult.text(str(exc), exc.details, is_error=True)
+        result = AgentToolResult.text(str(exc), exc.details if isinstance(exc.details, dict) else None, is_error=True)
     result = redact_result(result)  # the output goes to the screen, the session file, the model
     details = result.details if isinstance(result.details, dict) else {}
     return BashExecutionMessage(

@@ -23,12 +23,13 @@ import math
 import os
 import signal as signals
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import TextContent
 from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
@@ -39,6 +40,7 @@ from baton.tools.processes import register_group
 from baton.tools.shell import (
     CommandLauncher,
     CommandLaunchError,
+    StartedCommand,
     kill_group,
     shell_command,
     signal_group,
@@ -74,7 +76,7 @@ class BashParams(ToolParams):
 class _PipeReader(asyncio.Protocol):
     """Feeds the command's output pipe into the buffer and wakes the update throttle."""
 
-    def __init__(self, buffer: OutputBuffer, on_data: Any) -> None:
+    def __init__(self, buffer: OutputBuffer, on_data: Callable[[], None]) -> None:
         self.buffer = buffer
         self.on_data = on_data
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -116,7 +118,7 @@ class _Updates:
         self.handle = None
         self.last = self.loop.time()
         snapshot = self.buffer.snapshot()
-        details = {
+        details: JsonObject = {
             "command": self.command,
             "running": True,
             "totalLines": snapshot.total_lines,
@@ -135,7 +137,7 @@ class _Updates:
             self.handle = None
 
 
-class BashTool(AgentTool):
+class BashTool(AgentTool[BashParams, JsonObject]):
     """Run shell commands (see the module docstring).
 
     ``default_timeout`` applies when the call gives none (None: no limit); ``env`` replaces the
@@ -145,17 +147,19 @@ class BashTool(AgentTool):
     ``command_launcher`` may start the shell differently per call (the permission policy starts it
     inside the sandbox this way)."""
 
-    name: ClassVar[str] = "bash"
-    prompt_summary: ClassVar[str] = "Execute bash commands (ls, grep, find, etc.)"
-    details_type: ClassVar[type | None] = BashDetails
-    label: ClassVar[str] = "bash"
-    description: ClassVar[str] = (
+    name = "bash"
+    prompt_summary = "Execute bash commands (ls, grep, find, etc.)"
+    details_type = BashDetails
+    label = "bash"
+    kind = "execute"
+    claude_code_name = "Bash"
+    description = (
         "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
         f"truncated to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit "
         "first). If truncated, full output is saved to a temp file. Timeout defaults to 180 seconds; pass "
         "a timeout in seconds for a longer limit, or 0 to disable the timer."
     )
-    parameters: ClassVar[type[ToolParams]] = BashParams
+    parameters = BashParams
 
     def __init__(
         self,
@@ -181,9 +185,15 @@ class BashTool(AgentTool):
             raise ToolError("Invalid timeout: must be a finite number of seconds, or 0 to disable the timer")
         return None if requested == 0 else requested
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """The command's first line (``npm test …`` when it has more)."""
+        command = args.get("command")
+        return (short_title(command) or cls.label) if isinstance(command, str) else cls.label
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: BashParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Run ``params.command`` (see the module docstring) once a process slot is free
         (:mod:`tools.process_slots`: at most ``tools.maxProcesses`` commands at once)."""
         async with self.slots.slot(signal) as got_slot:
@@ -192,74 +202,103 @@ class BashTool(AgentTool):
             return await self._run_command(params, signal, on_update, tool_call_id)
 
     async def _run_command(
-        self, params: Any, signal: asyncio.Event, on_update: OnUpdate, tool_call_id: str = ""
-    ) -> AgentToolResult:
-        args: BashParams = params
+        self, args: BashParams, signal: asyncio.Event, on_update: OnUpdate, tool_call_id: str = ""
+    ) -> AgentToolResult[JsonObject]:
         timeout = self._timeout(args.timeout)
         if signal.is_set():
             raise ToolError("Command aborted", _details(args.command, aborted=True))
         if not os.path.isdir(self.cwd):
             raise ToolError(f"Working directory does not exist: {self.cwd}\nCannot execute bash commands.")
-        loop = asyncio.get_running_loop()
         buffer = OutputBuffer()
         updates = _Updates(on_update, buffer, args.command)
         read_fd, write_fd = os.pipe()
-        argv = shell_command(args.command)
-        env = self.env if self.env is not None else self.environment.build()
         started = time.monotonic()
-        try:
-            if self.command_launcher is not None:
-                proc = await self.command_launcher(argv, tool_call_id, self.cwd, env, write_fd)
-            else:
-                proc = await start_command(argv, self.cwd, env, write_fd)
-        except (OSError, CommandLaunchError) as exc:
-            os.close(read_fd)
-            os.close(write_fd)
-            buffer.close()
-            if isinstance(exc, CommandLaunchError):
-                raise ToolError(str(exc)) from None
-            raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+        proc = await self._start(args.command, tool_call_id, (read_fd, write_fd), buffer)
         group = proc.pid
         if group is not None:
             register_group(group)  # background jobs left in the group are ended when baton exits
         os.close(write_fd)
-        transport, reader = await loop.connect_read_pipe(
+        transport, reader = await asyncio.get_running_loop().connect_read_pipe(
             lambda: _PipeReader(buffer, updates.mark), os.fdopen(read_fd, "rb", buffering=0)
         )
-        aborted = timed_out = False
-        stopped: StoppedProcess | None = None
-        exit_task = asyncio.ensure_future(proc.wait())
-        abort_task = asyncio.ensure_future(signal.wait())
-        # A command that ended before its group was known has nothing left to watch.
-        stopped_task: asyncio.Future[StoppedProcess] = (
-            asyncio.ensure_future(watch_stopped(group)) if group is not None else loop.create_future()
-        )
         try:
-            waited: set[asyncio.Future[Any]] = {exit_task, abort_task, stopped_task}
-            done, _ = await asyncio.wait(waited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            if abort_task in done:
-                aborted = True
-            elif stopped_task in done and exit_task not in done:
-                stopped = stopped_task.result()
-            elif exit_task not in done:
-                timed_out = True
-            if (aborted or timed_out or stopped) and group is not None:
-                await kill_group(group)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(exit_task), 5.0)
-            await _drain(reader, buffer, killed=aborted or timed_out or stopped is not None)
+            ending = await _wait_for_end(proc, group, signal, timeout, reader, buffer)
         finally:
-            abort_task.cancel()
-            stopped_task.cancel()
             updates.cancel()
             if proc.returncode is None and group is not None:
                 signal_group(group, signals.SIGKILL)
             transport.close()
             buffer.close()
-        snapshot = buffer.snapshot()
         duration_ms = round((time.monotonic() - started) * 1000)
-        result = _result(args.command, proc.returncode, snapshot, buffer, duration_ms, timeout, timed_out, aborted)
-        return _report_stopped(result, stopped) if stopped is not None else result
+        result = _result(args.command, proc.returncode, buffer, duration_ms, timeout, ending)
+        return _report_stopped(result, ending.stopped) if ending.stopped is not None else result
+
+    async def _start(
+        self, command: str, tool_call_id: str, pipe: tuple[int, int], buffer: OutputBuffer
+    ) -> StartedCommand:
+        """The shell running ``command``, its output on the pipe's write end (the pipe and the
+        buffer are closed when it cannot start)."""
+        argv = shell_command(command)
+        env = self.env if self.env is not None else self.environment.build()
+        try:
+            if self.command_launcher is not None:
+                return await self.command_launcher(argv, tool_call_id, self.cwd, env, pipe[1])
+            return await start_command(argv, self.cwd, env, pipe[1])
+        except (OSError, CommandLaunchError) as exc:
+            for fd in pipe:
+                os.close(fd)
+            buffer.close()
+            if isinstance(exc, CommandLaunchError):
+                raise ToolError(str(exc)) from None
+            raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    """How a command ended, when it did not simply exit."""
+
+    aborted: bool = False
+    timed_out: bool = False
+    stopped: StoppedProcess | None = None
+
+    @property
+    def killed(self) -> bool:
+        """Whether baton ended the command's process group."""
+        return self.aborted or self.timed_out or self.stopped is not None
+
+
+async def _wait_for_end(
+    proc: StartedCommand, group: int | None, signal: asyncio.Event, timeout: float | None,
+    reader: _PipeReader, buffer: OutputBuffer,
+) -> _Ending:
+    """Wait for the command to exit, be aborted, time out or stop; end its group in the last
+    three cases, then read what is left of its output."""
+    exit_task = asyncio.ensure_future(proc.wait())
+    abort_task = asyncio.ensure_future(signal.wait())
+    # A command that ended before its group was known has nothing left to watch.
+    stopped_task: asyncio.Future[StoppedProcess] = (
+        asyncio.ensure_future(watch_stopped(group)) if group is not None
+        else asyncio.get_running_loop().create_future()
+    )
+    try:
+        done, _ = await asyncio.wait(
+            (exit_task, abort_task, stopped_task), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if abort_task in done:
+            ending = _Ending(aborted=True)
+        elif stopped_task in done and exit_task not in done:
+            ending = _Ending(stopped=stopped_task.result())
+        else:
+            ending = _Ending(timed_out=exit_task not in done)
+        if ending.killed and group is not None:
+            await kill_group(group)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(exit_task), 5.0)
+        await _drain(reader, buffer, killed=ending.killed)
+    finally:
+        abort_task.cancel()
+        stopped_task.cancel()
+    return ending
 
 
 async def _drain(reader: _PipeReader, buffer: OutputBuffer, killed: bool) -> None:
@@ -282,8 +321,8 @@ async def _drain(reader: _PipeReader, buffer: OutputBuffer, killed: bool) -> Non
             return
 
 
-def _details(command: str, **extra: Any) -> dict[str, Any]:
-    details: dict[str, Any] = {
+def _details(command: str, **extra: JsonValue) -> JsonObject:
+    details: JsonObject = {
         "command": command,
         "exitCode": None,
         "signal": None,
@@ -301,45 +340,17 @@ def _details(command: str, **extra: Any) -> dict[str, Any]:
 
 
 def _result(
-    command: str,
-    returncode: int | None,
-    snapshot: OutputSnapshot,
-    buffer: OutputBuffer,
-    duration_ms: int,
-    timeout: float | None,
-    timed_out: bool,
-    aborted: bool,
-) -> AgentToolResult:
+    command: str, returncode: int | None, buffer: OutputBuffer, duration_ms: int, timeout: float | None,
+    ending: _Ending,
+) -> AgentToolResult[JsonObject]:
+    snapshot = buffer.snapshot()
     truncation = snapshot.truncation
     exit_code = returncode if returncode is not None and returncode >= 0 else None
     signal_name = _signal_name(-returncode) if returncode is not None and returncode < 0 else None
     text = snapshot.text.rstrip("\n")
     if truncation.truncated:
-        end = truncation.total_lines
-        start = end - truncation.output_lines + 1
-        path = snapshot.full_output_path
-        if truncation.last_line_partial:
-            notice = (
-                f"[Showing last {format_size(truncation.output_bytes)} of line {end} (line is "
-                f"{format_size(buffer.last_line_bytes())}). Full output: {path}]"
-            )
-        elif truncation.truncated_by == "lines":
-            notice = f"[Showing lines {start}-{end} of {end}. Full output: {path}]"
-        else:
-            limit = format_size(DEFAULT_MAX_BYTES)
-            notice = f"[Showing lines {start}-{end} of {end} ({limit} limit). Full output: {path}]"
-        text = f"{text}\n\n{notice}"
-    status: str | None = None
-    if aborted:
-        status = "Command aborted"
-    elif timed_out:
-        status = f"Command timed out after {timeout:g} seconds"
-    elif signal_name is not None:
-        status = f"Command was killed by signal {signal_name}"
-    elif exit_code:
-        status = f"Command exited with code {exit_code}"
-    elif returncode is None:
-        status = "Command ended with an unknown exit status (the sandbox that ran it stopped)"
+        text = f"{text}\n\n{_truncation_notice(snapshot, buffer)}"
+    status = _status(returncode, exit_code, signal_name, timeout, ending)
     if status is not None:
         text = f"{text}\n\n{status}" if text else status
     elif not text:
@@ -349,8 +360,8 @@ def _result(
         exitCode=exit_code,
         signal=signal_name,
         durationMs=duration_ms,
-        timedOut=timed_out,
-        aborted=aborted,
+        timedOut=ending.timed_out,
+        aborted=ending.aborted,
         truncated=truncation.truncated,
         totalLines=snapshot.total_lines,
         totalBytes=snapshot.total_bytes,
@@ -362,7 +373,41 @@ def _result(
     return AgentToolResult([TextContent(text=text)], details, is_error=status is not None)
 
 
-def _report_stopped(result: AgentToolResult, stopped: StoppedProcess) -> AgentToolResult:
+def _truncation_notice(snapshot: OutputSnapshot, buffer: OutputBuffer) -> str:
+    """``[Showing lines 1-2000 of 2500. Full output: /tmp/...]`` and its other forms."""
+    truncation = snapshot.truncation
+    end = truncation.total_lines
+    start = end - truncation.output_lines + 1
+    path = snapshot.full_output_path
+    if truncation.last_line_partial:
+        return (
+            f"[Showing last {format_size(truncation.output_bytes)} of line {end} (line is "
+            f"{format_size(buffer.last_line_bytes())}). Full output: {path}]"
+        )
+    if truncation.truncated_by == "lines":
+        return f"[Showing lines {start}-{end} of {end}. Full output: {path}]"
+    limit = format_size(DEFAULT_MAX_BYTES)
+    return f"[Showing lines {start}-{end} of {end} ({limit} limit). Full output: {path}]"
+
+
+def _status(
+    returncode: int | None, exit_code: int | None, signal_name: str | None, timeout: float | None, ending: _Ending
+) -> str | None:
+    """Why the result is an error (``None``: the command exited with 0)."""
+    if ending.aborted:
+        return "Command aborted"
+    if ending.timed_out:
+        return f"Command timed out after {timeout:g} seconds"
+    if signal_name is not None:
+        return f"Command was killed by signal {signal_name}"
+    if exit_code:
+        return f"Command exited with code {exit_code}"
+    if returncode is None:
+        return "Command ended with an unknown exit status (the sandbox that ran it stopped)"
+    return None
+
+
+def _report_stopped(result: AgentToolResult[JsonObject], stopped: StoppedProcess) -> AgentToolResult[JsonObject]:
     """The result of a command ended because a process of it stopped (see :mod:`tools.process_watch`)."""
     status = (
         f"Command was stopped: process {stopped.pid} ({stopped.name}) got a stop signal (SIGSTOP, SIGTSTP, "
@@ -374,7 +419,7 @@ def _report_stopped(result: AgentToolResult, stopped: StoppedProcess) -> AgentTo
     if lines and lines[-1].startswith("Command was killed by signal"):
         lines.pop()
     text = "\n\n".join([*lines, status]) if text and lines != [""] else status
-    details = {**result.details, "stopped": {"pid": stopped.pid, "name": stopped.name}}
+    details: JsonObject = {**(result.details or {}), "stopped": {"pid": stopped.pid, "name": stopped.name}}
     return AgentToolResult([TextContent(text=text)], details, is_error=True)
 
 

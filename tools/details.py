@@ -11,19 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import ClassVar, Protocol, Self, TypeVar
+
+from baton.providers.json_types import JsonMapping, JsonValue
 
 
-def _first(raw: Mapping[str, Any], *names: str) -> Any:
+def _first(raw: JsonMapping, *names: str) -> JsonValue:
     return next((raw[name] for name in names if raw.get(name) is not None), None)
 
 
-def _int(raw: Mapping[str, Any], *names: str) -> int | None:
+def _int(raw: JsonMapping, *names: str) -> int | None:
     value = _first(raw, *names)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _str(raw: Mapping[str, Any], *names: str) -> str | None:
+def _str(raw: JsonMapping, *names: str) -> str | None:
     value = _first(raw, *names)
     return value if isinstance(value, str) else None
 
@@ -32,7 +34,7 @@ class ToolDetails(Protocol):
     """A typed view of one tool's stored ``details``."""
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> ToolDetails:
+    def from_dict(cls, raw: JsonMapping) -> Self:
         """The view of a stored details object (missing or mistyped keys read as absent)."""
 
 
@@ -48,7 +50,7 @@ class ReadDetails:
     bytes: int | None = None
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> ReadDetails:
+    def from_dict(cls, raw: JsonMapping) -> ReadDetails:
         """The view of a stored ``read`` details object."""
         return cls(_str(raw, "kind"), _int(raw, "startLine"), _int(raw, "endLine"), _int(raw, "totalLines"),
                    _str(raw, "mimeType"), _int(raw, "bytes"))
@@ -63,7 +65,7 @@ class WriteDetails:
     created: bool = False
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> WriteDetails:
+    def from_dict(cls, raw: JsonMapping) -> WriteDetails:
         """The view of a stored ``write`` details object."""
         return cls(_int(raw, "bytes"), _int(raw, "lines"), bool(raw.get("created")))
 
@@ -75,7 +77,7 @@ class EditDetails:
     diff: str | None = None
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> EditDetails:
+    def from_dict(cls, raw: JsonMapping) -> EditDetails:
         """The view of a stored ``edit`` details object."""
         return cls(_str(raw, "diff"))
 
@@ -95,7 +97,7 @@ class BashDetails:
     """The details say how the command ended (an exit code, an abort or a timeout)."""
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> BashDetails:
+    def from_dict(cls, raw: JsonMapping) -> BashDetails:
         """The view of a stored ``bash`` details object."""
         millis = raw.get("durationMs")
         return cls(
@@ -111,6 +113,6 @@ class BashDetails:
 D = TypeVar("D", bound=ToolDetails)
 
 
-def parse_details(details_type: type[D], details: Any) -> D:
+def parse_details(details_type: type[D], details: object) -> D:
     """``details`` (a stored dict, or anything else meaning "none") read as ``details_type``."""
-    return details_type.from_dict(details if isinstance(details, Mapping) else {})  # type: ignore[return-value]
+    return details_type.from_dict(details if isinstance(details, Mapping) else {})

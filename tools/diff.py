@@ -183,64 +183,77 @@ def display_diff(old_text: str, new_text: str, context_lines: int = 4) -> Displa
     window = _window(old_text, new_text, context_lines)
     parts = _parts(_split(window.old), _split(window.new))
     width = len(str(max(old_text.count("\n"), new_text.count("\n")) + 1))
-    blank = " " * width
-    out: list[str] = []
-    old_no = new_no = 1
-    first_changed: int | None = None
-    added = removed = 0
-
-    def context(lines: list[str]) -> None:
-        nonlocal old_no, new_no
-        for line in lines:
-            out.append(f" {str(old_no).rjust(width)} {line}")
-            old_no += 1
-            new_no += 1
-
-    def skip(count: int) -> None:
-        nonlocal old_no, new_no
-        if count > 0:
-            out.append(f" {blank} ...")
-            old_no += count
-            new_no += count
-
+    writer = _DisplayWriter(width, context_lines)
     if parts and parts[0][0] != "equal":
-        skip(window.head)
+        writer.skip(window.head)
     for index, (kind, lines) in enumerate(parts):
-        if kind == "insert":
-            first_changed = new_no if first_changed is None else first_changed
-            for line in lines:
-                out.append(f"+{str(new_no).rjust(width)} {line}")
-                new_no += 1
-            added += len(lines)
-            continue
-        if kind == "delete":
-            first_changed = new_no if first_changed is None else first_changed
-            for line in lines:
-                out.append(f"-{str(old_no).rjust(width)} {line}")
-                old_no += 1
-            removed += len(lines)
-            continue
-        before = index > 0
-        after = index < len(parts) - 1
+        if kind == "equal":
+            writer.equal(lines, window, before=index > 0, after=index < len(parts) - 1)
+        else:
+            writer.changed(kind == "insert", lines)
+    if parts and parts[-1][0] != "equal":
+        writer.skip(window.tail)
+    return DisplayDiff("\n".join(writer.out), writer.first_changed, writer.added, writer.removed)
+
+
+class _DisplayWriter:
+    """The lines of a display diff, numbered as they are written."""
+
+    def __init__(self, width: int, context_lines: int) -> None:
+        self.width = width
+        self.context_lines = context_lines
+        self.out: list[str] = []
+        self.old_no = self.new_no = 1
+        self.first_changed: int | None = None
+        self.added = self.removed = 0
+
+    def context(self, lines: list[str]) -> None:
+        for line in lines:
+            self.out.append(f" {str(self.old_no).rjust(self.width)} {line}")
+            self.old_no += 1
+            self.new_no += 1
+
+    def skip(self, count: int) -> None:
+        if count > 0:
+            self.out.append(f" {' ' * self.width} ...")
+            self.old_no += count
+            self.new_no += count
+
+    def changed(self, inserted: bool, lines: list[str]) -> None:
+        """Lines added (``inserted``) or removed."""
+        if self.first_changed is None:
+            self.first_changed = self.new_no
+        for line in lines:
+            if inserted:
+                self.out.append(f"+{str(self.new_no).rjust(self.width)} {line}")
+                self.new_no += 1
+            else:
+                self.out.append(f"-{str(self.old_no).rjust(self.width)} {line}")
+                self.old_no += 1
+        if inserted:
+            self.added += len(lines)
+        else:
+            self.removed += len(lines)
+
+    def equal(self, lines: list[str], window: _Window, *, before: bool, after: bool) -> None:
+        """Unchanged lines: context next to the changes around them, the rest skipped."""
+        context_lines = self.context_lines
         if before and after:
             if len(lines) <= 2 * context_lines:
-                context(lines)
+                self.context(lines)
             else:
-                context(lines[:context_lines])
-                skip(len(lines) - 2 * context_lines)
-                context(lines[-context_lines:])
+                self.context(lines[:context_lines])
+                self.skip(len(lines) - 2 * context_lines)
+                self.context(lines[-context_lines:])
         elif before:
             shown = lines[:context_lines]
-            context(shown)
-            skip(len(lines) - len(shown) + window.tail)
+            self.context(shown)
+            self.skip(len(lines) - len(shown) + window.tail)
         elif after:
             shown = lines[-context_lines:] if context_lines and len(lines) > context_lines else lines
             shown = shown if context_lines else []
-            skip(window.head + len(lines) - len(shown))
-            context(shown)
-    if parts and parts[-1][0] != "equal":
-        skip(window.tail)
-    return DisplayDiff("\n".join(out), first_changed, added, removed)
+            self.skip(window.head + len(lines) - len(shown))
+            self.context(shown)
 
 
 def unified_patch(path: str, old_text: str, new_text: str, context_lines: int = 4) -> str:

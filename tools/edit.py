@@ -24,11 +24,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.tools.anchored import (
     Anchor,
     FileWrite,
@@ -94,7 +94,7 @@ class EditParams(ToolParams):
 
     @model_validator(mode="before")
     @classmethod
-    def _accept_variants(cls, data: Any) -> Any:
+    def _accept_variants(cls, data: object) -> object:
         if isinstance(data, dict) and isinstance(data.get("edits"), str):
             try:
                 parsed = json.loads(data["edits"])
@@ -123,20 +123,24 @@ class EditParams(ToolParams):
         return edits
 
 
-class EditTool(AgentTool):
+class EditTool(AgentTool[EditParams, JsonObject]):
     """Replace exact text in one file (see the module docstring)."""
 
-    name: ClassVar[str] = "edit"
-    prompt_summary: ClassVar[str] = "Make surgical edits to files (find exact text and replace)"
-    details_type: ClassVar[type | None] = EditDetails
-    label: ClassVar[str] = "edit"
-    description: ClassVar[str] = (
+    name = "edit"
+    prompt_summary = "Make surgical edits to files (find exact text and replace)"
+    details_type = EditDetails
+    label = "edit"
+    kind = "edit"
+    path_parameter = PathParameter("path", "existing file")
+    claude_code_name = "Edit"
+    prompt_guideline = "Use edit for precise changes (old text must match exactly)"
+    description = (
         "Edit a file by replacing exact text. oldText must match a unique region of the file exactly "
         "(including whitespace). To change several separate places in one file, pass edits: "
         "[{oldText, newText}, ...] instead; each is matched against the original file and they must "
         "not overlap. Use this for precise, surgical edits."
     )
-    parameters: ClassVar[type[ToolParams]] = EditParams
+    parameters = EditParams
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
@@ -145,14 +149,20 @@ class EditTool(AgentTool):
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``Edit src/app.py``."""
+        path = cls.path_of(args)
+        return f"Edit {path}" if path else cls.label
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: EditParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Apply the edits to ``params.path``."""
         args: EditParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        path = target_for(self.pins, self, tool_call_id, args.path, self.cwd)
         edits = args.all_edits()
         async with file_lock(path):
             try:
@@ -171,7 +181,7 @@ class EditTool(AgentTool):
                 raise ToolError(f"Cannot edit {args.path}: permission denied.") from None
         shown = _displayable
         diff = display_diff(shown(applied.base_content), shown(applied.new_content))
-        details = {
+        details: JsonObject = {
             "path": args.path,
             "diff": diff.diff,
             "patch": unified_patch(args.path, shown(applied.base_content), shown(applied.new_content)),

@@ -76,51 +76,81 @@ def read_page(
     page)."""
     line_no, consumed, buffer = _skip_to(handle, file_size, start_line)
     cap = max_lines if limit is None else min(max_lines, limit)
+    cursor = _Cursor(handle, buffer)
     lines: list[str] = []
     used = 0
     stopped_by: str | None = None
-    eof = False
-    pos = 0  # start of the current line in ``buffer``
-    while True:
-        if len(lines) >= cap:
-            if pos >= len(buffer) and not eof:
-                buffer, pos = handle.read(CHUNK), 0
-            if pos < len(buffer):
-                stopped_by = "limit" if limit is not None and limit < max_lines else "lines"
+    while len(lines) < cap:
+        found = cursor.line(max_bytes)
+        if found is None:
             break
-        newline = buffer.find(b"\n", pos)
-        if newline < 0 and not eof:
-            if len(buffer) - pos > max_bytes + 1:  # the current line cannot fit any more
-                stopped_by = "bytes"
-                break
-            chunk = handle.read(CHUNK)
-            if chunk:
-                buffer, pos = buffer[pos:] + chunk, 0
-            else:
-                eof = True
-            continue
-        if newline < 0 and pos >= len(buffer):
-            break
-        end = len(buffer) if newline < 0 else newline
-        raw = buffer[pos:end]
+        raw, terminated = found
         size = _line_bytes(raw) + (1 if lines else 0)
-        if used + size > max_bytes:
+        if found is _TOO_LONG or used + size > max_bytes:
             stopped_by = "bytes"
             break
         lines.append(_decode(raw))
         used += size
         line_no += 1
-        consumed += end - pos + (0 if newline < 0 else 1)
-        pos = end + (0 if newline < 0 else 1)
-        if newline < 0:
+        consumed += cursor.advance(len(raw), terminated)
+        if not terminated:
             break
-    buffer = buffer[pos:]
+    else:
+        if cursor.has_more():
+            stopped_by = "limit" if limit is not None and limit < max_lines else "lines"
 
     if stopped_by is None:
         return Page(lines, start_line, line_no - 1, False, None)
-    rest_lines, first_line_size, estimated = _scan_rest(handle, file_size, consumed, buffer)
+    rest_lines, first_line_size, estimated = _scan_rest(handle, file_size, consumed, cursor.rest())
     first_line_bytes = first_line_size if not lines and stopped_by == "bytes" else None
     return Page(lines, start_line, line_no - 1 + rest_lines, estimated, stopped_by, first_line_bytes)
+
+
+_TOO_LONG = (b"", False)
+"""What :meth:`_Cursor.line` returns for a line that cannot fit the page any more."""
+
+
+class _Cursor:
+    """A file read a chunk at a time from a line start on: the lines it holds, one by one."""
+
+    def __init__(self, handle: BinaryIO, buffer: bytes) -> None:
+        self.handle = handle
+        self.buffer = buffer
+        self.pos = 0  # start of the current line in ``buffer``
+        self.eof = False
+
+    def line(self, max_bytes: int) -> tuple[bytes, bool] | None:
+        """The next line (without its newline) and whether a newline ended it; ``None`` at the
+        end of the file, :data:`_TOO_LONG` when more than ``max_bytes`` come without a newline."""
+        while True:
+            newline = self.buffer.find(b"\n", self.pos)
+            if newline >= 0:
+                return self.buffer[self.pos : newline], True
+            if self.eof:
+                return (self.buffer[self.pos :], False) if self.pos < len(self.buffer) else None
+            if len(self.buffer) - self.pos > max_bytes + 1:  # the current line cannot fit any more
+                return _TOO_LONG
+            chunk = self.handle.read(CHUNK)
+            if chunk:
+                self.buffer, self.pos = self.buffer[self.pos :] + chunk, 0
+            else:
+                self.eof = True
+
+    def advance(self, length: int, terminated: bool) -> int:
+        """Step over the line just read; the bytes it took."""
+        step = length + (1 if terminated else 0)
+        self.pos += step
+        return step
+
+    def has_more(self) -> bool:
+        """Whether anything follows (reads the next chunk when the buffer is used up)."""
+        if self.pos >= len(self.buffer) and not self.eof:
+            self.buffer, self.pos = self.handle.read(CHUNK), 0
+        return self.pos < len(self.buffer)
+
+    def rest(self) -> bytes:
+        """What is read but not consumed."""
+        return self.buffer[self.pos :]
 
 
 def _skip_to(handle: BinaryIO, file_size: int, start_line: int) -> tuple[int, int, bytes]:

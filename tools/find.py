@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, ClassVar
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.tools.globs import PathGlob
 from baton.tools.params import ToolParams
 from baton.tools.path_pins import PathPins
@@ -27,6 +27,7 @@ from baton.tools.search_common import (
     effective_limit,
     open_root,
     search_root,
+    search_title,
     with_notices,
 )
 from baton.tools.truncate import DEFAULT_MAX_BYTES
@@ -45,32 +46,41 @@ class FindParams(ToolParams):
     limit: int | None = Field(default=None, description="Maximum number of results (default: 1000)")
 
 
-class FindTool(AgentTool):
+class FindTool(AgentTool[FindParams, JsonObject]):
     """Find files by glob (see the module docstring)."""
 
-    name: ClassVar[str] = "find"
-    prompt_summary: ClassVar[str] = "Find files by glob pattern (respects .gitignore)"
-    label: ClassVar[str] = "find"
-    description: ClassVar[str] = (
+    name = "find"
+    prompt_summary = "Find files by glob pattern (respects .gitignore)"
+    label = "find"
+    kind = "search"
+    path_parameter = PathParameter("path", "folder")
+    read_only = True
+    claude_code_name = "Glob"
+    description = (
         "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
         f"Respects .gitignore. Output is truncated to {DEFAULT_LIMIT} results or "
         f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first)."
     )
-    parameters: ClassVar[type[ToolParams]] = FindParams
+    parameters = FindParams
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``find *.py in src``."""
+        return search_title(cls, args)
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: FindParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Find (see the module docstring)."""
         args: FindParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        root = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        root = search_root(self.pins, self, tool_call_id, args.path, self.cwd)
         if not os.path.isdir(root):
             raise ToolError(f"Not a directory: {args.path}")
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
@@ -82,7 +92,7 @@ class FindTool(AgentTool):
             os.close(root_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "pattern": args.pattern,
             "path": args.path or ".",
             "count": len(results),

@@ -17,63 +17,66 @@ _CLASS_SPECIAL = re.compile(r"[\\\[\]&~|^]")
 def _translate(pattern: str) -> str:
     out: list[str] = []
     i = 0
-    n = len(pattern)
     depth = 0  # inside {...}
-    while i < n:
+    while i < len(pattern):
         ch = pattern[i]
         if ch == "*":
-            if pattern.startswith("**", i):
-                at_start = i == 0 or pattern[i - 1] == "/"
-                j = i
-                while j < n and pattern[j] == "*":
-                    j += 1
-                at_end = j == n or pattern[j] == "/"
-                if at_start and at_end:
-                    if j == n:
-                        out.append(".*")
-                        i = j
-                    else:
-                        out.append("(?:.*/)?")
-                        i = j + 1
-                    continue
-                out.append("[^/]*")
-                i = j
-                continue
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
+            piece, i = _star(pattern, i)
         elif ch == "[":
-            end = i + 1
-            if end < n and pattern[end] in "!^":
-                end += 1
-            if end < n and pattern[end] == "]":
-                end += 1
-            while end < n and pattern[end] != "]":
-                end += 1
-            if end >= n:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                body = _CLASS_SPECIAL.sub(r"\\\g<0>", body[1:] if negate else body)
-                out.append("[" + ("^" if negate else "") + body + "]")
-                i = end
-        elif ch == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        elif ch == "{":
-            depth += 1
-            out.append("(?:")
-        elif ch == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif ch == "," and depth:
-            out.append("|")
+            piece, i = _bracket(pattern, i)
+        elif ch == "\\" and i + 1 < len(pattern):
+            piece, i = re.escape(pattern[i + 1]), i + 2
         else:
-            out.append(re.escape(ch))
-        i += 1
+            piece, depth = _plain(ch, depth)
+            i += 1
+        out.append(piece)
     out.extend(")" * depth)
     return "".join(out)
+
+
+def _star(pattern: str, i: int) -> tuple[str, int]:
+    """The regex of the ``*`` or ``**`` at ``i``, and where the pattern goes on."""
+    if not pattern.startswith("**", i):
+        return "[^/]*", i + 1
+    n = len(pattern)
+    at_start = i == 0 or pattern[i - 1] == "/"
+    j = i
+    while j < n and pattern[j] == "*":
+        j += 1
+    if at_start and (j == n or pattern[j] == "/"):  # a whole ``**`` segment
+        return (".*", j) if j == n else ("(?:.*/)?", j + 1)
+    return "[^/]*", j
+
+
+def _bracket(pattern: str, i: int) -> tuple[str, int]:
+    """The character class ``[...]`` at ``i`` (a ``[`` that never closes is literal)."""
+    n = len(pattern)
+    end = i + 1
+    if end < n and pattern[end] in "!^":
+        end += 1
+    if end < n and pattern[end] == "]":
+        end += 1
+    while end < n and pattern[end] != "]":
+        end += 1
+    if end >= n:
+        return re.escape("["), i + 1
+    body = pattern[i + 1 : end]
+    negate = body[:1] in ("!", "^")
+    body = _CLASS_SPECIAL.sub(r"\\\g<0>", body[1:] if negate else body)
+    return "[" + ("^" if negate else "") + body + "]", end + 1
+
+
+def _plain(ch: str, depth: int) -> tuple[str, int]:
+    """The regex of one other character, and the ``{...}`` depth after it."""
+    if ch == "?":
+        return "[^/]", depth
+    if ch == "{":
+        return "(?:", depth + 1
+    if ch == "}" and depth:
+        return ")", depth - 1
+    if ch == "," and depth:
+        return "|", depth
+    return re.escape(ch), depth
 
 
 @lru_cache(maxsize=512)

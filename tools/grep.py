@@ -24,11 +24,11 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.tools.anchored import anchor, open_existing
 from baton.tools.globs import PathGlob
 from baton.tools.params import ToolParams
@@ -39,6 +39,7 @@ from baton.tools.search_common import (
     effective_limit,
     open_root,
     search_root,
+    search_title,
     with_notices,
 )
 from baton.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
@@ -81,18 +82,22 @@ class GrepMatch:
     line: int
 
 
-class GrepTool(AgentTool):
+class GrepTool(AgentTool[GrepParams, JsonObject]):
     """Search file contents (see the module docstring). ``use_ripgrep``: None = when on PATH."""
 
-    name: ClassVar[str] = "grep"
-    prompt_summary: ClassVar[str] = "Search file contents for patterns (respects .gitignore)"
-    label: ClassVar[str] = "grep"
-    description: ClassVar[str] = (
+    name = "grep"
+    prompt_summary = "Search file contents for patterns (respects .gitignore)"
+    label = "grep"
+    kind = "search"
+    path_parameter = PathParameter("path", "folder")
+    read_only = True
+    claude_code_name = "Grep"
+    description = (
         "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
         f"Respects .gitignore. Output is truncated to {DEFAULT_LIMIT} matches or {DEFAULT_MAX_BYTES // 1024}KB "
         f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
     )
-    parameters: ClassVar[type[ToolParams]] = GrepParams
+    parameters = GrepParams
 
     def __init__(self, cwd: str, use_ripgrep: bool | None = None) -> None:
         self.cwd = cwd
@@ -100,14 +105,19 @@ class GrepTool(AgentTool):
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``grep TODO in src``."""
+        return search_title(cls, args)
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: GrepParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Search (see the module docstring)."""
         args: GrepParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        root = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        root = search_root(self.pins, self, tool_call_id, args.path, self.cwd)
         is_dir = os.path.isdir(root)
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
         context = max(0, args.context or 0)
@@ -128,7 +138,7 @@ class GrepTool(AgentTool):
             os.close(dir_fd)
         if signal.is_set():
             raise ToolError("Operation aborted")
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "pattern": args.pattern,
             "path": args.path or ".",
             "matches": len(matches),

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from typing import Any, ClassVar
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.tools.params import ToolParams
 from baton.tools.path_pins import PathPins
 from baton.tools.search_common import (
@@ -39,32 +39,41 @@ class LsParams(ToolParams):
     limit: int | None = Field(default=None, description="Maximum number of entries to return (default: 500)")
 
 
-class LsTool(AgentTool):
+class LsTool(AgentTool[LsParams, JsonObject]):
     """List a directory (see the module docstring)."""
 
-    name: ClassVar[str] = "ls"
-    prompt_summary: ClassVar[str] = "List directory contents"
-    label: ClassVar[str] = "ls"
-    description: ClassVar[str] = (
+    name = "ls"
+    prompt_summary = "List directory contents"
+    label = "ls"
+    kind = "read"
+    path_parameter = PathParameter("path", "folder")
+    read_only = True
+    claude_code_name = "LS"
+    description = (
         "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "
         f"Includes dotfiles. Output is truncated to {DEFAULT_LIMIT} entries or {DEFAULT_MAX_BYTES // 1024}KB "
         "(whichever is hit first)."
     )
-    parameters: ClassVar[type[ToolParams]] = LsParams
+    parameters = LsParams
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``List src`` (``List .`` for the working directory)."""
+        return f"List {cls.path_of(args) or '.'}"
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: LsParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """List (see the module docstring)."""
         args: LsParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        directory = search_root(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        directory = search_root(self.pins, self, tool_call_id, args.path, self.cwd)
         if not os.path.isdir(directory):
             raise ToolError(f"Not a directory: {args.path}")
         limit = effective_limit(args.limit, DEFAULT_LIMIT)
@@ -78,7 +87,7 @@ class LsTool(AgentTool):
         finally:
             os.close(fd)
         more = len(names) > limit
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "path": args.path or ".",
             "count": len(entries),
             "total": len(names),

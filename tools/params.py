@@ -15,23 +15,27 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
 
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
+
+def _inline(node: JsonValue, defs: JsonMapping) -> JsonValue:
     if isinstance(node, list):
         return [_inline(item, defs) for item in node]
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = dict(defs.get(ref.removeprefix("#/$defs/"), {}))
+        found = defs.get(ref.removeprefix("#/$defs/"))
+        target: JsonObject = dict(found) if isinstance(found, dict) else {}
         target.update({k: v for k, v in node.items() if k != "$ref"})
         return _inline(target, defs)
     return {key: _inline(value, defs) for key, value in node.items()}
 
 
-def _simplify_object(schema: dict[str, Any]) -> None:
+def _simplify_object(schema: JsonObject) -> None:
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    properties = schema.get("properties")
+    for prop in properties.values() if isinstance(properties, dict) else ():
         if not isinstance(prop, dict):
             continue
         prop.pop("title", None)
@@ -61,12 +65,13 @@ class ToolParams(BaseModel):
         ref_template: str = DEFAULT_REF_TEMPLATE,
         schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
         mode: JsonSchemaMode = "validation",
-        **kwargs: Any,
-    ) -> dict[str, Any]:
+        **kwargs: Any,  # pydantic's own keywords, passed on as they came
+    ) -> JsonObject:
         """The plain JSON schema described in the module docstring (always camelCase names)."""
-        schema = super().model_json_schema(True, ref_template, schema_generator, mode, **kwargs)
-        defs = schema.pop("$defs", {})
-        schema = _inline(schema, defs)
+        generated: JsonObject = super().model_json_schema(True, ref_template, schema_generator, mode, **kwargs)
+        defs = generated.pop("$defs", {})
+        schema = _inline(generated, defs if isinstance(defs, dict) else {})
+        assert isinstance(schema, dict)  # an object schema stays one
         schema.pop("description", None)
         _simplify_object(schema)
         return schema

@@ -11,8 +11,13 @@ resolves the path itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from baton.agent.tool import ToolError
 from baton.tools.paths import tool_real_path
+
+if TYPE_CHECKING:
+    from baton.agent.tool import AgentTool
 
 
 def path_argument(raw: object) -> str:
@@ -43,12 +48,14 @@ class PathPins:
         return pinned[1]
 
 
-def target_for(pins: PathPins | None, tool: str, call_id: str, path: str | None, cwd: str) -> str:
+def target_for(pins: PathPins | None, tool: AgentTool, call_id: str, path: str | None, cwd: str) -> str:
     """The real path ``tool`` opens for this call: the pinned one when pins are installed (a call
-    without a pin is refused), else ``path`` resolved now."""
+    without a pin is refused), else ``path`` resolved now as the tool's path parameter says."""
     if pins is None:
-        return tool_real_path(tool, path_argument(path), cwd)
+        must_exist = tool.path_parameter is not None and tool.path_parameter.must_exist
+        return tool_real_path(path_argument(path), cwd, must_exist=must_exist)
     pinned = pins.take(call_id, path)
     if pinned is None:
-        raise ToolError(f"Not run: the permission check did not approve {tool}({path_argument(path)}) for this call.")
+        shown = path_argument(path)
+        raise ToolError(f"Not run: the permission check did not approve {tool.name}({shown}) for this call.")
     return pinned

@@ -15,8 +15,6 @@ import os
 import re
 import unicodedata
 
-EXISTING_FILE_TOOLS = frozenset({"read", "edit"})
-"""Tools whose path names a file that must exist (they try the other spellings of its name)."""
 _PROC_FD = os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH")
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
@@ -65,10 +63,12 @@ def display_path(absolute: str, cwd: str) -> str:
     return absolute if rel.startswith("..") else rel
 
 
-def tool_real_path(tool: str, path: str, cwd: str) -> str:
+def tool_real_path(path: str, cwd: str, *, must_exist: bool = False) -> str:
     """The real path (every symlink resolved; for a file that does not exist yet, through its
-    nearest existing ancestor) that ``tool`` opens for its ``path`` argument."""
-    resolved = resolve_existing_path(path, cwd) if tool in EXISTING_FILE_TOOLS else resolve_path(path, cwd)
+    nearest existing ancestor) a tool opens for its ``path`` argument; ``must_exist``: the
+    argument names a file that must exist, so the other spellings of its name are tried
+    (:func:`resolve_existing_path`)."""
+    resolved = resolve_existing_path(path, cwd) if must_exist else resolve_path(path, cwd)
     return fast_realpath(resolved)
 
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-from typing import Any, ClassVar
+from typing import BinaryIO
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
 from baton.providers.bounded_read import NotRegularFileError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.messages import ImageContent, TextContent
 from baton.tools.anchored import PathChangedError, anchor, open_existing
 from baton.tools.details import ReadDetails
@@ -57,20 +58,24 @@ class ReadParams(ToolParams):
     limit: int | None = Field(default=None, description="Maximum number of lines to read")
 
 
-class ReadTool(AgentTool):
+class ReadTool(AgentTool[ReadParams, JsonObject]):
     """Read a text file page by page, or an image (see the module docstring)."""
 
-    name: ClassVar[str] = "read"
-    prompt_summary: ClassVar[str] = "Read file contents"
-    details_type: ClassVar[type | None] = ReadDetails
-    label: ClassVar[str] = "read"
-    description: ClassVar[str] = (
+    name = "read"
+    prompt_summary = "Read file contents"
+    details_type = ReadDetails
+    label = "read"
+    kind = "read"
+    path_parameter = PathParameter("path", "existing file")
+    read_only = True
+    claude_code_name = "Read"
+    description = (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
         f"sent as attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or "
         f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). Use offset/limit for large files. "
         "When you need the full file, continue with offset until complete."
     )
-    parameters: ClassVar[type[ToolParams]] = ReadParams
+    parameters = ReadParams
 
     def __init__(self, cwd: str, images: bool = True) -> None:
         self.cwd = cwd
@@ -80,16 +85,29 @@ class ReadTool(AgentTool):
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``Read src/app.py (lines 10-60)``, ``Read src/app.py (from line 10)``, ``Read src/app.py``."""
+        path = cls.path_of(args)
+        if path is None:
+            return cls.label
+        offset, limit = args.get("offset"), args.get("limit")
+        if isinstance(offset, int) and isinstance(limit, int):
+            return f"Read {path} (lines {offset}-{offset + limit - 1})"
+        if isinstance(offset, int):
+            return f"Read {path} (from line {offset})"
+        return f"Read {path}"
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: ReadParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Read ``params.path`` (see the module docstring)."""
         if signal.is_set():
             raise ToolError("Operation aborted")
-        args: ReadParams = params
+        args = params
         if args.limit is not None and args.limit < 1:
             raise ToolError(f"limit must be at least 1 (got {args.limit}).")
-        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        path = target_for(self.pins, self, tool_call_id, args.path, self.cwd)
         try:
             fd, info = _open(path, args.path)
         except ToolError:
@@ -112,7 +130,7 @@ class ReadTool(AgentTool):
                 handle.seek(0)
             return self.read_open(handle, info, args)
 
-    def read_open(self, handle: Any, info: os.stat_result, args: ReadParams) -> AgentToolResult:
+    def read_open(self, handle: BinaryIO, info: os.stat_result, args: ReadParams) -> AgentToolResult[JsonObject]:
         """Read the open regular file ``handle`` (a page read takes milliseconds)."""
         head = handle.read(SNIFF_BYTES)
         mime = detect_image_mime(head)
@@ -123,7 +141,7 @@ class ReadTool(AgentTool):
         handle.seek(0)
         return _text(handle, info.st_size, args)
 
-    def _image(self, handle: Any, head: bytes, mime: str, size: int, shown: str) -> AgentToolResult:
+    def _image(self, handle: BinaryIO, head: bytes, mime: str, size: int, shown: str) -> AgentToolResult[JsonObject]:
         if not self.images:
             dims = image_dimensions(head, mime)
             dim_text = f", {dims[0]}x{dims[1]}" if dims else ""
@@ -188,7 +206,7 @@ def _open(path: str, shown: str) -> tuple[int, os.stat_result]:
 
 def _image_details(
     path: str, mime: str, size: int, dims: tuple[int, int] | None, resized: bool, included: bool
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "path": path,
         "kind": "image",
@@ -211,7 +229,7 @@ def _binary_message(path: str, head: bytes, size: int) -> str:
     )
 
 
-def _text(handle: Any, size: int, args: ReadParams) -> AgentToolResult:
+def _text(handle: BinaryIO, size: int, args: ReadParams) -> AgentToolResult[JsonObject]:
     start = max(1, args.offset or 1)
     try:
         page = read_page(handle, size, start, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, args.limit)
@@ -255,9 +273,9 @@ def _page_text(page: Page, path: str) -> str:
     return body
 
 
-def _page_details(page: Page, path: str) -> dict[str, Any]:
+def _page_details(page: Page, path: str) -> JsonObject:
     end = page.start_line + len(page.lines) - 1
-    details: dict[str, Any] = {
+    details: JsonObject = {
         "path": path,
         "kind": "text",
         "startLine": page.start_line,

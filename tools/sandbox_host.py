@@ -38,7 +38,6 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from baton.providers.errors import BatonError
 from baton.tools.proc_table import process_table
@@ -448,6 +447,6 @@ def _unescape(field: bytes) -> str:
     return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field).decode("utf-8", "surrogateescape")
 
 
-def _resolve(future: asyncio.Future[Any], value: int | None) -> None:
+def _resolve(future: asyncio.Future[int | None], value: int | None) -> None:
     if not future.done():
         future.set_result(value)

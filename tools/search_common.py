@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from baton.agent.tool import ToolError
+from baton.agent.tool import ToolError, short_title
+from baton.providers.json_types import JsonMapping
 from baton.tools.anchored import PathChangedError, open_dir
 from baton.tools.path_pins import PathPins, target_for
 from baton.tools.truncate import DEFAULT_MAX_BYTES, TruncationResult, format_size, truncate_head
 
+if TYPE_CHECKING:
+    from baton.agent.tool import AgentTool
+
 UNLIMITED_LINES = 10**12
 
 
-def search_root(pins: PathPins | None, tool: str, call_id: str, path: str | None, cwd: str) -> str:
+def search_root(pins: PathPins | None, tool: AgentTool, call_id: str, path: str | None, cwd: str) -> str:
     """The real path of the search root: the one the permission check approved (see
     :mod:`tools.path_pins`); ToolError when it does not exist."""
     real = target_for(pins, tool, call_id, path or ".", cwd)
     if not os.path.lexists(real):
         raise ToolError(f"Path not found: {path or '.'}")
     return real
+
+
+def search_title(tool: type[AgentTool], args: JsonMapping) -> str:
+    """``grep TODO in src``: a search call's title (the tool's name while the pattern streams in)."""
+    pattern = args.get("pattern")
+    if not isinstance(pattern, str):
+        return tool.label
+    path = tool.path_of(args)
+    return short_title(f"{tool.label} {pattern}" + (f" in {path}" if path else ""))
 
 
 def open_root(real: str, shown: str | None) -> int:

@@ -12,7 +12,9 @@ last line: ``"a\\nb\\n"`` and ``"a\\nb"`` both have two lines.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from baton.providers.json_types import JsonObject
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
@@ -38,7 +40,7 @@ class TruncationResult:
     max_lines: int = DEFAULT_MAX_LINES
     max_bytes: int = DEFAULT_MAX_BYTES
 
-    def to_details(self) -> dict[str, Any]:
+    def to_details(self) -> JsonObject:
         """pi's ``TruncationResult`` shape (camelCase), without the content, for tool details."""
         return {
             "truncated": self.truncated,

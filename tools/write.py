@@ -14,11 +14,11 @@ saw as ``[redacted]`` is not overwritten with that marker (:mod:`tools.hidden_va
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
 
 from pydantic import Field
 
-from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, PathParameter, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.redact import REDACTED
 from baton.tools.anchored import (
     Anchor,
@@ -46,18 +46,22 @@ class WriteParams(ToolParams):
     content: str = Field(description="Content to write to the file")
 
 
-class WriteTool(AgentTool):
+class WriteTool(AgentTool[WriteParams, JsonObject]):
     """Write a whole file (see the module docstring)."""
 
-    name: ClassVar[str] = "write"
-    prompt_summary: ClassVar[str] = "Create or overwrite files"
-    details_type: ClassVar[type | None] = WriteDetails
-    label: ClassVar[str] = "write"
-    description: ClassVar[str] = (
+    name = "write"
+    prompt_summary = "Create or overwrite files"
+    details_type = WriteDetails
+    label = "write"
+    kind = "edit"
+    path_parameter = PathParameter("path", "file")
+    claude_code_name = "Write"
+    prompt_guideline = "Use write only for new files or complete rewrites"
+    description = (
         "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
         "Automatically creates parent directories."
     )
-    parameters: ClassVar[type[ToolParams]] = WriteParams
+    parameters = WriteParams
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
@@ -66,14 +70,20 @@ class WriteTool(AgentTool):
         self.pins: PathPins | None = None
         """The paths the permission check approved (see :mod:`tools.path_pins`)."""
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``Write notes.md``."""
+        path = cls.path_of(args)
+        return f"Write {path}" if path else cls.label
+
     async def run(
-        self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate
-    ) -> AgentToolResult:
+        self, tool_call_id: str, params: WriteParams, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Write ``params.content`` to ``params.path``."""
         args: WriteParams = params
         if signal.is_set():
             raise ToolError("Operation aborted")
-        path = target_for(self.pins, self.name, tool_call_id, args.path, self.cwd)
+        path = target_for(self.pins, self, tool_call_id, args.path, self.cwd)
         data = args.content.encode("utf-8", "surrogateescape")
         async with file_lock(path):
             if signal.is_set():
@@ -100,7 +110,7 @@ class WriteTool(AgentTool):
             except OSError as exc:
                 raise ToolError(f"Cannot write {args.path}: {exc.strerror or exc}.") from None
         lines = args.content.count("\n") + (1 if args.content and not args.content.endswith("\n") else 0)
-        details = {"path": args.path, "bytes": len(data), "lines": lines, "created": outcome.created}
+        details: JsonObject = {"path": args.path, "bytes": len(data), "lines": lines, "created": outcome.created}
         text = f"Successfully wrote {len(data)} bytes to {args.path}"
         if outcome.unlinked_links:
             text += f" {links_note(outcome.unlinked_links)}"

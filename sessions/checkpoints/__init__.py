@@ -6,7 +6,7 @@ from baton.sessions.checkpoints.changes import Changes, RestoreOutcome, Snapshot
 from baton.sessions.checkpoints.errors import CheckpointError
 from baton.sessions.checkpoints.records import Checkpoint, list_checkpoints
 from baton.sessions.checkpoints.store import CheckpointStore
-from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints, is_mutating
+from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult, SessionCheckpoints
 
 __all__ = [
     "Changes",
@@ -18,6 +18,5 @@ __all__ = [
     "RewindResult",
     "SessionCheckpoints",
     "Snapshot",
-    "is_mutating",
     "list_checkpoints",
 ]

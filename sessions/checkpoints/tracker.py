@@ -1,8 +1,8 @@
 """Checkpoints wired into a coding session: snapshot before the first mutating tool call of
 each prompt, record what the run changed, and rewind code and conversation.
 
-Read-only turns cost nothing: the before-gate looks only at the tool's name, and the end of a
-run is recorded only when a snapshot was taken in it.
+Read-only turns cost nothing: the before-gate looks only at the tool's ``read_only`` trait, and
+the end of a run is recorded only when a snapshot was taken in it.
 """
 
 from __future__ import annotations
@@ -40,13 +40,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MUTATING_TOOLS = frozenset({"edit", "write", "bash"})
 RestoreMode = Literal["both", "conversation", "code"]
-
-
-def is_mutating(tool_name: str) -> bool:
-    """Tools that may change files: edit, write, bash and every MCP tool."""
-    return tool_name in MUTATING_TOOLS or tool_name.startswith("mcp__")
 
 
 @dataclass
@@ -152,7 +146,7 @@ class SessionCheckpoints:
     async def gate(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """Before-gate: snapshot once per prompt, before its first mutating tool call; then make
         sure the files edit and write are about to change are in it whatever the ignore rules say."""
-        if self.store is None or not is_mutating(context.tool_call.name):
+        if self.store is None or context.tool.read_only:
             return None
         key = self._prompt or id(self)
         if self._failed_for == key:
@@ -172,10 +166,11 @@ class SessionCheckpoints:
         return None
 
     def _tool_paths(self, context: ToolCallContext) -> list[str]:
-        """The workspace-relative file an edit or write call names (none for other tools)."""
-        call = context.tool_call
-        raw = (call.arguments or {}).get("path")
-        if call.name not in ("edit", "write") or not isinstance(raw, str) or self.store is None:
+        """The workspace-relative file a call of a tool that changes files names (edit, write;
+        none for other tools)."""
+        tool = context.tool
+        raw = tool.path_of(context.tool_call.arguments or {})
+        if not tool.changes_files() or raw is None or self.store is None:
             return []
         from baton.tools.paths import resolve_path
 

@@ -3,8 +3,9 @@
     {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "...", "timeout": 30}]}]}
 
 ``matcher`` is a regular expression over the tool name (empty or ``*``: every tool); baton's tool
-names match both as they are (``bash``) and under Claude Code's names (``Bash``), so existing
-hooks work unchanged. Bad entries are reported (one line each) and skipped.
+names match both as they are (``bash``) and under Claude Code's names (``Bash``, each tool's
+``claude_code_name``), so existing hooks work unchanged. Bad entries are reported (one line each)
+and skipped.
 """
 
 from __future__ import annotations
@@ -21,11 +22,6 @@ EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit"
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT_S = 60.0
 
-CLAUDE_TOOL_NAMES = {
-    "bash": "Bash", "read": "Read", "edit": "Edit", "write": "Write", "grep": "Grep", "find": "Glob", "ls": "LS",
-}
-"""Claude Code's name for each built-in tool (what its hooks' matchers and scripts expect)."""
-
 
 @dataclass(frozen=True, slots=True)
 class CommandHook:
@@ -41,11 +37,11 @@ class CommandHook:
     """A project hook: the workspace files its command runs, as the user trusted them; it does
     not run while one of them differs (the model may have rewritten it)."""
 
-    def matches(self, tool_name: str | None) -> bool:
-        """Whether this hook applies to ``tool_name`` (always for events without a tool)."""
-        if tool_name is None or self.matcher in ("", "*"):
+    def matches(self, *names: str) -> bool:
+        """Whether this hook applies to the tool called by any of ``names`` (baton's name and
+        Claude Code's); always for events without a tool (no names)."""
+        if not names or self.matcher in ("", "*"):
             return True
-        names = {tool_name, CLAUDE_TOOL_NAMES.get(tool_name, tool_name)}
         try:
             pattern = re.compile(self.matcher)
         except re.error:

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.agent.execution import AfterToolCallContext, AfterToolCallResult, BeforeToolCallResult, ToolCallContext
+from baton.agent.tool import AgentTool
 from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import TextContent
-from baton.sessions.hooks.config import CLAUDE_TOOL_NAMES, CommandHook, HookEvent
+from baton.sessions.hooks.config import CommandHook, HookEvent
 from baton.sessions.hooks.runner import HookOutcome, run_hook_command
 from baton.tools.file_pins import changed_files
 from baton.tools.tool_env import ToolEnvironment
@@ -83,10 +84,12 @@ class HookManager:
         """Whether any hook is configured for ``event``."""
         return any(h.event == event for h in self.hooks)
 
-    async def run(self, event: HookEvent, tool_name: str | None = None, **fields: JsonValue) -> HookVerdict:
-        """Run ``event``'s matching hooks in order; the first block stops the rest."""
+    async def run(self, event: HookEvent, tool: AgentTool | None = None, **fields: JsonValue) -> HookVerdict:
+        """Run ``event``'s matching hooks in order (for a tool event, those matching ``tool``'s
+        name or Claude Code's name for it); the first block stops the rest."""
         verdict = HookVerdict()
-        chosen = [h for h in self.hooks if h.event == event and h.matches(tool_name)]
+        names = (tool.name, tool.claude_code_name or tool.name) if tool is not None else ()
+        chosen = [h for h in self.hooks if h.event == event and h.matches(*names)]
         if not chosen:
             return verdict
         payload: JsonObject = {
@@ -96,9 +99,9 @@ class HookManager:
             "hook_event_name": event,
             **fields,
         }
-        if tool_name is not None:
-            payload["tool_name"] = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
-            payload["baton_tool_name"] = tool_name
+        if tool is not None:
+            payload["tool_name"] = tool.claude_code_name or tool.name
+            payload["baton_tool_name"] = tool.name
         for hook in chosen:
             if not self._still_trusted(hook):
                 continue
@@ -200,7 +203,7 @@ class HookManager:
     async def before_tool(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """The PreToolUse gate."""
         call = context.tool_call
-        verdict = await self.run("PreToolUse", call.name, tool_input=_tool_input(call.arguments))
+        verdict = await self.run("PreToolUse", context.tool, tool_input=_tool_input(call.arguments, context.tool))
         if verdict.blocked:
             return BeforeToolCallResult(block=True, reason=verdict.reason)
         if verdict.permission in ("allow", "ask") and self.permission_hints is not None:
@@ -215,7 +218,7 @@ class HookManager:
             "is_error": context.is_error,
         }
         verdict = await self.run(
-            "PostToolUse", call.name, tool_input=_tool_input(call.arguments), tool_response=response
+            "PostToolUse", context.tool, tool_input=_tool_input(call.arguments, context.tool), tool_response=response
         )
         if not verdict.feedback:
             return None
@@ -223,9 +226,10 @@ class HookManager:
         return AfterToolCallResult(content=[*context.result.content, *notes])
 
 
-def _tool_input(arguments: JsonMapping) -> JsonObject:
-    """The tool's arguments, with Claude Code's ``file_path`` beside baton's ``path``."""
+def _tool_input(arguments: JsonMapping, tool: AgentTool) -> JsonObject:
+    """The tool's arguments, with Claude Code's ``file_path`` beside the tool's path argument."""
     out = dict(arguments)
-    if "path" in out and "file_path" not in out:
-        out["file_path"] = out["path"]
+    parameter = tool.path_parameter
+    if parameter is not None and parameter.name in out and "file_path" not in out:
+        out["file_path"] = out[parameter.name]
     return out

@@ -180,9 +180,10 @@ class Permissions:
         """The before-gate: allow, ask or deny this call."""
         call = context.tool_call
         args = dict(call.arguments or {})
-        decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None))
+        traits = type(context.tool)  # the traits of the tool that will run decide, not a table of names
+        decision = self.policy.decide(call.name, args, self._hints.pop(call.id, None), traits=traits)
         if decision.action == "allow":
-            self._pin(call.id, args, decision)
+            self._pin(call.id, decision)
             self._sandboxed[call.id] = decision.sandbox
             if decision.sandbox:
                 self._absent[call.id] = self._absent_protected()
@@ -204,11 +205,11 @@ class Permissions:
         request = ApprovalRequest(
             call.id, call.name, args, decision.summary,
             None if decision.source == "protected" else decision.proposed_rule,
-            decision.reason, diff=self._diff(call.name, args),
+            decision.reason, diff=self._diff(call.name, args, decision, traits),
         )
         answer = await self._ask(request, signal)
         if answer.allowed:
-            self._pin(call.id, args, decision)
+            self._pin(call.id, decision)
             # "allow" answers "may it run?", not "may it leave the sandbox?": bash still runs inside,
             # and if the sandbox blocks it the after-gate asks that second question.
             sandboxed = call.name == "bash" and self.policy.sandboxes_bash
@@ -226,9 +227,9 @@ class Permissions:
         return await self._block(call.id, call.name, decision, "user", answer.reason or "denied by the user", text,
                                  needed=True)
 
-    def _pin(self, call_id: str, args: JsonMapping, decision: Decision) -> None:
+    def _pin(self, call_id: str, decision: Decision) -> None:
         if decision.path is not None:
-            self.pins.pin(call_id, args.get("path"), decision.path)
+            self.pins.pin(call_id, decision.path_argument, decision.path)
 
     async def _block(
         self, call_id: str, tool: str, decision: Decision, by: str, reason: str, text: str, *, needed: bool = False
@@ -237,14 +238,11 @@ class Permissions:
         await self._event(call_id, tool, decision, "deny", by, reason, needed=needed)
         return BeforeToolCallResult(block=True, reason=text)
 
-    def _diff(self, tool: str, args: JsonMapping) -> str | None:
-        if tool not in ("edit", "write"):
-            return None
-        path = args.get("path")
-        if not isinstance(path, str):
+    def _diff(self, tool: str, args: JsonMapping, decision: Decision, traits: type[AgentTool]) -> str | None:
+        if decision.path is None or not traits.changes_files():
             return None
         try:
-            return change_preview(tool, args, self.policy.workspace.resolve(path, tool))
+            return change_preview(tool, args, decision.path)
         except Exception:  # a preview is a nicety; never let it stop the question
             logger.exception("could not build the change preview")
             return None

@@ -24,10 +24,11 @@ MENTIONED_NAMES = (".baton", ".git/hooks", ".git/config", ".claude", ".mcp.json"
 """What a shell command naming asks first (``.git`` alone would match ``.gitignore``)."""
 
 
-def real_path(path: str, cwd: str, tool: str = "write") -> str:
-    """The absolute path ``path`` (as ``tool`` received it) really designates: the path the tool
-    will open (see :func:`baton.tools.paths.tool_real_path`)."""
-    return tool_real_path(tool, path, cwd)
+def real_path(path: str, cwd: str, *, must_exist: bool = False) -> str:
+    """The absolute path a tool's ``path`` argument really designates: the path the tool will
+    open (see :func:`baton.tools.paths.tool_real_path`; ``must_exist`` as the tool's path
+    parameter says)."""
+    return tool_real_path(path, cwd, must_exist=must_exist)
 
 
 def is_within(path: str, root: str) -> bool:
@@ -65,9 +66,9 @@ class Workspace:
         protected.append(os.path.realpath(home or str(baton_home())))
         return cls(root, os.path.abspath(cwd), tuple(protected), (root, *temp_roots()))
 
-    def resolve(self, path: str, tool: str = "write") -> str:
-        """The real absolute path of ``tool``'s ``path`` argument (what the tool will open)."""
-        return real_path(path, self.given, tool)
+    def resolve(self, path: str, *, must_exist: bool = False) -> str:
+        """The real absolute path of a tool's ``path`` argument (what the tool will open)."""
+        return real_path(path, self.given, must_exist=must_exist)
 
     def contains(self, real: str) -> bool:
         """Whether the real path lies in the workspace."""

@@ -19,7 +19,10 @@ MCP and other tools           ask          ask                    run
 ============================  ===========  =====================  ===========
 
 "Inside" means the real path (symlinks resolved) lies in the workspace; reads may also go to the
-temp dirs (where bash leaves its full output).
+temp dirs (where bash leaves its full output). Which tool is which comes from its traits
+(:class:`baton.agent.tool.AgentTool`): a tool with a ``path_parameter`` is judged by the real path
+of that argument, as a read (``read_only``: read, grep, find, ls) or as a change (edit, write); a
+``search`` tool also asks when its folder holds a hidden place.
 
 An allow — by a rule of any source, a hook or the mode — means "don't ask", never "leave the
 sandbox": every allowed bash command runs in the sandbox when there is one, except in ``full``
@@ -29,7 +32,7 @@ outside (:mod:`.gate`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
@@ -37,13 +40,13 @@ from baton.providers.json_types import JsonMapping
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.rules import (
     MCP_PREFIX,
-    PATH_TOOLS,
     McpIdentity,
     Rule,
     RuleSet,
     format_rule,
 )
 from baton.sessions.permissions.shell_parts import split_command
+from baton.tools import tool_type
 from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.path_pins import path_argument
 
@@ -55,10 +58,8 @@ APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
 Action: TypeAlias = Literal["allow", "ask", "deny"]
 Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
 
-READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
-RECURSIVE_TOOLS = frozenset({"grep", "find"})
-"""Tools that read what lies below their folder, hidden places included."""
-WRITE_TOOLS = frozenset({"edit", "write"})
+BASH = "bash"
+"""The tool whose commands run in the sandbox (its calls are judged by their command)."""
 
 
 @dataclass(slots=True)
@@ -78,16 +79,31 @@ class Decision:
     """bash only: run inside the sandbox."""
     path: str | None = None
     """File tools: the real path judged, which the tool must open and nothing else."""
+    path_argument: str | None = None
+    """File tools: the path argument that real path was resolved from (what the pin is keyed by)."""
 
 
 @dataclass(slots=True)
 class _Target:
-    """A call reduced to what rules talk about: a command, a real path, or nothing."""
+    """A call reduced to what rules talk about: a command, a real path, or nothing; ``traits``
+    is the class whose traits decide the rest (see :class:`baton.agent.tool.AgentTool`)."""
 
     tool: str
+    traits: type[AgentTool]
     command: str | None = None
     path: str | None = None
+    path_argument: str | None = None
     mcp: McpIdentity | None = None
+
+    @property
+    def reads(self) -> bool:
+        """A read-only tool reading the file or folder at ``path``."""
+        return self.path is not None and self.traits.read_only
+
+    @property
+    def writes(self) -> bool:
+        """A tool changing the file at ``path``."""
+        return self.path is not None and not self.traits.read_only
 
 
 class _Made(Protocol):
@@ -118,6 +134,8 @@ class Policy:
         self.mcp_identity: Callable[[str], McpIdentity | None] = lambda name: None
         """The server and tool an ``mcp__...`` tool name stands for (set by the session, which
         knows its MCP tools); without it the name is split at its first ``__``."""
+        self.tool_type: Callable[[str], type[AgentTool]] = tool_type
+        """The class whose traits stand for a tool name (the registry's, :func:`baton.tools.tool_type`)."""
 
     @property
     def sandboxes_bash(self) -> bool:
@@ -126,14 +144,18 @@ class Policy:
 
     # ------------------------------------------------------------------ matching
 
-    def _target(self, tool: str, args: JsonMapping) -> _Target:
+    def _target(self, tool: str, args: JsonMapping, traits: type[AgentTool] | None = None) -> _Target:
+        traits = traits or self.tool_type(tool)
         if tool.startswith(MCP_PREFIX):
-            return _Target(tool, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
-        if tool == "bash":
-            return _Target(tool, command=str(args.get("command", "")))
-        if tool in PATH_TOOLS:
-            return _Target(tool, path=self.workspace.resolve(path_argument(args.get("path")), tool))
-        return _Target(tool)
+            return _Target(tool, traits, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
+        if tool == BASH:
+            return _Target(tool, traits, command=str(args.get("command", "")))
+        parameter = traits.path_parameter
+        if parameter is not None:
+            argument = path_argument(args.get(parameter.name))
+            real = self.workspace.resolve(argument, must_exist=parameter.must_exist)
+            return _Target(tool, traits, path=real, path_argument=argument)
+        return _Target(tool, traits)
 
     def _first_match(self, kind: Literal["allow", "deny", "ask"], target: _Target) -> Rule | None:
         """The rule of ``kind`` that decides ``target`` (for a compound command allowed by several
@@ -147,7 +169,7 @@ class Policy:
         if target.command is not None:
             found = matcher.match_command(target.command, split_command(target.command), every=kind == "allow")
             if len(found) > 1:
-                return Rule("bash", None, " + ".join(str(r) for r in found))
+                return Rule(BASH, None, " + ".join(str(r) for r in found))
             return found[0] if found else None
         return matcher.match_path(target.path, self.workspace.root, self.home)
 
@@ -157,9 +179,12 @@ class Policy:
 
     # ------------------------------------------------------------------ deciding
 
-    def decide(self, tool: str, args: JsonMapping, hint: str | None = None) -> Decision:
-        """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask)."""
-        target = self._target(tool, args)
+    def decide(
+        self, tool: str, args: JsonMapping, hint: str | None = None, *, traits: type[AgentTool] | None = None
+    ) -> Decision:
+        """The decision for calling ``tool`` with ``args`` (``hint``: a hook's allow/ask;
+        ``traits``: the class of the tool that will run, else :attr:`tool_type`'s for the name)."""
+        target = self._target(tool, args, traits)
         shown = self.workspace.display(target.path) if target.path is not None else None
         summary = self._summary(target, shown)
         proposed = self._proposal(target, shown)
@@ -167,7 +192,7 @@ class Policy:
         def made(action: Action, source: Source, reason: str, rule: Rule | None = None) -> Decision:
             sandbox = action == "allow" and target.command is not None and self.sandboxes_bash
             return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox,
-                            target.path)
+                            target.path, target.path_argument)
 
         deny = self._first_match("deny", target)
         if deny is not None:
@@ -195,17 +220,17 @@ class Policy:
         tool = target.tool
         if mode == "full":
             return made("allow", "mode", "approval mode full")
-        if tool == "bash":
+        if target.command is not None:
             if mode == "auto" and self.sandbox_available:
                 return made("allow", "mode", "runs in the sandbox")
             if mode == "auto":
                 return made("ask", "mode", "the sandbox is unavailable, so commands ask")
             return made("ask", "mode", "approval mode ask: every command asks")
-        if tool in READ_ONLY_TOOLS and target.path is not None:
+        if target.reads and target.path is not None:
             if self.workspace.readable(target.path):
                 return made("allow", "mode", "reads inside the workspace")
             return made("ask", "mode", "reads outside the workspace")
-        if tool in WRITE_TOOLS and target.path is not None:
+        if target.writes and target.path is not None:
             inside = self.workspace.contains(target.path)
             if inside and mode == "auto":
                 return made("allow", "mode", "changes inside the workspace")
@@ -220,7 +245,7 @@ class Policy:
         place = self.hidden.match(target.path)
         if place is not None:
             return f"touches {self.workspace.display(place)}, which holds credentials and is hidden from the agent"
-        if target.tool in RECURSIVE_TOOLS:
+        if target.traits.kind == "search":  # reads what lies below its folder, hidden places included
             below = self.hidden.below(target.path)
             if below is not None:
                 shown = self.workspace.display(below)
@@ -228,7 +253,7 @@ class Policy:
         return None
 
     def _protected(self, target: _Target) -> str | None:
-        if target.tool in WRITE_TOOLS and target.path is not None:
+        if target.writes and target.path is not None:
             place = self.workspace.protected_match(target.path)
             return self.workspace.display(place) if place else None
         if target.command is not None:
@@ -239,7 +264,7 @@ class Policy:
         if target.mcp is not None:
             return _mcp_rule_text(target.mcp)
         if target.command is not None:
-            return format_rule("bash", target.command)
+            return format_rule(BASH, target.command)
         if target.path is not None and shown is not None:
             return format_rule(target.tool, shown)
         return target.tool
@@ -248,9 +273,9 @@ class Policy:
         if target.mcp is not None:
             return _mcp_rule_text(target.mcp)
         if target.command is not None:
-            return format_rule("bash", " ".join(target.command.split())) if target.command.strip() else None
+            return format_rule(BASH, " ".join(target.command.split())) if target.command.strip() else None
         if target.path is not None and shown is not None:
-            if target.tool in READ_ONLY_TOOLS:
+            if target.reads:
                 return format_rule(target.tool, _dir_glob(shown, target.path))
             return format_rule(target.tool, shown)
         return target.tool
@@ -280,7 +305,7 @@ def _mcp_rule_text(identity: McpIdentity) -> str:
     return f"{MCP_PREFIX}{clean(identity.server)}__{clean(identity.tool)}"
 
 
-def mcp_identity_lookup(tools: Callable[[], list[AgentTool]]) -> Callable[[str], McpIdentity | None]:
+def mcp_identity_lookup(tools: Callable[[], Iterable[AgentTool]]) -> Callable[[str], McpIdentity | None]:
     """The :attr:`Policy.mcp_identity` of a session whose tools ``tools()`` lists: an MCP tool
     knows its server connection and the server's own name for it."""
 

@@ -5,7 +5,8 @@ Tool names compare case-insensitively (``Bash(...)`` from a Claude Code file wor
 pattern is the exact command, a prefix (``npm run test:*`` or a trailing `` *``), or a glob whose
 ``*`` matches anything. A path pattern is a glob (``**`` crosses directories) over the real path:
 relative patterns are taken from the project directory, ``~/`` from the home directory, ``/`` and
-``//`` start absolute paths. ``edit(...)`` rules cover ``write`` too, as in Claude Code.
+``//`` start absolute paths. ``edit(...)`` rules cover every tool that changes files (``write``
+too), as in Claude Code.
 
 MCP rules name the server as configured, as in Claude Code: ``mcp__memory`` and ``mcp__memory__*``
 cover every tool of the ``memory`` server, ``mcp__memory__create_entities`` one tool (a ``*`` in
@@ -26,10 +27,16 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from baton.sessions.permissions.shell_parts import CommandParts, split_command
+from baton.tools import tool_type
 
 RuleKind: TypeAlias = Literal["allow", "deny", "ask"]
-PATH_TOOLS = frozenset({"read", "edit", "write", "grep", "find", "ls"})
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+EDIT_RULE = "edit"
+"""``edit(...)`` rules cover every tool that changes files."""
+BASH_RULE = "bash"
+"""``bash(...)`` patterns are commands, not paths."""
 
 
 class RuleError(ValueError):
@@ -367,11 +374,12 @@ class RuleSet:
         self._matchers.clear()
 
     def for_tool(self, kind: RuleKind, tool: str) -> list[Rule]:
-        """The ``kind`` rules that name ``tool`` (``edit`` rules count for ``write``)."""
+        """The ``kind`` rules that name ``tool`` (``edit`` rules count for every tool that changes
+        files, ``write`` included)."""
         key = (kind, tool)
         cached = self._by_tool.get(key)
         if cached is None:
-            names = {tool, "edit"} if tool == "write" else {tool}
+            names = {tool, EDIT_RULE} if tool_type(tool).changes_files() else {tool}
             cached = [rule for rule in getattr(self, kind) if rule.tool in names]
             self._by_tool[key] = cached
         return cached
@@ -381,7 +389,7 @@ class RuleSet:
         key = (kind, tool, project_dir, home)
         found = self._matchers.get(key)
         if found is None:
-            found = Matcher.build(self.for_tool(kind, tool), bash=tool == "bash", project_dir=project_dir, home=home)
+            found = Matcher.build(self.for_tool(kind, tool), bash=tool == BASH_RULE, project_dir=project_dir, home=home)
             self._matchers[key] = found
         return found
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.tools import TOOL_MODULES
 from baton.tui.app.commands import COMMANDS, match_models, parse_command
 from baton.tui.app.completer import Completer, FileIndex
 from baton.tui.app.files import fuzzy_filter, fuzzy_score, list_project_files
@@ -43,6 +44,19 @@ def test_tool_headers() -> None:
     assert header("write", {"path": "notes.md", "content": "é" * 600}).plain == "write notes.md  (1.2 kB)"
     assert header("grep", {"pattern": "TODO", "path": "src", "glob": "*.py"}).plain == "grep TODO in src (*.py)"
     assert header("mystery", {"x": 1}).plain == 'mystery {"x": 1}'
+
+
+def test_a_made_up_tool_renders_by_its_traits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(TOOL_MODULES, "stamp", ("tests.sessions.made_up_tools", "StampTool"))
+    monkeypatch.setitem(TOOL_MODULES, "peek", ("tests.sessions.made_up_tools", "PeekTool"))
+    # the header shows its path argument (whatever it is called), then the rest
+    assert header("stamp", {"file": "notes.txt", "text": "hi"}).plain == 'stamp notes.txt {"text": "hi"}'
+    assert header("peek", {"target": "a.txt"}).plain == "peek a.txt"
+    # its result is drawn by the details view it names: the edit tool's diff
+    details = {"file": "notes.txt", "diff": "+1 hi"}
+    assert result_body("stamp", {}, "Stamped notes.txt", details, is_error=False).full == \
+        result_body("edit", {}, "ok", details, is_error=False).full
+    assert result_body("peek", {}, "line one", None, is_error=False).full.plain == "line one"
 
 
 def test_edit_args_show_the_diff_forming() -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeAlias, TypeGuard
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, FileRefusedError
 from baton.providers.json_depth import load_config_json
+from baton.providers.json_types import JsonObject, JsonSequence, JsonValue
 from baton.tools.file_pins import FilePin
 from baton.tools.project_files import ProjectFiles, read_bounded
 
@@ -68,7 +69,7 @@ def expand_vars(value: str, env: Mapping[str, str] | None = None, missing: list[
     return _VAR.sub(replace, value)
 
 
-def parse_servers(data: Any, source: Source, origin: str, problems: list[str]) -> list[McpServerConfig]:
+def parse_servers(data: JsonValue, source: Source, origin: str, problems: list[str]) -> list[McpServerConfig]:
     """The servers in one configuration object (``{"mcpServers": {...}}``)."""
     if not isinstance(data, dict):
         problems.append(f"{origin}: must hold a JSON object; ignored")
@@ -85,67 +86,76 @@ def parse_servers(data: Any, source: Source, origin: str, problems: list[str]) -
     return out
 
 
-def _strings(value: Any) -> bool:
+StringMap: TypeAlias = "dict[str, str | int | float]"
+
+
+def _strings(value: JsonValue) -> TypeGuard[StringMap]:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str | int | float)
                                            for k, v in value.items())
 
 
-def _parse_server(name: str, entry: Any, source: Source, origin: str,
+class _EntryProblem(ValueError):
+    """What is wrong with a server entry (it is ignored)."""
+
+
+def _parse_server(name: str, entry: JsonValue, source: Source, origin: str,
                   problems: list[str]) -> McpServerConfig | None:
     where = f"{origin}: server '{name}'"
-    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", name):
-        problems.append(f"{where}: the name may only hold letters, digits, '_', '-', '.' (at most 40); ignored")
-        return None
-    if not isinstance(entry, dict):
-        problems.append(f"{where}: must be an object; ignored")
-        return None
-    if entry.get("disabled") is True:
-        return None
-    kind = entry.get("type") or ("http" if "url" in entry else "stdio")
     missing: list[str] = []
-    if kind in ("http", "streamable-http", "streamableHttp"):
-        url = entry.get("url")
-        headers = entry.get("headers", {})
-        if not isinstance(url, str) or not url.strip():
-            problems.append(f"{where}: needs a 'url'; ignored")
+    try:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", name):
+            raise _EntryProblem("the name may only hold letters, digits, '_', '-', '.' (at most 40)")
+        if not isinstance(entry, dict):
+            raise _EntryProblem("must be an object")
+        if entry.get("disabled") is True:
             return None
-        if not _strings(headers):
-            problems.append(f"{where}: 'headers' must map names to strings; ignored")
-            return None
-        config = McpServerConfig(
-            name, "http", url=expand_vars(url, missing=missing),
-            headers={k: expand_vars(str(v), missing=missing) for k, v in headers.items()},
-            source=source, origin=origin,
-        )
-    elif kind == "stdio":
-        command = entry.get("command")
-        args = entry.get("args", [])
-        env = entry.get("env", {})
-        cwd = entry.get("cwd")
-        if not isinstance(command, str) or not command.strip():
-            problems.append(f"{where}: needs a 'command' (or a 'url'); ignored")
-            return None
-        if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
-            problems.append(f"{where}: 'args' must be a list of strings; ignored")
-            return None
-        if not _strings(env):
-            problems.append(f"{where}: 'env' must map names to strings; ignored")
-            return None
-        if cwd is not None and not isinstance(cwd, str):
-            problems.append(f"{where}: 'cwd' must be a string; ignored")
-            return None
-        config = McpServerConfig(
-            name, "stdio", command=expand_vars(command, missing=missing),
-            args=[expand_vars(str(a), missing=missing) for a in args],
-            env={k: expand_vars(str(v), missing=missing) for k, v in env.items()},
-            cwd=expand_vars(cwd, missing=missing) if cwd else None, source=source, origin=origin,
-        )
-    else:
-        problems.append(f"{where}: transport '{kind}' is not supported (stdio or http); ignored")
+        kind = entry.get("type") or ("http" if "url" in entry else "stdio")
+        if kind in ("http", "streamable-http", "streamableHttp"):
+            config = _http_server(name, entry, missing)
+        elif kind == "stdio":
+            config = _stdio_server(name, entry, missing)
+        else:
+            raise _EntryProblem(f"transport '{kind}' is not supported (stdio or http)")
+    except _EntryProblem as exc:
+        problems.append(f"{where}: {exc}; ignored")
         return None
     for var in dict.fromkeys(missing):
         problems.append(f"{where}: ${{{var}}} is not set (expanded to an empty string)")
-    return config
+    return replace(config, source=source, origin=origin)
+
+
+def _http_server(name: str, entry: JsonObject, missing: list[str]) -> McpServerConfig:
+    url = entry.get("url")
+    headers = entry.get("headers", {})
+    if not isinstance(url, str) or not url.strip():
+        raise _EntryProblem("needs a 'url'")
+    if not _strings(headers):
+        raise _EntryProblem("'headers' must map names to strings")
+    return McpServerConfig(
+        name, "http", url=expand_vars(url, missing=missing),
+        headers={k: expand_vars(str(v), missing=missing) for k, v in headers.items()},
+    )
+
+
+def _stdio_server(name: str, entry: JsonObject, missing: list[str]) -> McpServerConfig:
+    command = entry.get("command")
+    args = entry.get("args", [])
+    env = entry.get("env", {})
+    cwd = entry.get("cwd")
+    if not isinstance(command, str) or not command.strip():
+        raise _EntryProblem("needs a 'command' (or a 'url')")
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise _EntryProblem("'args' must be a list of strings")
+    if not _strings(env):
+        raise _EntryProblem("'env' must map names to strings")
+    if cwd is not None and not isinstance(cwd, str):
+        raise _EntryProblem("'cwd' must be a string")
+    return McpServerConfig(
+        name, "stdio", command=expand_vars(command, missing=missing),
+        args=[expand_vars(str(a), missing=missing) for a in args],
+        env={k: expand_vars(str(v), missing=missing) for k, v in env.items()},
+        cwd=expand_vars(cwd, missing=missing) if cwd else None,
+    )
 
 
 def read_config_file(path: Path, source: Source, problems: list[str]) -> list[McpServerConfig]:
@@ -182,21 +192,22 @@ def merge_servers(*groups: list[McpServerConfig]) -> list[McpServerConfig]:
     return list(merged.values())
 
 
-def configs_from_acp(servers: list[Any], problems: list[str]) -> list[McpServerConfig]:
+def configs_from_acp(servers: JsonSequence, problems: list[str]) -> list[McpServerConfig]:
     """Servers an ACP client passes in ``session/new`` (``{name, command, args, env: [{name,
     value}]}`` or ``{type: "http", name, url, headers: [{name, value}]}``) as configs."""
-    entries: dict[str, Any] = {}
+    entries: JsonObject = {}
     for server in servers:
-        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+        name = server.get("name") if isinstance(server, dict) else None
+        if not isinstance(server, dict) or not isinstance(name, str):
             problems.append("ACP mcpServers: an entry without a name was ignored")
             continue
-        entry = {k: v for k, v in server.items() if k not in ("name", "env", "headers")}
+        entry: JsonObject = {k: v for k, v in server.items() if k not in ("name", "env", "headers")}
         for key in ("env", "headers"):
             pairs = server.get(key) or []
             if isinstance(pairs, list):
-                entry[key] = {p.get("name"): p.get("value", "") for p in pairs
+                entry[key] = {str(p.get("name")): p.get("value", "") for p in pairs
                               if isinstance(p, dict) and isinstance(p.get("name"), str)}
             elif isinstance(pairs, dict):
                 entry[key] = pairs
-        entries[server["name"]] = entry
+        entries[name] = entry
     return parse_servers({"mcpServers": entries}, "client", "ACP session", problems)

@@ -22,15 +22,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from baton.providers.errors import BatonError
+from baton.providers.json_types import JsonObject
 from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
 from baton.tools.mcp.unreadable import PARSE_ERROR, UNREADABLE_PREFIX, quiet_sdk_parse_errors, readable_answers
 from baton.tools.tool_env import ToolEnvironment
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client._transport import Transport
+    from mcp_types import CallToolResult, Implementation
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -49,11 +55,13 @@ class McpUntrustedChange(BatonError):
 
 @dataclass(frozen=True, slots=True)
 class ServerTool:
-    """A tool as the server lists it."""
+    """A tool as the server lists it. ``read_only``: the server says the tool changes nothing
+    (its ``readOnlyHint``), which spares a checkpoint before it runs and nothing else."""
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
+    read_only: bool = False
 
 
 _sdk_loaded: asyncio.Future[None] | None = None
@@ -107,7 +115,7 @@ class McpConnection:
         self.status: Status = "stopped"
         self.error: str | None = None
         self.tools: list[ServerTool] = []
-        self._client: Any = None
+        self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -234,7 +242,7 @@ class McpConnection:
         with contextlib.suppress(OSError), self.log_path.open("a", encoding="utf-8", errors="replace") as log:
             log.write(redact(f"{line}\n"))
 
-    def _transport(self, log: TextIO | None) -> Any:
+    def _transport(self, log: TextIO | None) -> Transport:
         config = self.config
         if config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -252,14 +260,16 @@ class McpConnection:
                                        env={**self.environment.build(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
-    async def _list_tools(self, client: Any) -> list[ServerTool]:
+    async def _list_tools(self, client: Client) -> list[ServerTool]:
         tools: list[ServerTool] = []
         cursor: str | None = None
         for _ in range(100):
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
-                tools.append(ServerTool(tool.name, tool.description or tool.title or "", dict(schema)))
+                hints = tool.annotations
+                read_only = hints is not None and hints.read_only_hint is True
+                tools.append(ServerTool(tool.name, tool.description or tool.title or "", dict(schema), read_only))
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -271,7 +281,7 @@ class McpConnection:
 
     # ---------------------------------------------------------------- calls
 
-    async def _ensure_running(self, timeout: float) -> Any:
+    async def _ensure_running(self, timeout: float) -> Client:
         if self.status in ("crashed", "failed", "stopped"):
             now = time.monotonic()
             self._restarts = [t for t in self._restarts if now - t < 60]
@@ -285,21 +295,21 @@ class McpConnection:
             async with self._lock:
                 await self.stop()
                 self.start()
-        if not await self.wait_ready(timeout):
+        if not await self.wait_ready(timeout) or self._client is None:
             reason = self.error or "still starting"
             raise McpCallError(f"MCP server '{self.name}' is not available: {reason}")
         return self._client
 
-    async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float,
-                   signal: asyncio.Event | None = None) -> Any:
+    async def call(self, tool: str, arguments: JsonObject, *, timeout: float,
+                   signal: asyncio.Event | None = None) -> CallToolResult:
         """Call ``tool``; the SDK's ``CallToolResult``. Raises :class:`McpCallError` (crash,
         timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
         ``signal`` is set (the server is sent a cancellation)."""
         client = await self._ensure_running(timeout)
         unreadable_before = self._unreadable
         call = asyncio.ensure_future(client.call_tool(tool, arguments))
-        waiters: set[asyncio.Future[Any]] = {call}
-        stop: asyncio.Future[Any] | None = None
+        waiters: set[asyncio.Future[CallToolResult] | asyncio.Future[Literal[True]]] = {call}
+        stop: asyncio.Future[Literal[True]] | None = None
         if signal is not None:
             stop = asyncio.ensure_future(signal.wait())
             waiters.add(stop)
@@ -364,7 +374,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _client_info() -> Any:
+def _client_info() -> Implementation:
     from importlib.metadata import PackageNotFoundError, version
 
     from mcp_types import Implementation

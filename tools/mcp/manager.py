@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from baton.providers.json_types import JsonObject
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
 from baton.tools.mcp.connection import McpConnection
 from baton.tools.mcp.tool import McpTool, make_mcp_tool
@@ -60,12 +60,12 @@ class McpManager:
 
     # ---------------------------------------------------------------- configuration
 
-    def add_servers(self, servers: Iterable[McpServerConfig] | dict[str, Any], source: Source = "client") -> list[str]:
+    def add_servers(self, servers: Iterable[McpServerConfig] | JsonObject, source: Source = "client") -> list[str]:
         """Add (or replace) servers at run time, e.g. those an editor passes over ACP. Takes
         configs or a ``{"mcpServers": {...}}`` / ``{name: entry}`` object; returns the names
         added. Started at once when the manager runs."""
         if isinstance(servers, dict):
-            data = servers if "mcpServers" in servers else {"mcpServers": servers}
+            data: JsonObject = servers if "mcpServers" in servers else {"mcpServers": servers}
             configs = parse_servers(data, source, source, self.problems)
         else:
             configs = list(servers)

@@ -13,21 +13,28 @@ never gets here: its call fails with the reason (:mod:`tools.mcp.unreadable`).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from baton.agent.tool import AgentToolResult
 from baton.providers.json_depth import MAX_VALUE_DEPTH, clamp_depth, depth_exceeds
+from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import ImageContent, TextContent
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 MAX_TEXT_CHARS = 200_000
 
 
-def to_tool_result(result: Any, server: str, tool: str) -> AgentToolResult:
+def to_tool_result(result: CallToolResult | JsonMapping, server: str, tool: str) -> AgentToolResult[JsonObject]:
     """An SDK ``CallToolResult`` (or its dict form) as an :class:`AgentToolResult`."""
-    data = result.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(result, "model_dump") else result
-    blocks = data.get("content") or []
+    data: JsonMapping = (
+        result if isinstance(result, Mapping) else result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    )
+    blocks = data.get("content")
     content: list[TextContent | ImageContent] = []
-    for block in blocks:
+    for block in blocks if isinstance(blocks, list) else []:
         converted = _block(block)
         if converted is not None:
             content.append(converted)
@@ -36,24 +43,26 @@ def to_tool_result(result: Any, server: str, tool: str) -> AgentToolResult:
         content.append(TextContent(text=json.dumps(structured, indent=2, ensure_ascii=False)))
     if not content:
         content.append(TextContent(text="(no output)"))
-    details: dict[str, Any] = {"server": server, "tool": tool}
+    details: JsonObject = {"server": server, "tool": tool}
     if structured is not None:
         details["structuredContent"] = structured
-    if data.get("_meta"):
-        details["meta"] = data["_meta"]
+    meta = data.get("_meta")
+    if meta:
+        details["meta"] = meta
     if depth_exceeds(details, MAX_VALUE_DEPTH):
         details = clamp_depth(details, MAX_VALUE_DEPTH)
     return AgentToolResult(content, details, bool(data.get("isError")))
 
 
-def _block(block: Any) -> TextContent | ImageContent | None:
+def _block(block: JsonValue) -> TextContent | ImageContent | None:
     if not isinstance(block, dict):
         return TextContent(text=str(block))
     kind = block.get("type")
     if kind == "text":
         return TextContent(text=_cap(str(block.get("text", ""))))
-    if kind == "image" and isinstance(block.get("data"), str):
-        return ImageContent(data=block["data"], mime_type=str(block.get("mimeType") or "image/png"))
+    data = block.get("data")
+    if kind == "image" and isinstance(data, str):
+        return ImageContent(data=data, mime_type=str(block.get("mimeType") or "image/png"))
     if kind == "resource_link":
         parts = [f"[Resource link: {block.get('uri', '')}]"]
         for key in ("name", "title", "description", "mimeType"):
@@ -61,14 +70,22 @@ def _block(block: Any) -> TextContent | ImageContent | None:
                 parts.append(f"{key}: {block[key]}")
         return TextContent(text="\n".join(parts))
     if kind == "resource":
-        resource = block.get("resource") or {}
-        uri = resource.get("uri", "")
-        if isinstance(resource.get("text"), str):
-            return TextContent(text=f"[Resource: {uri}]\n{_cap(resource['text'])}")
-        mime = resource.get("mimeType") or "application/octet-stream"
-        size = len(resource.get("blob") or "") * 3 // 4
-        return TextContent(text=f"[Resource: {uri}] ({mime}, about {size} bytes of binary data)")
+        return TextContent(text=_resource_text(block.get("resource")))
     return TextContent(text=_cap(json.dumps(block, indent=2, ensure_ascii=False)))
+
+
+def _resource_text(resource: JsonValue) -> str:
+    """An embedded resource: its text, or what its binary data is."""
+    if not isinstance(resource, dict):
+        resource = {}
+    uri = resource.get("uri", "")
+    text = resource.get("text")
+    if isinstance(text, str):
+        return f"[Resource: {uri}]\n{_cap(text)}"
+    mime = resource.get("mimeType") or "application/octet-stream"
+    blob = resource.get("blob")
+    size = len(blob if isinstance(blob, str) else "") * 3 // 4
+    return f"[Resource: {uri}] ({mime}, about {size} bytes of binary data)"
 
 
 def _cap(text: str) -> str:

@@ -1,7 +1,10 @@
 """An MCP server's tool as an :class:`AgentTool` named ``mcp__<server>__<tool>``.
 
 The model sees the server's description and JSON schema unchanged (adapters sanitise per
-target); arguments go to the server as they came (the server validates them).
+target); arguments go to the server as they came (the server validates them). The tool's traits
+come from the server: its ``readOnlyHint`` makes it read-only (no checkpoint before it runs; the
+permission policy still asks about every MCP tool unless a rule says otherwise), and a name that
+says it fetches makes it a ``fetch`` tool for editors.
 """
 
 from __future__ import annotations
@@ -9,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.messages import Tool
+from baton.tools import guess_kind, mcp_title
 from baton.tools.mcp.connection import McpCallError, McpConnection, ServerTool
 from baton.tools.mcp.results import to_tool_result
 
@@ -22,7 +26,7 @@ MAX_NAME = 64
 
 
 class McpArguments(BaseModel):
-    """Any JSON object: the server checks its own schema."""
+    """A JSON object of whatever shape: the server checks its own schema."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -36,7 +40,7 @@ def tool_name(server: str, tool: str) -> str:
     return name
 
 
-class McpTool(AgentTool):
+class McpTool(AgentTool[McpArguments, JsonObject]):
     """One server tool. Build with :func:`make_mcp_tool`."""
 
     parameters = McpArguments
@@ -44,15 +48,22 @@ class McpTool(AgentTool):
     connection: McpConnection
     timeout: float
 
+    @classmethod
+    def title(cls, args: JsonMapping) -> str:
+        """``github › create_issue``."""
+        return mcp_title(cls.name) or cls.name
+
     def schema(self) -> Tool:
         """The server's own schema (an object schema)."""
         schema = dict(self.server_tool.input_schema)
         schema.setdefault("type", "object")
         return Tool(name=self.name, description=self.description, parameters=schema)
 
-    async def run(self, tool_call_id: str, params: Any, signal: asyncio.Event, on_update: OnUpdate) -> AgentToolResult:
+    async def run(
+        self, tool_call_id: str, params: McpArguments, signal: asyncio.Event, on_update: OnUpdate
+    ) -> AgentToolResult[JsonObject]:
         """Call the server; errors (crash, timeout, abort, server unavailable) become tool errors."""
-        arguments = params.model_dump() if isinstance(params, BaseModel) else dict(params)
+        arguments = params.model_dump()
         try:
             result = await self.connection.call(self.server_tool.name, arguments, timeout=self.timeout, signal=signal)
         except McpCallError as exc:
@@ -61,13 +72,14 @@ class McpTool(AgentTool):
 
 
 def make_mcp_tool(connection: McpConnection, server_tool: ServerTool, timeout: float) -> McpTool:
-    """The agent tool for ``server_tool`` on ``connection``."""
+    """The agent tool for ``server_tool`` on ``connection``, with the traits the server gave it."""
     name = tool_name(connection.name, server_tool.name)
     description = server_tool.description or f"{server_tool.name} (MCP server {connection.name})"
     cls = type(
         f"McpTool_{name}",
         (McpTool,),
-        {"name": name, "label": f"{connection.name}/{server_tool.name}", "description": description},
+        {"name": name, "label": f"{connection.name}/{server_tool.name}", "description": description,
+         "kind": guess_kind(name), "read_only": server_tool.read_only},
     )
     tool = cls()
     tool.server_tool = server_tool

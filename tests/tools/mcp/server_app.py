@@ -2,7 +2,8 @@
 
 Run as ``python server_app.py stdio`` or ``python server_app.py http PORT``. Environment:
 ``MCP_TEST_STARTUP_DELAY`` (seconds to wait before serving), ``MCP_TEST_MARKERS`` (a folder
-where the server notes calls, crashes and cancellations), ``MCP_TEST_NAME`` (server name).
+where the server notes calls, crashes and cancellations), ``MCP_TEST_NAME`` (server name),
+``MCP_TEST_READ_ONLY`` (also serve ``lookup``, a tool marked ``readOnlyHint``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
+from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -36,6 +37,14 @@ def _mark(name: str, text: str = "") -> None:
 def shout(text: str, times: int = 1) -> str:
     _mark("calls", f"shout {text}")
     return " ".join([text.upper()] * times)
+
+
+if os.environ.get("MCP_TEST_READ_ONLY"):  # only for the test about read-only tools
+
+    @server.tool(description="Look a key up (changes nothing).", annotations=ToolAnnotations(read_only_hint=True))
+    def lookup(key: str) -> str:
+        _mark("calls", f"lookup {key}")
+        return f"value of {key}"
 
 
 @server.tool(description="Add two numbers (structured result).")

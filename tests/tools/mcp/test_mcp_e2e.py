@@ -13,6 +13,8 @@ import pytest
 from baton.providers.messages import ImageContent, TextContent, ToolResultMessage
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.checkpoints import git as git_module
+from baton.sessions.checkpoints.records import read_records
 from baton.sessions.settings import validate_settings
 from tests.process_helpers import wait_until
 from tests.provider_scripts import text_reply, tool_call_reply
@@ -225,3 +227,36 @@ async def test_restarts_are_limited_to_three_a_minute(tmp_path: Path) -> None:
     with pytest.raises(McpCallError, match="is not available"):
         await connection.call("anything", {}, timeout=60)
     await connection.stop()
+
+
+@pytest.mark.skipif(git_module.find_git() is None, reason="git is not installed")
+async def test_read_only_hint_spares_a_checkpoint_but_never_a_question(home: Path, tmp_path: Path,
+                                                                      markers: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    _write_config(home, {"test": stdio_entry(markers, MCP_TEST_READ_ONLY="1")})
+    replies = [
+        _call("c1", "mcp__test__lookup", {"key": "k"}), _text("looked up"),
+        _call("c2", "mcp__test__shout", {"text": "hi"}), _text("shouted"),
+        _call("c3", "mcp__test__lookup", {"key": "again"}), _text("asked"),
+    ]
+    with ReplayServer(replies) as server:
+        session = await _open(server, project)
+        try:
+            await session.prompt("look it up")
+            tools = {t.name: t for t in session.agent.tools}
+            before_lookup = [r for r in read_records(session.store) if r.kind == "before"]
+            await session.prompt("shout")
+            before_shout = [r for r in read_records(session.store) if r.kind == "before"]
+            session.set_approval_mode("auto")
+            await session.prompt("look it up again")
+        finally:
+            await session.close()
+    assert tools["mcp__test__lookup"].read_only and not tools["mcp__test__shout"].read_only
+    # the server's word spares the snapshot before a read-only tool, not before another one
+    assert before_lookup == [] and len(before_shout) == 1
+    # and it never answers a question: in auto mode a read-only MCP tool still asks
+    lookup, shout, again = _results(session)
+    assert _text_of(lookup) == "value of k" and _text_of(shout) == "HI"
+    assert again.is_error and "needs the user's approval" in _text_of(again)
+    assert (markers / "calls").read_text() == "lookup k\nshout hi\n"

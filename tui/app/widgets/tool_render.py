@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from baton.providers.json_types import JsonMapping, JsonValue
+from baton.tools import details_type_for, mcp_title, tool_type
 from baton.tools.details import BashDetails, EditDetails, ReadDetails, WriteDetails, parse_details
 from baton.tui.app.render import clean, format_bytes, format_duration, one_line, short_path
 
@@ -70,18 +71,66 @@ def header(name: str, args: JsonMapping, cwd: Path | None = None) -> Content:
 
 def mcp_label(name: str) -> str:
     """``mcp__github__create_issue`` shown as ``github › create_issue`` (other names as they are)."""
-    if name.startswith("mcp__") and name.count("__") >= 2:
-        server, _, tool = name[5:].partition("__")
-        return f"{server} › {tool}"
-    return name
+    return mcp_title(name) or name
 
 
-def summarize_args(name: str, args: JsonMapping, cwd: Path | None = None) -> Content:
-    """The argument summary for a tool header (plain, cleaned text with a little styling)."""
-    summarize = _SUMMARIES.get(name)
-    if summarize is not None:
-        path = _text_arg(args, "path", "file_path", "filePath")
-        return summarize(args, short_path(clean(path), cwd) if path else "")
+Summary = Callable[[JsonMapping, str], Content]
+"""How one tool's header summarises its arguments, given them and its shown path."""
+
+
+def _bash_summary(args: JsonMapping, shown_path: str) -> Content:
+    command = _text_arg(args, "command")
+    lines = clean(command).strip().split("\n")
+    extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    return Content.assemble(("$ ", "$text-muted"), one_line(command, 200), (extra, "$text-muted"))
+
+
+def _read_summary(args: JsonMapping, shown_path: str) -> Content:
+    offset, limit = _arg(args, "offset"), _arg(args, "limit")
+    where = ""
+    if isinstance(offset, int) or isinstance(limit, int):
+        start = offset if isinstance(offset, int) else 1
+        where = f":{start}-{start + limit - 1}" if isinstance(limit, int) else f":{start}-"
+    return Content.assemble((shown_path, "$accent"), (where, "$text-muted"))
+
+
+def _write_summary(args: JsonMapping, shown_path: str) -> Content:
+    content = _text_arg(args, "content")
+    size = f"  ({format_bytes(len(content.encode('utf-8', 'replace')))})" if "content" in args else ""
+    return Content.assemble((shown_path, "$accent"), (size, "$text-muted"))
+
+
+def _edit_summary(args: JsonMapping, shown_path: str) -> Content:
+    edits = args.get("edits")
+    count = f"  ({len(edits)} edits)" if isinstance(edits, list) and len(edits) > 1 else ""
+    return Content.assemble((shown_path, "$accent"), (count, "$text-muted"))
+
+
+def _search_summary(args: JsonMapping, shown_path: str) -> Content:
+    pattern = _text_arg(args, "pattern")
+    where = f" in {shown_path}" if shown_path else ""
+    glob = _text_arg(args, "glob")
+    glob_text = f" ({clean(glob)})" if glob else ""
+    return Content.assemble((one_line(pattern, 120), "$accent"), (where + glob_text, "$text-muted"))
+
+
+def _ls_summary(args: JsonMapping, shown_path: str) -> Content:
+    return Content.styled(shown_path or ".", "$accent")
+
+
+_SUMMARIES: dict[str, Summary] = {
+    "bash": _bash_summary,
+    "read": _read_summary,
+    "write": _write_summary,
+    "edit": _edit_summary,
+    "grep": _search_summary,
+    "find": _search_summary,
+    "ls": _ls_summary,
+}
+"""Headers drawn for the built-in tools; any other tool gets :func:`_default_summary`."""
+
+
+def _compact(args: JsonMapping) -> Content:
     if not args:
         return Content("")
     try:
@@ -91,57 +140,24 @@ def summarize_args(name: str, args: JsonMapping, cwd: Path | None = None) -> Con
     return Content.styled(one_line(compact, 160), "$text-muted")
 
 
-def _bash_summary(args: JsonMapping, path: str) -> Content:
-    command = _text_arg(args, "command")
-    lines = clean(command).strip().split("\n")
-    extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    return Content.assemble(("$ ", "$text-muted"), one_line(command, 200), (extra, "$text-muted"))
+def _default_summary(name: str, args: JsonMapping, cwd: Path | None) -> Content:
+    """Any other tool: its path argument first when its traits name one, then the rest as JSON."""
+    tool = tool_type(name)
+    path = tool.path_of(args)
+    if path is None or tool.path_parameter is None:
+        return _compact(args)
+    rest = _compact({key: value for key, value in args.items() if key != tool.path_parameter.name})
+    shown = Content.styled(short_path(clean(path), cwd), "$accent")
+    return Content.assemble(shown, " ", rest) if rest else shown
 
 
-def _read_summary(args: JsonMapping, path: str) -> Content:
-    offset, limit = _arg(args, "offset"), _arg(args, "limit")
-    where = ""
-    if isinstance(offset, int) or isinstance(limit, int):
-        start = offset if isinstance(offset, int) else 1
-        where = f":{start}-{start + limit - 1}" if isinstance(limit, int) else f":{start}-"
-    return Content.assemble((path, "$accent"), (where, "$text-muted"))
-
-
-def _write_summary(args: JsonMapping, path: str) -> Content:
-    content = _text_arg(args, "content")
-    size = f"  ({format_bytes(len(content.encode('utf-8', 'replace')))})" if "content" in args else ""
-    return Content.assemble((path, "$accent"), (size, "$text-muted"))
-
-
-def _edit_summary(args: JsonMapping, path: str) -> Content:
-    edits = args.get("edits")
-    count = f"  ({len(edits)} edits)" if isinstance(edits, list) and len(edits) > 1 else ""
-    return Content.assemble((path, "$accent"), (count, "$text-muted"))
-
-
-def _search_summary(args: JsonMapping, path: str) -> Content:
-    pattern = _text_arg(args, "pattern")
-    where = f" in {path}" if path else ""
-    glob = _text_arg(args, "glob")
-    glob_text = f" ({clean(glob)})" if glob else ""
-    return Content.assemble((one_line(pattern, 120), "$accent"), (where + glob_text, "$text-muted"))
-
-
-def _ls_summary(args: JsonMapping, path: str) -> Content:
-    return Content.styled(path or ".", "$accent")
-
-
-_SUMMARIES: dict[str, Callable[[JsonMapping, str], Content]] = {
-    "bash": _bash_summary,
-    "read": _read_summary,
-    "write": _write_summary,
-    "edit": _edit_summary,
-    "grep": _search_summary,
-    "find": _search_summary,
-    "ls": _ls_summary,
-}
-"""How the built-in tools' arguments are summarised (given the arguments and the shortened path
-they name); any other tool shows its arguments as compact JSON."""
+def summarize_args(name: str, args: JsonMapping, cwd: Path | None = None) -> Content:
+    """The argument summary for a tool header (plain, cleaned text with a little styling)."""
+    summary = _SUMMARIES.get(name)
+    if summary is None:
+        return _default_summary(name, args, cwd)
+    path = _text_arg(args, "path", "file_path", "filePath")
+    return summary(args, short_path(clean(path), cwd) if path else "")
 
 
 WRITE_PREVIEW_LINES = 12
@@ -169,12 +185,17 @@ def _write_preview(args: JsonMapping) -> Content | None:
 
 
 def args_body(name: str, args: JsonMapping) -> Content | None:
-    """What to show while a call's arguments stream in: an edit's diff forming, the end of a
-    file being written, else nothing."""
-    if name == "write":
+    """What to show while a call's arguments stream in: the end of a file being written, an
+    edit's diff forming (by the tool's details view), else nothing."""
+    view = details_type_for(name)
+    if view is WriteDetails:
         return _write_preview(args)
-    if name != "edit":
+    if view is not EditDetails:
         return None
+    return _edit_preview(args)
+
+
+def _edit_preview(args: JsonMapping) -> Content | None:
     edits = args.get("edits")
     pairs: list[tuple[str, str]] = []
     if isinstance(edits, list):
@@ -232,21 +253,17 @@ def result_body(
     running: bool = False,
     duration: float | None = None,
 ) -> Rendered:
-    """The rendered result of a call (or the live output of a running bash)."""
-    bash = parse_details(BashDetails, details) if name == "bash" else None
+    """The rendered result of a call (or the live output of a running bash), drawn as the
+    tool's details view says (a command's facts, a diff, a page of a file), else as text."""
+    view = details_type_for(name)
+    bash = parse_details(BashDetails, details) if view is BashDetails else None
     # A failed shell command without output still says how it ended ("exit 1 · 4ms", "aborted").
     bash_facts = bash is not None and (bool(text) or duration is not None or bash.has_facts)
     if is_error and not bash_facts:
         return _plain(text or "error", style="$text-error", head=True)
-    if name in ("edit", "write"):
-        diff = parse_details(EditDetails, details).diff
-        if diff is not None and diff.strip():
-            return _diff(diff)
-        if name == "write" and "content" in args:
-            note = _write_note(text, parse_details(WriteDetails, details))
-            return _numbered_added(_text_arg(args, "content"), note=note)
-        return _plain(text, style="$text-muted", head=True)
-    if name == "read":
+    if view in (EditDetails, WriteDetails):
+        return _change(args, text, details, writes=view is WriteDetails)
+    if view is ReadDetails:
         return _read(text, parse_details(ReadDetails, details))
     if bash is not None:
         return _bash(text, bash, is_error=is_error, running=running, duration=duration)
@@ -256,6 +273,17 @@ def result_body(
         except (TypeError, ValueError):
             text = str(details)
     return _plain(text, style="", head=True)
+
+
+def _change(args: JsonMapping, text: str, details: object, *, writes: bool) -> Rendered:
+    """A change to a file: its diff, else (a whole file written) the new lines, else the text."""
+    diff = parse_details(EditDetails, details).diff
+    if diff is not None and diff.strip():
+        return _diff(diff)
+    if writes and "content" in args:
+        note = _write_note(text, parse_details(WriteDetails, details))
+        return _numbered_added(_text_arg(args, "content"), note=note)
+    return _plain(text, style="$text-muted", head=True)
 
 
 def _clip(lines: list[str]) -> list[str]:

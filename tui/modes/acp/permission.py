@@ -21,9 +21,7 @@ def permission_params(session_id: str, request: Any, cwd: str) -> dict[str, Any]
     """The ``session/request_permission`` parameters for an approval request."""
     name, args = request.tool_name, request.args or {}
     unsandboxed = getattr(request, "kind", "tool") == "unsandboxed"
-    content: list[dict[str, Any]] = []
-    if name in ("edit", "write"):
-        content = diff_contents(name, args, cwd, None)
+    content = diff_contents(name, args, cwd, None)  # a call that changes a file shows the change
     if request.reason:
         content.append(text_content(f"Why this asks: {request.reason}"))
     if unsandboxed and getattr(request, "output", None):

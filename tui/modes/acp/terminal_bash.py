@@ -21,10 +21,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
+from baton.providers.json_types import JsonObject
 from baton.providers.messages import TextContent
 from baton.tools import BashTool, strip_control_sequences
 from baton.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashParams
-from baton.tools.params import ToolParams
 from baton.tools.sandbox import sandbox_environment
 from baton.tools.shell import shell_command
 from baton.tools.tool_env import ToolEnvironment
@@ -42,13 +42,15 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 OUTPUT_BYTE_LIMIT = 1_000_000
 
 
-class EditorTerminalBash(AgentTool):
+class EditorTerminalBash(AgentTool[BashParams, JsonObject]):
     """The ``bash`` tool, run in the editor's terminal."""
 
     name: ClassVar[str] = "bash"
     label: ClassVar[str] = "bash"
     description: ClassVar[str] = BashTool.description
-    parameters: ClassVar[type[ToolParams]] = BashParams
+    parameters = BashParams
+    kind = BashTool.kind
+    claude_code_name = BashTool.claude_code_name
 
     def __init__(
         self, client: AcpClient, session_id: str, cwd: str, on_terminal: Callable[[str, str], None],

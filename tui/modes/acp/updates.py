@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from baton.providers.bounded_read import read_regular
+from baton.tools import tool_type
 from baton.tui.modes.acp.tool_info import (
+    command_of,
     result_content,
     terminal_text,
     text_content,
@@ -129,17 +131,18 @@ class UpdateMapper:
         else:
             self.send({"sessionUpdate": "tool_call_update", **fields})
         state.args = args
-        if name == "write":
+        if isinstance(args.get("content"), str) and tool_type(name).changes_files():  # a whole file's new text
             locations = fields["locations"]
             state.old_text = _read_old(locations[0]["path"] if locations else None)
 
     def _on_tool_execution_update(self, event: Any) -> None:
-        if event.tool_name != "bash" or not isinstance((event.args or {}).get("command"), str):
+        command = command_of(event.tool_name, event.args or {})
+        if command is None:
             return
         text = "".join(getattr(b, "text", "") for b in event.partial_result.content)
         self.send({
             "sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
-            "content": [text_content(terminal_text(event.args["command"], text))],
+            "content": [text_content(terminal_text(command, text))],
         })
 
     def _on_tool_execution_end(self, event: Any) -> None:
