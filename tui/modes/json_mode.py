@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageUpdateEvent
-from baton.providers.json_depth import MAX_LINE_DEPTH, clamp_depth, clamp_object
+from baton.providers.json_depth import MAX_LINE_DEPTH, MAX_VALUE_DEPTH, clamp_depth, clamp_object
 from baton.providers.messages import now_ms
 from baton.providers.surrogates import join_surrogates
 from baton.sessions.events import AutoRetryStartEvent
@@ -62,7 +62,7 @@ def event_line(event: Any) -> str:
     try:
         return dumps(_event_dict(event))
     except (ValueError, TypeError, RecursionError) as exc:
-        problem = f"this event could not be serialised as it is: {exc}"
+        problem = f"this event could not be serialised as it is: {_reason(exc)}"
         logger.warning("%s event: %s", getattr(event, "type", "unknown"), problem)
         try:
             data = _event_dict(clamp_object(event))
@@ -70,6 +70,14 @@ def event_line(event: Any) -> str:
             data = {"type": getattr(event, "type", "unknown")}
         data["serializationError"] = problem
         return dumps(data)
+
+
+def _reason(exc: Exception) -> str:
+    # The serialiser's own words differ between pydantic versions ("Maximum serialization depth",
+    # "Circular reference detected (depth exceeded)"); the reader gets baton's, which do not.
+    if isinstance(exc, RecursionError) or "depth" in str(exc).lower():
+        return f"a value is nested more than {MAX_VALUE_DEPTH} levels deep (cut)"
+    return str(exc)
 
 
 def _event_dict(event: Any) -> dict[str, Any]:
