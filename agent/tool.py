@@ -109,6 +109,10 @@ class AgentTool(ABC, Generic[P, D]):
     """The tool changes nothing (no file, no process, nothing outside). Checkpoints are taken
     before any other tool runs; a read-only tool with a path reads inside the workspace unasked,
     one that is not read-only changes files there."""
+    delegates: ClassVar[bool] = False
+    """The call only starts other calls that meet the same checks one by one (``task``: a
+    subagent's tool calls pass the session's permission policy, hooks and checkpoints), so the
+    permission policy lets the call itself start unasked; rules naming it still apply."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

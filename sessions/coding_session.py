@@ -31,6 +31,7 @@ from baton.providers.messages import ImageContent, TextContent, UserMessage
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions import compaction as compaction_mod
 from baton.sessions.after_run import finish_run, provider_retry_notifier, run_stop_hooks
+from baton.sessions.agents import AgentDefinition
 from baton.sessions.checkpoints.records import Checkpoint
 from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult
 from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
@@ -52,9 +53,12 @@ from baton.sessions.queue_report import QueueReport
 from baton.sessions.recording import SessionRecorder
 from baton.sessions.resume import open_store
 from baton.sessions.retry import RetryNumbering, retry_stream_options
+from baton.sessions.roles import RoleBinding, role_bindings
 from baton.sessions.settings import load_settings
 from baton.sessions.stats import ContextUsage, SessionStats, session_stats
 from baton.sessions.store import SessionStore
+from baton.sessions.subagents import CallIds, SubagentRunner
+from baton.sessions.subagents import attach as attach_subagents
 from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
@@ -143,6 +147,8 @@ class CodingSession:
             start_loading_tokenizer()
         self.checkpointing = attach_checkpoints(self)
         """Snapshots and rewinds."""
+        self.subagents = attach_subagents(self)
+        """Runs the ``task`` tool's subagents (``None`` when ``subagents.maxDepth`` is 0)."""
 
     @classmethod
     async def open(cls, options: SessionOptions) -> CodingSession:
@@ -414,6 +420,15 @@ class CodingSession:
     def tree(self) -> list[TreeNode]:
         """Every entry of the session tree, depth first (for ``/tree``)."""
         return build_tree(self.store.entries, self.store.leaf_id, self.store.labels)
+
+    def agents(self) -> list[AgentDefinition]:
+        """The agents a ``task`` call may name (``/agents``): built-ins, then the files found."""
+        runner = self.subagents or SubagentRunner(self, CallIds(self))
+        return list(runner.catalog.agents.values())
+
+    def role_bindings(self) -> list[RoleBinding]:
+        """The model roles and what each resolves to now (``/model``)."""
+        return role_bindings(self.settings, self.model, self.options.extra_models)
 
     def checkpoints(self) -> list[Checkpoint]:
         """Points to rewind to, newest first: this branch's prompts (with the files the agent

@@ -189,6 +189,23 @@ class QueueChangedEvent:
         return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
 
 
+@dataclass(slots=True)
+class SubagentEvent:
+    """An event of a subagent, nested under the ``task`` call that runs it (``tool_call_id``:
+    the parent's call). ``event`` is the subagent's own agent event; its streamed deltas
+    (``message_update``) are not forwarded: the task call's updates report its progress."""
+
+    tool_call_id: str
+    agent: str
+    event: AgentEvent
+    depth: int = 1
+    type: Literal["subagent_event"] = "subagent_event"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "toolCallId": self.tool_call_id, "agent": self.agent, "depth": self.depth,
+                "event": self.event.to_dict()}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -202,6 +219,7 @@ SessionEvent: TypeAlias = (
     | ExtensionNoticeEvent
     | McpStatusEvent
     | QueueChangedEvent
+    | SubagentEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

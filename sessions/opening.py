@@ -130,6 +130,8 @@ def adopt_trusted_settings(session: CodingSession) -> None:
     session.permissions.warnings.extend(rules.problems)
     session.tool_env.pass_env = frozenset(session.settings.bash.pass_env)
     session.process_slots.set_limit(session.settings.tools.max_processes)
+    if session.subagents is not None:
+        session.subagents.reload()  # the project's agents are read now
     later = [key for key in held if to_snake(key) in AT_START_ONLY]
     if later:
         session.events.notice("trust", "info", f"{', '.join(later)} from the project apply from the next start")

@@ -120,6 +120,30 @@ class ToolsSettings(_Section):
     """At most this many tool processes (bash commands) run at once; further calls wait."""
 
 
+class ModelRoleSettings(_Section):
+    """Models by role (``models`` in settings.json): ``provider/id`` of any provider, or a Claude
+    Code alias (``opus``, ``sonnet``, ``haiku``). :mod:`sessions.roles` resolves them."""
+
+    default: str | None = None
+    """The session's default model for roles left unset (falls back to ``default_model``)."""
+    fast: str | None = None
+    """A fast, cheap model: the ``explore`` subagent, ``model: fast`` in an agent definition."""
+    smart: str | None = None
+    """The strongest model, for ``model: smart``."""
+    advisor: str | None = None
+    """The model asked for a second opinion (none unless set)."""
+
+
+class SubagentSettings(_Section):
+    """Subagents started by the ``task`` tool."""
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+    """At most this many subagents run at once (further ``task`` calls wait)."""
+    max_depth: int = Field(default=1, ge=0, le=4)
+    """How deep subagents may nest: 1 lets the main agent start subagents that cannot start any
+    themselves; 0 turns the ``task`` tool off."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -134,6 +158,8 @@ class Settings(_Section):
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    models: ModelRoleSettings = Field(default_factory=ModelRoleSettings)
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None

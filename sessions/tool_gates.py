@@ -41,9 +41,13 @@ class ToolGates:
         self._before: list[tuple[str, BeforeGate]] = []
         self._after: list[tuple[str, AfterGate]] = []
 
-    def add_before(self, name: str, gate: BeforeGate) -> None:
-        """Register ``gate`` to run before each tool call (after those already registered)."""
-        self._before.append((name, gate))
+    def add_before(self, name: str, gate: BeforeGate, *, first: bool = False) -> None:
+        """Register ``gate`` to run before each tool call (after those already registered;
+        ``first``: before them, for a gate whose refusal must come before any other's effects)."""
+        if first:
+            self._before.insert(0, (name, gate))
+        else:
+            self._before.append((name, gate))
 
     def add_after(self, name: str, gate: AfterGate) -> None:
         """Register ``gate`` to run after each tool call (after those already registered)."""

@@ -36,12 +36,13 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "grep": ("baton.tools.grep", "GrepTool"),
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
+    "task": ("baton.tools.task", "TaskTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
-DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "task")
 """The tools a session has unless told otherwise."""
 
 MCP_PREFIX = "mcp__"
@@ -129,7 +130,7 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """read, bash, edit, write."""
+    """read, bash, edit, write, task."""
     return tools_by_name(list(DEFAULT_TOOL_NAMES), cwd, images=images)
 
 

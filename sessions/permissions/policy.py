@@ -236,6 +236,8 @@ class Policy:
                 return made("allow", "mode", "changes inside the workspace")
             where = "inside" if inside else "outside"
             return made("ask", "mode", f"changes a file {where} the workspace")
+        if target.traits.delegates:
+            return made("allow", "mode", f"{tool} only starts calls that are judged one by one")
         return made("ask", "mode", f"{tool} is not known to be read-only")
 
     def _hidden(self, target: _Target) -> str | None:
