@@ -18,7 +18,14 @@ from tests.replay_server import RecordedRequest, ReplayServer, Reply
 PARENT_API = "anthropic-messages"
 CHILD_API = "openai-completions"
 ChildScript = Callable[[dict[str, Any]], Reply]
-"""The subagent's model: the OpenAI request body → the reply."""
+"""The subagent's model: its request body (its protocol's: see :func:`protocol_of`) → the reply."""
+SUBAGENT_MARK = "You are a subagent"
+"""In every subagent's system prompt (sessions/subagents.py), never in the parent's requests."""
+
+
+def protocol_of(body: dict[str, Any]) -> str:
+    """The wire protocol a request body speaks (Anthropic bodies carry ``system`` apart)."""
+    return PARENT_API if "system" in body else CHILD_API
 
 
 def parent_model(server: ReplayServer) -> Model:
@@ -69,7 +76,8 @@ def task_calls_reply(calls: list[tuple[str, dict[str, Any]]]) -> Reply:
 
 
 class TwoProtocols:
-    """The replay server's script: the parent's turns in order, the subagents' by their body."""
+    """The replay server's script: the parent's turns in order, the subagents' (known by their
+    system prompt) by their body."""
 
     def __init__(self, parent: list[Reply], child: ChildScript) -> None:
         self.parent = list(parent)
@@ -81,7 +89,7 @@ class TwoProtocols:
     def __call__(self, request: RecordedRequest) -> Reply:
         body = request.json()
         with self._lock:
-            if request.path.endswith("/messages"):
+            if SUBAGENT_MARK not in json.dumps(body):
                 self.parent_bodies.append(body)
                 return self.parent.pop(0) if self.parent else Reply.json_error(500, {"error": "no more parent turns"})
             self.child_bodies.append(body)
