@@ -222,6 +222,7 @@ class CodingSession:
             *self.extensions.problems,
             *([notice] if notice else []),
             *self.permissions.warnings,
+            *(self.subagents.catalog.warnings if self.subagents is not None else []),
         ]
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

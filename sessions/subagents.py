@@ -138,8 +138,9 @@ class _Progress:
 
     def line(self) -> str:
         tokens = self.usage.input + self.usage.output + self.usage.cache_read + self.usage.cache_write
-        doing = f" · {self.current_tool}" if self.current_tool else ""
-        return f"{self.agent} on {self.model}{doing} · {self.turns} turns · {tokens} tokens"
+        doing = f" · running {self.current_tool}" if self.current_tool else ""
+        elapsed = int(time.monotonic() - self.started)
+        return f"{self.agent} on {self.model}{doing} · {self.turns} turns · {tokens} tokens · {elapsed}s"
 
     def add(self, usage: Usage) -> None:
         mine, cost = self.usage, self.usage.cost

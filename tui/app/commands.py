@@ -288,6 +288,7 @@ async def cmd_model(app: BatonApp, args: str) -> None:
             return
         models = matches
     current = app.session.model
+    app.notice("Model roles: " + " · ".join(b.describe() for b in app.session.role_bindings()))
     picked = await app.push_screen_wait(ListPicker(
         "Switch model", model_items(models, current, missing, width=picker_row_width(app.size.width)),
         initial=next((i for i, m in enumerate(models) if is_current(m, current)), 0),

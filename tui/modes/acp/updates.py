@@ -137,9 +137,12 @@ class UpdateMapper:
 
     def _on_tool_execution_update(self, event: Any) -> None:
         command = command_of(event.tool_name, event.args or {})
-        if command is None:
-            return
         text = "".join(getattr(b, "text", "") for b in event.partial_result.content)
+        if command is None:
+            if tool_type(event.tool_name).delegates and text:  # a subagent's progress, live
+                self.send({"sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
+                           "content": [text_content(text)]})
+            return
         self.send({
             "sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
             "content": [text_content(terminal_text(command, text))],
