@@ -67,3 +67,44 @@ def test_json_mode_nests_the_subagents_events_under_the_task_call(tmp_path: Path
             assert request.headers.get("authorization") == "Bearer key-for-o"
         else:
             assert request.headers.get("x-api-key") == "key-for-a"
+
+
+def test_acp_shows_a_subagent_as_one_tool_call_with_live_content(tmp_path: Path) -> None:
+    import asyncio
+
+    import pytest
+
+    pytest.importorskip("acp")
+    from tests.tui.test_acp_mode import EditorClient, acp_agent
+
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    cwd.mkdir()
+    (cwd / "notes.txt").write_text("the word is plover\n")
+    write_agent(home / "agents", "scout", model="replay-o/child-model", tools="Read")
+    script = TwoProtocols(
+        [task_calls_reply([("toolu_acp", {"description": "look", "prompt": "Read notes.txt", "agent": "scout"})]),
+         Reply.sse(text_reply(PARENT_API, "It is plover."))],
+        child_reads_then_answers("notes.txt", lambda text: "plover" if "plover" in text else "?"),
+    )
+
+    async def story() -> EditorClient:
+        client = EditorClient()
+        async with acp_agent(client, home, cwd, "--model", "replay-a/parent-model") as conn:
+            await conn.initialize(protocol_version=1)
+            new = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[{"type": "text", "text": "ask the scout"}])
+        return client
+
+    with ReplayServer(script) as server:
+        _models(home, server.url)
+        client = asyncio.run(story())
+    calls = client.of_kind("tool_call")
+    assert [c["toolCallId"] for c in calls] == ["toolu_acp"]  # the subagent's own read is not the editor's call
+    assert calls[0]["title"] == "Task (scout): look"
+    updates = [u for u in client.of_kind("tool_call_update") if u["toolCallId"] == "toolu_acp"]
+    live = [u for u in updates if "status" not in u and "content" in u]
+    assert live and "scout on replay-o/child-model" in json.dumps(live[-1]["content"])
+    final = updates[-1]
+    assert final["status"] == "completed" and "plover" in json.dumps(final["content"])
+    assert client.text() == "It is plover."
