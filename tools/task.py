@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
 from baton.providers.json_types import JsonMapping, JsonObject
@@ -31,6 +31,8 @@ class TaskParams(ToolParams):
     prompt: str = Field(description="The task for the subagent: everything it needs to know, and what to report back")
     agent: str | None = Field(
         default=None,
+        # Claude Code's models call the same tool with ``subagent_type``.
+        validation_alias=AliasChoices("agent", "subagent_type", "subagentType"),
         description="The agent to run (see the list in this tool's description; default: general)",
     )
 

@@ -115,3 +115,11 @@ def test_a_symlinked_project_agent_leading_outside_is_refused(tmp_path: Path) ->
     catalog = load_agents(project)
     assert "leak" not in catalog.agents
     assert any("leads outside" in w for w in catalog.warnings)
+
+
+def test_the_task_tool_takes_claude_codes_argument_name() -> None:
+    from baton.tools.task import TaskParams, TaskTool
+
+    assert TaskParams.model_validate({"description": "d", "prompt": "p", "subagent_type": "explore"}).agent == "explore"
+    assert list(TaskTool(".").schema().parameters["properties"]) == ["description", "prompt", "agent"]
+    assert TaskTool.title({"description": "find the loader", "agent": "explore"}) == "Task (explore): find the loader"

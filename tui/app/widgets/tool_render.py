@@ -118,6 +118,13 @@ def _ls_summary(args: JsonMapping, shown_path: str) -> Content:
     return Content.styled(shown_path or ".", "$accent")
 
 
+def _task_summary(args: JsonMapping, shown_path: str) -> Content:
+    """``(scout) look for the loader``: the agent, then the task's short description."""
+    agent = _text_arg(args, "agent", "subagent_type") or "general"
+    return Content.assemble((f"({one_line(agent, 40)}) ", "$text-muted"),
+                            (one_line(_text_arg(args, "description"), 120), "$accent"))
+
+
 _SUMMARIES: dict[str, Summary] = {
     "bash": _bash_summary,
     "read": _read_summary,
@@ -126,6 +133,7 @@ _SUMMARIES: dict[str, Summary] = {
     "grep": _search_summary,
     "find": _search_summary,
     "ls": _ls_summary,
+    "task": _task_summary,
 }
 """Headers drawn for the built-in tools; any other tool gets :func:`_default_summary`."""
 
