@@ -321,3 +321,25 @@ async def test_a_subagents_edits_rewind_with_the_prompt_that_started_it(tmp_path
             assert not (workspace / "new.txt").exists()
         finally:
             await session.close()
+
+
+async def test_a_deeper_limit_lets_one_more_level_nest_and_no_more(tmp_path: Path, baton_home: Path) -> None:
+    write_agent(baton_home / "agents", "nest", model="replay-o/child-model")
+
+    def child(body: dict[str, Any]) -> Reply:
+        if [m for m in body["messages"] if m["role"] == "tool"]:
+            return Reply.sse(text_reply(CHILD_API, "level done"))
+        can = "task" in [t["function"]["name"] for t in body.get("tools", [])]
+        return Reply.sse(tool_call_reply(CHILD_API, "call_t1" if can else "call_t2", "task",
+                                         {"description": "deeper", "prompt": "deeper", "agent": "nest"}))
+
+    script = TwoProtocols([task_calls_reply([("toolu_n", {"description": "d", "prompt": "p", "agent": "nest"})]),
+                           Reply.sse(text_reply(PARENT_API, "ok"))], child)
+    events = await _run(tmp_path, script, settings={"subagents": {"maxDepth": 2}})
+    assert len(script.child_bodies) == 4  # a subagent and its subagent, two turns each
+    depths = {(e["depth"], e["toolCallId"]) for e in events if e["type"] == "subagent_event"}
+    assert depths == {(1, "toolu_n"), (2, "call_t1")}
+    deepest = next(e["event"] for e in events if e["type"] == "subagent_event" and e["depth"] == 2
+                   and e["event"]["type"] == "tool_execution_end")
+    assert deepest["isError"] and "Tool task not found" in text_of(deepest["result"])
+    assert not _task_end(events, "toolu_n")["isError"]
