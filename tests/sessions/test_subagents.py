@@ -343,3 +343,23 @@ async def test_a_deeper_limit_lets_one_more_level_nest_and_no_more(tmp_path: Pat
                    and e["event"]["type"] == "tool_execution_end")
     assert deepest["isError"] and "Tool task not found" in text_of(deepest["result"])
     assert not _task_end(events, "toolu_n")["isError"]
+
+
+async def test_the_users_hooks_see_and_block_a_subagents_calls(tmp_path: Path, baton_home: Path) -> None:
+    write_agent(baton_home / "agents", "hooked", model="replay-o/child-model")
+    marker = tmp_path / "ran.txt"
+
+    def child(body: dict[str, Any]) -> Reply:
+        if [m for m in body["messages"] if m["role"] == "tool"]:
+            return Reply.sse(text_reply(CHILD_API, "blocked, giving up"))
+        return Reply.sse(tool_call_reply(CHILD_API, "call_h", "bash", {"command": f"touch {marker}"}))
+
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo 'subagents may not run commands' >&2; exit 2"}]}]}
+    script = TwoProtocols([task_calls_reply([("toolu_h", {"description": "d", "prompt": "p", "agent": "hooked"})]),
+                           Reply.sse(text_reply(PARENT_API, "ok"))], child)
+    events = await _run(tmp_path, script, settings={"hooks": hooks})
+    nested = [e["event"] for e in events if e["type"] == "subagent_event"]
+    bash = next(e for e in nested if e["type"] == "tool_execution_end" and e["toolName"] == "bash")
+    assert bash["isError"] and "subagents may not run commands" in text_of(bash["result"])
+    assert not marker.exists()
