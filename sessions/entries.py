@@ -96,8 +96,8 @@ class MessageEntry(SessionEntry):
         return agent_message_from_dict(value) if isinstance(value, dict) else value
 
     @field_serializer("message")
-    def _dump_message(self, message: AgentMessage) -> JsonObject:  # pydantic reads this annotation
-        return agent_message_to_dict(message)
+    def _dump_message(self, message: AgentMessage) -> dict[str, object]:  # pydantic reads this annotation
+        return {**agent_message_to_dict(message)}
 
 
 class ModelChangeEntry(SessionEntry):
