@@ -120,6 +120,22 @@ class ToolsSettings(_Section):
     """At most this many tool processes (bash commands) run at once; further calls wait."""
 
 
+class FallbackSettings(_Section):
+    """Failing over to ``fallbackModels`` (see the README's "Passing the baton")."""
+
+    return_after: Literal["prompt", "never"] = "prompt"
+    """When the primary model is tried again after a failover: at the next prompt, or never in
+    this session."""
+
+
+class BudgetSettings(_Section):
+    """Spending limits (``budget`` in settings.json)."""
+
+    session_usd: float | None = Field(default=None, gt=0)
+    """A session stops before a request that would start once its cost (all its requests, as the
+    catalog prices them, cache reads and writes included) has reached this many US dollars."""
+
+
 class Settings(_Section):
     """Everything ``settings.json`` may hold."""
 
@@ -128,6 +144,11 @@ class Settings(_Section):
     default_thinking_level: ThinkingLevel | None = None
     favorite_models: list[str] = Field(default_factory=list)
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """``provider/id`` list, in order: a turn that still fails on the current model after its
+    retries (overloaded, 5xx, rate limited, connection lost, idle) goes on on the next one."""
+    fallback: FallbackSettings = Field(default_factory=FallbackSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     bash: BashSettings = Field(default_factory=BashSettings)

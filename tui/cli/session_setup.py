@@ -276,6 +276,8 @@ async def open_session(args: CliArgs) -> CodingSession:
         mcp=not args.no_mcp,
         mcp_config_files=mcp_config_files(args),
         start_mcp=args.print_mode,
+        fallback_models=args.fallback or None,
+        max_cost_usd=args.max_cost,
     )
     try:
         try:
