@@ -158,3 +158,30 @@ def test_a_budget_stops_the_run_before_the_next_request_and_the_session_goes_on_
 def test_the_max_cost_option_refuses_what_is_not_an_amount(tmp_path: Path, baton_home: Path) -> None:
     done = run_baton(baton_home, tmp_path, "-p", "--max-cost", "-1", "hi")
     assert done.returncode == 2 and "--max-cost" in done.stderr and "more than 0" in done.stderr
+
+
+async def test_cost_breaks_the_session_down_by_model_and_role(tmp_path: Path, baton_home: Path) -> None:
+    from baton.providers.catalog import reload
+    from baton.sessions import CodingSession, SessionOptions
+    from baton.tui.actions.cost import COST
+
+    work = tmp_path / "work"
+    work.mkdir()
+    priced = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+    with ReplayServer(_scripted([], overloaded_reply)) as alpha, \
+            ReplayServer([Reply.sse(text_reply("openai-responses", "Served by beta."))]) as beta:
+        _setup(baton_home, alpha, beta, alpha_cost=priced)
+        done = run_baton(baton_home, work, "-p", "--model", ALPHA, "--fallback", BETA, "hi")
+    assert done.returncode == 0, done.stderr
+    reload()
+    session = await CodingSession.open(SessionOptions(cwd=work, session="continue", context_files=False))
+    try:
+        report = await COST.from_text(session, "")
+        data = await COST.from_rpc(session, {"type": "get_cost"})
+    finally:
+        await session.close()
+    assert report is not None and f"{BETA} (main): 1 requests" in report.text
+    assert isinstance(data, dict) and isinstance(data["lines"], list)
+    models = {line["model"]: line for line in data["lines"] if isinstance(line, dict)}
+    assert models[BETA]["requests"] == 1 and models[BETA]["role"] == "main"
+    assert ALPHA in models, "the failed requests are listed too (what they cost, nothing here)"
