@@ -22,10 +22,10 @@ Hierarchy (the defining module in brackets when it is not this one)::
     ├── McpCallError                  [tools.mcp.connection] an MCP tool call could not be made or finish
     ├── ContextTooLargeError          [sessions.context_fit] the context cannot fit the model's window
     ├── SkillError                    [sessions.skills] an unknown or unreadable skill
-    ├── AttachmentError               [tui.attachments] a file that cannot be attached
-    ├── RpcError                      [tui.rpc_mode] an RPC command failed (the response's error)
-    ├── AcpError                      [tui.acp.errors] a JSON-RPC error for the editor
-    └── CliError                      [tui.cli_errors] a one-line CLI failure with its exit code
+    ├── AttachmentError               [tui.cli.attachments] a file that cannot be attached
+    ├── RpcError                      [tui.modes.rpc_responses] an RPC command failed (the response's error)
+    ├── AcpError                      [tui.modes.acp.errors] a JSON-RPC error for the editor
+    └── CliError                      [tui.cli.errors] a one-line CLI failure with its exit code
 
 The CLI prints any :class:`BatonError` that reaches it as one line, ``baton: <message>``
 (``tui/cli/errors.py``); anything else is a bug and keeps its traceback.

@@ -3,7 +3,10 @@
 In order, until the abort signal is set or nothing is left to do: a request the model refused for
 its size is compacted and continued (once); a transient provider error is retried after a growing
 wait (``retry`` settings; :mod:`sessions.retry` says which errors); a context past the threshold is
-compacted. Then the Stop hooks may send the model back to work a bounded number of times.
+compacted. When the retries are spent (or the error is one a retry cannot wait out) and
+``fallbackModels`` names a model that can be called, the turn goes on there
+(:mod:`sessions.failover`). Then the Stop hooks may send the model back to work a bounded number
+of times.
 """
 
 from __future__ import annotations
@@ -13,7 +16,13 @@ from typing import TYPE_CHECKING
 
 from baton.providers.messages import AssistantMessage
 from baton.sessions.events import AutoRetryEndEvent, AutoRetryStartEvent
-from baton.sessions.retry import RETRY_CANCELLED, is_retryable_error, retry_delay_ms, sleep_unless_aborted
+from baton.sessions.retry import (
+    RETRY_CANCELLED,
+    is_failover_error,
+    is_retryable_error,
+    retry_delay_ms,
+    sleep_unless_aborted,
+)
 
 if TYPE_CHECKING:
     from baton.agent.agent import Agent
@@ -25,12 +34,12 @@ async def finish_run(session: CodingSession) -> None:
     options = session.agent.stream_options
     adapter_attempts = options.max_retries
     try:
-        await _recover(session)
+        await _recover(session, adapter_attempts)
     finally:
         options.max_retries = adapter_attempts
 
 
-async def _recover(session: CodingSession) -> None:
+async def _recover(session: CodingSession, adapter_attempts: int) -> None:
     agent, events, signal = session.agent, session.events, session.abort_signal
     overflow_retried = False
     attempt = 0
@@ -51,6 +60,9 @@ async def _recover(session: CodingSession) -> None:
             if attempt > retry.max_retries:
                 await events.emit(AutoRetryEndEvent(False, attempt - 1, last.error_message,
                                                     max_attempts=retry.max_retries))
+                if await _fail_over(session, last, attempt, adapter_attempts):
+                    attempt, overflow_retried = 0, False
+                    continue
                 break
             delay = retry_delay_ms(attempt, retry.base_delay_ms)
             number, limit = session.retry_numbering.count("session", retry.max_retries, retry)
@@ -66,6 +78,11 @@ async def _recover(session: CodingSession) -> None:
             agent.stream_options.max_retries = 1
             await agent.continue_()
             continue
+        # Not retried here (retries off, or a wait longer than allowed): another provider now.
+        if (attempt == 0 and is_failover_error(last, session.model.context_window)
+                and await _fail_over(session, last, 1, adapter_attempts)):
+            overflow_retried = False
+            continue
         if attempt > 0:
             ok = last.stop_reason not in ("error", "aborted")
             await events.emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message,
@@ -73,6 +90,18 @@ async def _recover(session: CodingSession) -> None:
         if last.stop_reason not in ("error", "aborted") and session.compaction.over_threshold():
             await session.compaction.run("threshold", will_retry=False)
         break
+
+
+async def _fail_over(session: CodingSession, failed: AssistantMessage, attempts: int, adapter_attempts: int) -> bool:
+    """Continue the turn on the next fallback model (``False``: none to go to)."""
+    agent = session.agent
+    if session.failover.next_model() is None:
+        return False
+    _drop_trailing_error(agent)
+    await session.failover.take_over(failed, attempts)
+    agent.stream_options.max_retries = adapter_attempts  # a new provider gets its own attempts
+    await agent.continue_()
+    return True
 
 
 async def run_stop_hooks(session: CodingSession) -> None:

@@ -27,11 +27,12 @@ from pathlib import Path
 from baton.agent.agent import Agent, AgentBusyError
 from baton.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from baton.agent.messages import AgentMessage, BashExecutionMessage
-from baton.providers.messages import ImageContent, TextContent, UserMessage
+from baton.providers.messages import AssistantMessage, ImageContent, TextContent, UserMessage
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions import compaction as compaction_mod
 from baton.sessions.after_run import finish_run, provider_retry_notifier, run_stop_hooks
 from baton.sessions.agents import AgentDefinition
+from baton.sessions.budget import open_budget, within_budget
 from baton.sessions.checkpoints.records import Checkpoint
 from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult
 from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
@@ -41,8 +42,9 @@ from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.entries import CustomMessageEntry, MessageEntry
 from baton.sessions.errors import SessionBusyError, SessionError
 from baton.sessions.event_hub import EventHub, Listener
-from baton.sessions.events import SessionChangedEvent, SessionChangeReason
+from baton.sessions.events import ExtensionNoticeEvent, SessionChangedEvent, SessionChangeReason
 from baton.sessions.extensions import SessionExtensions
+from baton.sessions.failover import SessionFailover
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
@@ -113,6 +115,10 @@ class CodingSession:
         self._queue_report = QueueReport()
         self.models = SessionModels(self, parts.requested_thinking, parts.model.provider)
         self.compaction = SessionCompaction(self)
+        self.failover = SessionFailover(self)
+        """Failing over to ``fallbackModels`` (:mod:`sessions.failover`)."""
+        self.budget = open_budget(settings, options, store)
+        """What the session may spend (``budget.sessionUsd``, ``--max-cost``)."""
         # Every hook goes into the constructor: nothing patches the agent afterwards.
         self.agent = Agent(
             model=parts.model,
@@ -123,7 +129,7 @@ class CodingSession:
             thinking=parts.thinking,
             messages=parts.messages,
             get_api_key=self.models.api_key,
-            transform_context=self.compaction.refuse_known_overflow,
+            transform_context=within_budget(self.budget, self.compaction.refuse_known_overflow),
             stream_options=replace(
                 retry_stream_options(settings.retry),
                 thinking_handoff=settings.thinking_handoff,
@@ -131,6 +137,7 @@ class CodingSession:
                 on_retry=provider_retry_notifier(self),
             ),
         )
+        self.failover.restore()
         self.recorder = SessionRecorder(self)
         self._unsubscribe_agent = self.agent.subscribe(self._on_agent_event)
         self.bash = UserBash(self)
@@ -234,6 +241,10 @@ class CodingSession:
         self.retry_numbering.observe(event)
         if isinstance(event, MessageEndEvent):
             self.recorder.save(event.message)
+            if isinstance(event.message, AssistantMessage):
+                cost = self.model.cost
+                if warning := self.budget.observe(event.message, priced=bool(cost.input or cost.output)):
+                    self.events.emit_soon(ExtensionNoticeEvent("budget", warning))
         await self.events.emit(event)
         if isinstance(event, MessageStartEvent | AgentEndEvent):
             self._report_queue()  # a queued message may have been delivered
@@ -259,6 +270,7 @@ class CodingSession:
         text = self.prompt_library.expand(text)
         with self._running():
             self.bash.flush()
+            await self.failover.before_prompt()
             await self.compaction.before_prompt()
             self.recorder.raise_save_error()
             if self.abort_signal.is_set():

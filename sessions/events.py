@@ -127,6 +127,31 @@ class ModelChangeEvent:
 
 
 @dataclass(slots=True)
+class ModelFallbackEvent:
+    """A turn that kept failing on ``previous`` goes on on ``model`` (``fallbackModels``);
+    ``returning``: the failover is over and the primary model is back (``previous`` was the
+    fallback)."""
+
+    previous: Model
+    model: Model
+    reason: str
+    attempts: int = 0
+    returning: bool = False
+    type: Literal["model_fallback"] = "model_fallback"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "from": self.previous.ref, "to": self.model.ref, "reason": self.reason,
+                "attempts": self.attempts, "returning": self.returning}
+
+    def text(self) -> str:
+        """One line for a person."""
+        if self.returning:
+            return f"Back on {self.model.ref} (the fallback {self.previous.ref} served {self.reason})."
+        tries = f" after {self.attempts} {'try' if self.attempts == 1 else 'tries'}" if self.attempts else ""
+        return f"{self.previous.ref} failed{tries} ({self.reason}) → continuing on {self.model.ref}"
+
+
+@dataclass(slots=True)
 class ThinkingLevelChangeEvent:
     """The thinking level changed (already clamped to the model)."""
 
@@ -212,6 +237,7 @@ SessionEvent: TypeAlias = (
     | AutoRetryStartEvent
     | AutoRetryEndEvent
     | ModelChangeEvent
+    | ModelFallbackEvent
     | ThinkingLevelChangeEvent
     | SessionChangedEvent
     | ToolApprovalEvent

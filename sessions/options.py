@@ -49,6 +49,10 @@ class SessionOptions:
     skip it: until it is loaded, counts use pi's four-characters-a-token estimate."""
     approval: str | None = None
     """``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``)."""
+    fallback_models: list[str] | None = None
+    """``--fallback`` models (replacing the ``fallbackModels`` setting when given)."""
+    max_cost_usd: float | None = None
+    """``--max-cost``: the most this process may spend on the session, in US dollars."""
     extra_models: list[Model] = field(default_factory=list)
     """Models known beyond the catalog (e.g. test or embedded models): used to restore a
     session's model and offered by ``CodingSession.available_models``."""

@@ -50,6 +50,18 @@ def is_retryable_error(message: AssistantMessage, context_window: int = 0) -> bo
     return _RETRYABLE.search(message.error_message) is not None
 
 
+def is_failover_error(message: AssistantMessage, context_window: int = 0) -> bool:
+    """True when ``message`` ended in an error another provider may not have: what is retried,
+    and a ``Retry-After`` longer than the session waits. Authentication errors, bad requests,
+    refusals, an overflow (compaction handles it) and a request past its time limit (the same
+    answer would take as long elsewhere) are not."""
+    if message.stop_reason != "error" or not message.error_message:
+        return False
+    if RETRY_AFTER_TOO_LONG in message.error_message:
+        return not is_context_overflow(message, context_window)
+    return is_retryable_error(message, context_window)
+
+
 def retry_delay_ms(attempt: int, base_delay_ms: int) -> int:
     """Exponential backoff: ``base``, ``2 * base``, ``4 * base``... for attempts 1, 2, 3..."""
     return base_delay_ms * 2 ** max(attempt - 1, 0)

@@ -43,6 +43,11 @@ def _at_most(project: JsonValue, user: object) -> bool:
     return _number(project) and _number(user) and project <= user
 
 
+def _lower_limit(project: JsonValue, user: object) -> bool:
+    """A spending limit where the user has none, or a lower one."""
+    return _number(project) and (user is None or (_number(user) and project <= user))
+
+
 def _at_least(project: JsonValue, user: object) -> bool:
     return _number(project) and _number(user) and project >= user
 
@@ -97,6 +102,9 @@ SETTING_RULES: dict[str, SettingRule] = {
     "retry.idle_timeout_ms": APPLIES,
     "retry.request_timeout_ms": APPLIES,
     "default_model": SettingRule("trust", effect="your prompts go to this model"),
+    "fallback_models": SettingRule("trust", effect="a failing turn and your conversation go on to these models"),
+    "fallback.return_after": APPLIES,
+    "budget.session_usd": SettingRule("tightens", _lower_limit, "lets the session spend more"),
     "permissions.allow": SettingRule("trust", effect="these calls run without asking"),
     "permissions.deny": JOINS,
     "permissions.ask": JOINS,

@@ -142,6 +142,20 @@ class SubagentSettings(_Section):
     max_depth: int = Field(default=1, ge=0, le=4)
     """How deep subagents may nest: 1 lets the main agent start subagents that cannot start any
     themselves; 0 turns the ``task`` tool off."""
+class FallbackSettings(_Section):
+    """Failing over to ``fallbackModels`` (see the README's "Passing the baton")."""
+
+    return_after: Literal["prompt", "never"] = "prompt"
+    """When the primary model is tried again after a failover: at the next prompt, or never in
+    this session."""
+
+
+class BudgetSettings(_Section):
+    """Spending limits (``budget`` in settings.json)."""
+
+    session_usd: float | None = Field(default=None, gt=0)
+    """A session stops before a request that would start once its cost (all its requests, as the
+    catalog prices them, cache reads and writes included) has reached this many US dollars."""
 
 
 class Settings(_Section):
@@ -152,6 +166,11 @@ class Settings(_Section):
     default_thinking_level: ThinkingLevel | None = None
     favorite_models: list[str] = Field(default_factory=list)
     """``provider/id`` list that Ctrl+P cycles through (all available models when empty)."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """``provider/id`` list, in order: a turn that still fails on the current model after its
+    retries (overloaded, 5xx, rate limited, connection lost, idle) goes on on the next one."""
+    fallback: FallbackSettings = Field(default_factory=FallbackSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     bash: BashSettings = Field(default_factory=BashSettings)

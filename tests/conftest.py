@@ -1,4 +1,6 @@
-"""Shared test fixtures: paths to ../shared fixtures (skipping cleanly where absent)."""
+"""Shared test fixtures: paths to ../shared fixtures (skipping cleanly where absent), a private home
+for every test and the guard that fails the run if the real ``$BATON_HOME`` was touched
+(tests/home_guard.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.home_guard import private_home, pytest_configure, pytest_sessionfinish, pytest_sessionstart
 from tests.replay_server import PI_SESSIONS, PROVIDER_STREAMS, SHARED_DIR
 from tests.tui.cli_harness import KEY_VARS
 
@@ -37,4 +40,4 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-__all__ = ["SHARED_DIR"]
+__all__ = ["SHARED_DIR", "private_home", "pytest_configure", "pytest_sessionfinish", "pytest_sessionstart"]

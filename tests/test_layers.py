@@ -1,4 +1,4 @@
-"""The layering, read from the source with ``ast`` (docs/architecture.md, "Layers").
+"""The layering, read from the source with ``ast`` (docs/architecture.md, "The map of rooms").
 
 providers ← agent ← tools ← sessions ← tui: a module imports only its own layer or those below it
 (the root ``baton`` package may be imported by anyone); the modules' top-level imports form no cycle;

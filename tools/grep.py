@@ -291,9 +291,15 @@ async def _ripgrep(
             "on a FIFO named .gitignore or .ignore in the tree); search a narrower path."
         )
     more = reading.result()
-    if not matches and proc.returncode not in (0, 1) and not more:
+    lost = proc.returncode == _STATUS_LOST and not stderr
+    if not matches and proc.returncode not in (0, 1) and not lost and not more:
         raise ToolError(f"ripgrep failed: {stderr or f'exit code {proc.returncode}'}")
     return matches, more
+
+
+_STATUS_LOST = 255
+"""What asyncio reports when another waiter collected the exit status first (ripgrep itself exits
+0, 1 or 2): the output was read to its end, so it stands; a real failure says so on stderr."""
 
 
 def _cap_heap(pid: int) -> None:

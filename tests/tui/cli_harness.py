@@ -61,8 +61,9 @@ def session_files(home: Path) -> list[Path]:
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines of a session file."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The JSON lines of a session file (split at LF only, as the format is: U+2028 and other
+    line separators may stand inside a line)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def session_messages(path: Path) -> list[dict[str, Any]]:

@@ -49,3 +49,13 @@ def test_the_baton_home_fixture_unsets_every_key(leaked_keys: set[str], baton_ho
         assert [p for p in catalog.providers() if api_keys.get_api_key(p)] == []
     finally:
         catalog.reload()
+
+
+def test_every_preferred_default_model_is_in_the_catalog() -> None:
+    # a default the catalog does not know would start the user on an inferred stand-in
+    from baton.providers.catalog import get_model
+    from baton.tui.cli.session_setup import DEFAULT_MODELS
+
+    for ref in DEFAULT_MODELS:
+        model = get_model(ref)
+        assert model.ref == ref and model.inferred_from is None, ref

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+from tests.tui.cli_harness import baton_command, baton_env
 
 # Output buffered as a user's would be (this machine may set PYTHONUNBUFFERED).
 BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
@@ -53,3 +57,20 @@ def test_python_m_baton_exits_with_mains_code() -> None:
     assert done.returncode == 0 and done.stdout.startswith(b"baton ")
     bad = subprocess.run([sys.executable, "-m", "baton", "--no-such-flag"], capture_output=True, timeout=60)
     assert bad.returncode == 2 and b"--no-such-flag" in bad.stderr
+
+
+def test_a_listing_cut_short_by_its_reader_ends_quietly(tmp_path: Path) -> None:
+    # baton --list-models | head -1: the reader leaves after one line; no traceback, exit 0
+    home = tmp_path / "home"
+    home.mkdir()
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # smaller than the listing: baton writes after the close
+    child = subprocess.Popen(baton_command("--list-models"), stdout=write_end, stderr=subprocess.PIPE,
+                             env=baton_env(home))
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        first = reader.readline()
+    assert child.stderr is not None
+    err = child.stderr.read()
+    assert child.wait(timeout=60) == 0
+    assert first.startswith(b"model") and b"Traceback" not in err and b"BrokenPipe" not in err

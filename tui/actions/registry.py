@@ -44,9 +44,9 @@ def _load_builtin() -> None:
     if _builtin_loaded:
         return
     _builtin_loaded = True
-    from baton.tui.actions import agents, approval, conversation, models, rewind, session_file
+    from baton.tui.actions import agents, approval, conversation, cost, models, rewind, session_file
 
-    for module in (models, conversation, session_file, approval, rewind, agents):
+    for module in (models, conversation, session_file, approval, rewind, agents, cost):
         for action in module.ACTIONS:
             _add(action)
 

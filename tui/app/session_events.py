@@ -24,6 +24,7 @@ from baton.sessions.events import (
     ExtensionNoticeEvent,
     McpStatusEvent,
     ModelChangeEvent,
+    ModelFallbackEvent,
     QueueChangedEvent,
     SessionChangedEvent,
     SessionChangeReason,
@@ -59,6 +60,9 @@ class SessionEvents:
             case AgentEndEvent():
                 self._agent_ended()
             case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent():
+                self.app.refresh_status()
+            case ModelFallbackEvent(returning=returning):
+                self.app.transcript.add_notice_before_reply(event.text(), "info" if returning else "warning")
                 self.app.refresh_status()
             case ExtensionNoticeEvent(source=source, text=text, level=level):
                 self.app.notice(f"{source}: {one_line(text, 300)}", level)

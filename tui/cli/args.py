@@ -68,6 +68,8 @@ class CliArgs:
     mcp_config: list[str] = field(default_factory=list)
     no_mcp: bool = False
     list_mcp: bool = False
+    fallback: list[str] = field(default_factory=list)
+    max_cost: float | None = None
     trust_project: bool = False
     inline: bool = False
     files: list[str] = field(default_factory=list)
@@ -128,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mcp-config", action="append", metavar="FILE",
                    help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
     p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
+    p.add_argument("--fallback", action="append", metavar="MODEL",
+                   help="a model to continue on when the current one keeps failing (overloaded, 5xx, rate "
+                        "limited, connection lost); repeat for more, in order (replaces fallbackModels)")
+    p.add_argument("--max-cost", type=_positive_usd, metavar="USD",
+                   help="stop before a request once this run has spent USD on the session (catalog prices)")
     p.add_argument("--list-mcp", action="store_true", help="list the MCP servers and their tools, then exit")
     p.add_argument("--trust-project", action="store_true",
                    help="run this project's .mcp.json servers and hooks without asking (this run only)")
@@ -168,6 +175,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         mcp_config=ns.mcp_config or [],
         no_mcp=ns.no_mcp,
         list_mcp=ns.list_mcp,
+        fallback=ns.fallback or [],
+        max_cost=ns.max_cost,
         trust_project=ns.trust_project,
         inline=ns.inline,
     )
@@ -191,3 +200,13 @@ def _usage(message: str) -> int:
 
     print(f"baton: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _positive_usd(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an amount of US dollars: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value

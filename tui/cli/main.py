@@ -35,6 +35,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl+C while starting up, before a mode took it over
         print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
+    except BrokenPipeError:  # the reader stopped early (baton --list-models | head): not an error
+        _discard_stdout()
+        return EXIT_OK
+
+
+def _discard_stdout() -> None:
+    # What is still buffered for the closed pipe would fail again at exit; send it nowhere.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def entry() -> NoReturn:

@@ -16,14 +16,14 @@ if TYPE_CHECKING:
 
 # Preferred default per provider, in the order providers are tried when no model is configured.
 DEFAULT_MODELS: tuple[str, ...] = (
-    "anthropic/claude-sonnet-4-5",
-    "openai/gpt-5.1",
-    "google/gemini-2.5-pro",
-    "openrouter/anthropic/claude-sonnet-4.5",
-    "xai/grok-4.3",
+    "anthropic/claude-sonnet-5",
+    "openai/gpt-5.6",
+    "google/gemini-3.1-pro-preview",
+    "openrouter/anthropic/claude-sonnet-5",
+    "xai/grok-4.7",
     "groq/openai/gpt-oss-120b",
     "mistral/mistral-large-latest",
-    "deepseek/deepseek-chat",
+    "deepseek/deepseek-v4-pro",
     "cerebras/gpt-oss-120b",
 )
 
@@ -276,6 +276,8 @@ async def open_session(args: CliArgs) -> CodingSession:
         mcp=not args.no_mcp,
         mcp_config_files=mcp_config_files(args),
         start_mcp=args.print_mode,
+        fallback_models=args.fallback or None,
+        max_cost_usd=args.max_cost,
     )
     try:
         try:

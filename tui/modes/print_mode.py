@@ -160,6 +160,17 @@ def report_denials(event: Any) -> None:
             sys.stderr.flush()
 
 
+def report_fallbacks(event: object) -> None:
+    """Write one stderr line for each failover to another model (and the return from it)."""
+    from baton.sessions.events import ModelFallbackEvent
+
+    if isinstance(event, ModelFallbackEvent):
+        from baton.tools import strip_control_sequences
+
+        sys.stderr.write("baton: " + strip_control_sequences(event.text()).replace("\n", " ") + "\n")
+        sys.stderr.flush()
+
+
 async def prompt_keeping_answer(session: CodingSession, text: str, images: list[ImageContent]) -> str | None:
     """Run the prompt to its end even when the session file cannot be written (disk full, file
     size limit, read-only folder): the answer is still shown. Returns the one-line storage
@@ -187,6 +198,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
     tracker = RunTracker()
     unsubscribe_tracker = session.subscribe(tracker)
     unsubscribe_denials = session.subscribe(report_denials)
+    unsubscribe_fallbacks = session.subscribe(report_fallbacks)
     unsubscribe = session.subscribe(_Progress()) if sys.stderr.isatty() else None
     uninstall = install_interrupt_handler(tracker.interrupt(session.abort))
     try:
@@ -195,6 +207,7 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
         uninstall()
         unsubscribe_tracker()
         unsubscribe_denials()
+        unsubscribe_fallbacks()
         if unsubscribe is not None:
             unsubscribe()
     code, error = tracker.outcome()

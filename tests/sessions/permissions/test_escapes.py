@@ -71,6 +71,7 @@ async def test_auto_write_outside_is_denied_without_an_approver(ws: Path, path_k
 
 
 @needs_sandbox
+@pytest.mark.user_home  # a home under /tmp would vanish in the sandbox's private /tmp, not be read-only
 @pytest.mark.parametrize(
     "template",
     ["touch /etc/{name}", "echo x > ~/{name}", "cd /tmp/.. && touch {name}"],

@@ -2,7 +2,7 @@
 
 Pure functions from (tool name, arguments, result) to :class:`Content`, so they are easy to test
 and cheap to call at every flush. All model- and tool-supplied strings go through
-:func:`tui.render.clean` and are never parsed as markup.
+:func:`tui.app.render.clean` and are never parsed as markup.
 """
 
 from __future__ import annotations

@@ -208,6 +208,7 @@ class BatonAcpAgent:
             api_key=args.api_key, settings=settings, preload_tokenizer=False,
             trust_project=True if args.trust_project else None, mcp=not args.no_mcp,
             mcp_config_files=config_files, start_mcp=True, approval=args.approval,
+            fallback_models=args.fallback or None, max_cost_usd=args.max_cost,
         )
 
     def _warn_without_key(self, session: CodingSession) -> None:

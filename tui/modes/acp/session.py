@@ -16,7 +16,7 @@ from baton.agent.events import MessageEndEvent
 from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage
-from baton.sessions.events import ModelChangeEvent, ThinkingLevelChangeEvent
+from baton.sessions.events import ModelChangeEvent, ModelFallbackEvent, ThinkingLevelChangeEvent
 from baton.tui.actions.action import ActionCancelled, ActionError, Report, SessionAction
 from baton.tui.modes.acp.config import config_options, model_state
 from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
@@ -62,6 +62,10 @@ class AcpSession:
         match event:
             case ModelChangeEvent() | ThinkingLevelChangeEvent():
                 self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
+                return
+            case ModelFallbackEvent():
+                self.notice(f"Model: {event.model.ref}", event.text(), "switch_mode", {"notice": "model_fallback",
+                                                                                    **event.to_dict()})
                 return
             case MessageEndEvent(message=AssistantMessage() as message):
                 self._count_usage(message.usage)
