@@ -113,6 +113,10 @@ class AgentTool(ABC, Generic[P, D]):
     """The call only starts other calls that meet the same checks one by one (``task``: a
     subagent's tool calls pass the session's permission policy, hooks and checkpoints), so the
     permission policy lets the call itself start unasked; rules naming it still apply."""
+    consults_configured_model: ClassVar[bool] = False
+    """The call only sends text to a model the user configured (``ask_model``: the advisor role)
+    and touches no file, command or other address, so it runs unasked in ``ask`` and ``auto``
+    mode; rules naming it still apply."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

@@ -65,6 +65,14 @@ class SessionBudget:
         return (f"{self.unpriced} has no price in the catalog: its requests are not counted against the budget "
                 "(set its cost in models.json to count them)")
 
+    def observe_result(self, details: object) -> None:
+        """Count what a tool spent on models for its result (a subagent, the advisor: their
+        details carry ``cost`` in US dollars)."""
+        if isinstance(details, dict):
+            cost = details.get("cost")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                self.spent_now += float(cost)
+
     def check(self) -> None:
         """Raise :class:`BudgetExceededError` when a limit has been reached."""
         total = self.spent_before + self.spent_now

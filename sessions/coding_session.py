@@ -27,9 +27,10 @@ from pathlib import Path
 from baton.agent.agent import Agent, AgentBusyError
 from baton.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from baton.agent.messages import AgentMessage, BashExecutionMessage
-from baton.providers.messages import AssistantMessage, ImageContent, TextContent, UserMessage
+from baton.providers.messages import AssistantMessage, ImageContent, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions import compaction as compaction_mod
+from baton.sessions.advisor import attach as attach_advisor
 from baton.sessions.after_run import finish_run, provider_retry_notifier, run_stop_hooks
 from baton.sessions.agents import AgentDefinition
 from baton.sessions.budget import open_budget, within_budget
@@ -155,6 +156,8 @@ class CodingSession:
         self.checkpointing = attach_checkpoints(self)
         """Snapshots and rewinds."""
         self.subagents = attach_subagents(self)
+        self.advisor = attach_advisor(self)
+        """Answers ``ask_model`` (the ``advisor`` role's model)."""
         """Runs the ``task`` tool's subagents (``None`` when ``subagents.maxDepth`` is 0)."""
 
     @classmethod
@@ -245,6 +248,8 @@ class CodingSession:
                 cost = self.model.cost
                 if warning := self.budget.observe(event.message, priced=bool(cost.input or cost.output)):
                     self.events.emit_soon(ExtensionNoticeEvent("budget", warning))
+            elif isinstance(event.message, ToolResultMessage):
+                self.budget.observe_result(event.message.details)  # subagents, the advisor
         await self.events.emit(event)
         if isinstance(event, MessageStartEvent | AgentEndEvent):
             self._report_queue()  # a queued message may have been delivered

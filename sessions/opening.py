@@ -78,6 +78,8 @@ def read_parts(
     tool_env = ToolEnvironment(settings.bash.pass_env)
     slots = ProcessSlots(settings.tools.max_processes)
     tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
+    if options.tools is None and settings.models.advisor:
+        tool_names.append("ask_model")  # a second opinion, only where an advisor is configured
     tools = _make_tools(tool_names, cwd, tool_env, slots)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
     files = load_context_files(cwd, warnings=refused) if options.context_files else []

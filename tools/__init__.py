@@ -37,6 +37,7 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
     "task": ("baton.tools.task", "TaskTool"),
+    "ask_model": ("baton.tools.ask_model", "AskModelTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""

@@ -238,6 +238,8 @@ class Policy:
             return made("ask", "mode", f"changes a file {where} the workspace")
         if target.traits.delegates:
             return made("allow", "mode", f"{tool} only starts calls that are judged one by one")
+        if target.traits.consults_configured_model:
+            return made("allow", "mode", f"{tool} only asks the model you configured for it")
         return made("ask", "mode", f"{tool} is not known to be read-only")
 
     def _hidden(self, target: _Target) -> str | None:
