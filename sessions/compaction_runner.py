@@ -102,6 +102,25 @@ class SessionCompaction:
         result.entry_id = entry.id
         return result
 
+    def _configured_summarizer(self, preparation: CompactionPreparation) -> Model | None:
+        """``compaction.model`` when set, resolvable, callable and able to read what it must."""
+        session = self._session
+        spec = session.settings.compaction.model
+        if not spec:
+            return None
+        from baton.sessions.roles import RoleError, resolve_model_spec
+
+        try:
+            model = resolve_model_spec(spec, session.settings, session.model, session.options.extra_models)
+        except RoleError:
+            return None
+        to_read = context_fit.summary_input_tokens(
+            [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+        )
+        if context_fit.overflows(to_read, model) or not session.models.can_call(model):
+            return None
+        return model
+
     def summarizer_for(self, preparation: CompactionPreparation) -> Model:
         """The model to compact with: the current one when it can read the whole context,
         else one that held it (the previous model first). Raises :class:`CompactionError`
@@ -110,6 +129,9 @@ class SessionCompaction:
         models = session.models
         model = session.model
         tokens = session.context_usage().tokens
+        chosen_by_setting = self._configured_summarizer(preparation)
+        if chosen_by_setting is not None:
+            return chosen_by_setting
         chosen = context_fit.choose_summarizer(tokens, model, models.summarizer_candidates(), models.can_call)
         if chosen is not None:
             return chosen

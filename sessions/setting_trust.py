@@ -95,6 +95,7 @@ SETTING_RULES: dict[str, SettingRule] = {
     "compaction.enabled": APPLIES,
     "compaction.reserve_tokens": APPLIES,
     "compaction.keep_recent_tokens": APPLIES,
+    "compaction.model": SettingRule("trust", effect="your conversation is summarised by this model"),
     "retry.enabled": APPLIES,
     "retry.max_retries": APPLIES,
     "retry.base_delay_ms": APPLIES,

@@ -48,6 +48,10 @@ class CompactionSettings(_Section):
     """Compact once the context exceeds the model's window minus this many tokens."""
     keep_recent_tokens: int = Field(default=20_000, ge=0)
     """Roughly how many of the most recent tokens survive a compaction verbatim."""
+    model: str | None = None
+    """Who summarises: a role (``fast``…), ``provider/id`` or an alias; used when it can be
+    called and can read what is summarised, else the usual choice (the current model, or one that
+    held the conversation)."""
 
 
 class RetrySettings(_Section):

@@ -331,3 +331,20 @@ async def test_threshold_compaction_runs_after_a_large_turn(
     assert any(isinstance(e, CompactionEntry) for e in session.store.entries)
     assert session.context_usage().tokens < 10_000, "usage reported before the compaction is stale"
     await session.close()
+
+
+async def test_compaction_model_summarises_when_it_can_read_the_part(
+    options: SessionOptions, faux_a: FauxProvider, faux_b: FauxProvider, model_b: Model
+) -> None:
+    # compaction.model names a role (or provider/id): the fast model summarises, not the current one
+    options.settings = quiet_settings(compaction={"keepRecentTokens": 50, "model": "fast"},
+                                      models={"fast": model_b.ref})
+    faux_a.add(*[FauxResponse.text(f"answer {i}") for i in range(4)])
+    faux_b.add(FauxResponse.text("## Goal\nsummary by the fast model"))
+    session = await CodingSession.open(options)
+    await _chat(session, 4)
+    result = await session.compact()
+    await session.close()
+    assert result.summary.startswith("## Goal\nsummary by the fast model")
+    assert faux_b.requests and faux_b.requests[-1].system_prompt == SUMMARIZATION_SYSTEM_PROMPT
+    assert all(r.system_prompt != SUMMARIZATION_SYSTEM_PROMPT for r in faux_a.requests)
