@@ -40,13 +40,14 @@ from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.entries import CustomMessageEntry, MessageEntry
 from baton.sessions.errors import SessionBusyError, SessionError
 from baton.sessions.event_hub import EventHub, Listener
-from baton.sessions.events import SessionChangedEvent, SessionChangeReason
+from baton.sessions.events import SessionChangedEvent, SessionChangeReason, todo_update_for
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
 from baton.sessions.permissions.setup import install_permissions
+from baton.sessions.plan_mode import SessionPlanMode
 from baton.sessions.prompt_commands import PromptCommand
 from baton.sessions.queue_report import QueueReport
 from baton.sessions.recording import SessionRecorder
@@ -137,6 +138,8 @@ class CodingSession:
         self.extensions.on_trust(lambda: adopt_trusted_settings(self))
         self.permissions = install_permissions(self, options.approval)
         """The permission policy, sandbox and approver."""
+        self.plan_mode = SessionPlanMode(self, frozenset(t.name for t in parts.tools) - set(parts.tool_names))
+        """What plan mode offers the model, and the user's verdict on its plan."""
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -228,6 +231,8 @@ class CodingSession:
         if isinstance(event, MessageEndEvent):
             self.recorder.save(event.message)
         await self.events.emit(event)
+        if (todos := todo_update_for(event)) is not None:
+            await self.events.emit(todos)
         if isinstance(event, MessageStartEvent | AgentEndEvent):
             self._report_queue()  # a queued message may have been delivered
 

@@ -48,7 +48,8 @@ class SessionOptions:
     """Load tiktoken in the background at once (interactive use). Short non-interactive runs
     skip it: until it is loaded, counts use pi's four-characters-a-token estimate."""
     approval: str | None = None
-    """``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``)."""
+    """``plan`` | ``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``,
+    ``--plan``)."""
     extra_models: list[Model] = field(default_factory=list)
     """Models known beyond the catalog (e.g. test or embedded models): used to restore a
     session's model and offered by ``CodingSession.available_models``."""

@@ -36,12 +36,14 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "grep": ("baton.tools.grep", "GrepTool"),
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
+    "todo_write": ("baton.tools.todo_write", "TodoWriteTool"),
+    "exit_plan_mode": ("baton.tools.exit_plan_mode", "ExitPlanModeTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
-DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "todo_write")
 """The tools a session has unless told otherwise."""
 
 MCP_PREFIX = "mcp__"
@@ -102,8 +104,9 @@ def details_type_for(name: str) -> type | None:
 
 
 def read_only_tool_names() -> tuple[str, ...]:
-    """The registered tools that change nothing (read, grep, find, ls), in registry order."""
-    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only)
+    """The registered tools that read and change nothing (read, grep, find, ls), in registry
+    order; the session's own tools (kind ``think``: the task list, the plan) are left out."""
+    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only and tool_class(name).kind != "think")
 
 
 def _make(name: str, cwd: str, images: bool) -> AgentTool:
@@ -129,7 +132,7 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """read, bash, edit, write."""
+    """read, bash, edit, write, todo_write."""
     return tools_by_name(list(DEFAULT_TOOL_NAMES), cwd, images=images)
 
 
@@ -139,7 +142,7 @@ def read_only_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 
 
 def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """Every registered tool: read, bash, edit, write, grep, find, ls."""
+    """Every registered tool: read, bash, edit, write, grep, find, ls, todo_write, exit_plan_mode."""
     return tools_by_name(list(TOOL_MODULES), cwd, images=images)
 
 
