@@ -46,7 +46,7 @@ from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
-from baton.sessions.permissions.setup import install_permissions
+from baton.sessions.permissions.setup import install_permissions, resumed_mode
 from baton.sessions.plan_mode import SessionPlanMode
 from baton.sessions.prompt_commands import PromptCommand
 from baton.sessions.queue_report import QueueReport
@@ -515,6 +515,7 @@ class CodingSession:
         self.agent.replace_messages(ctx.messages)
         if reason == "resume":
             self.models.restore(ctx)
+            self.permissions.set_mode(resumed_mode(self.permissions.mode, self.store, None))
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
 

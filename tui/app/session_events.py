@@ -118,6 +118,9 @@ class SessionEvents:
         self.app.refresh_status()
 
     def _session_changed(self, reason: SessionChangeReason) -> None:
+        from baton.tools.todo_write import latest_todos
+
         self.app.reload_transcript()
+        self.app.todos.show_todos(latest_todos(self.app.session.messages) or [], collapsed=True)
         if reason == "resume":
             self.app.warn_if_no_key()
