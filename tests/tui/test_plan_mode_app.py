@@ -44,7 +44,9 @@ async def test_shift_tab_cycles_default_plan_and_auto_accept_edits(project: Path
 
 
 async def _propose(project: Path, model_a: Model, faux_a: FauxProvider, *then: FauxResponse) -> tuple[Any, BatonApp]:
-    faux_a.add(FauxResponse(content=[faux_tool_call("exit_plan_mode", {"plan": PLAN}, id="x1")]), *then)
+    # a write in the same reply as the plan is judged before the user answers: refused
+    faux_a.add(FauxResponse(content=[faux_tool_call("exit_plan_mode", {"plan": PLAN}, id="x1"),
+                                     faux_tool_call("write", {"path": "early.txt", "content": "x"}, id="w0")]), *then)
     session = await open_session(project, model_a, tools=["read", "write", "bash"], settings={"approval": "ask"})
     return session, BatonApp(session)
 
@@ -74,6 +76,8 @@ async def test_accepting_the_plan_starts_the_work_in_auto_mode(
     results = _results(path)
     assert results["x1"]["details"]["outcome"] == "accepted" and "now auto" in _text(results["x1"])
     assert not results["w1"]["isError"]
+    assert results["w0"]["isError"] and "plan mode is read-only" in _text(results["w0"])
+    assert not (project / "early.txt").exists()
 
 
 async def test_keep_planning_sends_the_feedback_and_stays_in_plan_mode(

@@ -82,6 +82,9 @@ def test_a_plan_mode_model_that_calls_edit_write_and_bash_anyway_changes_nothing
     assert not ends["g1"]["isError"]
     assert not ends["t1"]["isError"]
     assert ends["t1"]["result"]["details"]["todos"][0]["activeForm"] == "Planning it"
+    [update] = [e for e in events if e["type"] == "todo_update"]
+    assert update == {"type": "todo_update", "toolCallId": "t1",
+                      "todos": [{"content": "Plan it", "status": "in_progress", "activeForm": "Planning it"}]}
     assert sorted(p.name for p in workdir.iterdir()) == ["notes.txt"]
     assert (workdir / "notes.txt").read_text() == "old\n"
     proposed = [e for e in events if e["type"] == "plan_proposed"]
@@ -123,3 +126,27 @@ def test_without_plan_mode_the_same_tools_are_offered_as_before(home: Path, work
         result = run_baton(home, workdir, "-p", "--model", "replay/replay-model", "hello")
     assert result.returncode == 0, result.stderr
     assert _tool_names(server.requests[0]) == ["read", "bash", "edit", "write", "todo_write"]
+
+
+def test_rpc_enters_plan_mode_reports_the_plan_and_the_list_and_leaves_only_by_command(
+    home: Path, workdir: Path
+) -> None:
+    from tests.tui.rpc_client import RpcProcess
+
+    (workdir / "notes.txt").write_text("old\n")
+    with ReplayServer(IgnoresPlanMode()) as server:
+        write_models_json(home, {"replay": models_json_provider(API, server.url)})
+        rpc = RpcProcess(home, workdir, "--model", "replay/replay-model")
+        try:
+            entered = rpc.call({"type": "set_plan_mode"})
+            assert entered["success"] is True and entered["data"] == {"mode": "plan"}
+            assert rpc.call({"type": "prompt", "message": "make the change"})["success"] is True
+            assert rpc.event("todo_update")["todos"][0]["content"] == "Plan it"
+            proposed = rpc.event("plan_proposed")
+            assert proposed == {"type": "plan_proposed", "plan": PLAN, "outcome": "proposed"}
+            rpc.event("agent_end")
+            assert sorted(p.name for p in workdir.iterdir()) == ["notes.txt"]
+            left = rpc.call({"type": "set_approval", "mode": "auto"})
+            assert left["data"] == {"mode": "auto"}
+        finally:
+            assert rpc.close_stdin() == 0
