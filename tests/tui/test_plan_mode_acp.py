@@ -62,3 +62,24 @@ def test_acp_cancelled_plan_leaves_plan_mode_on(home: Path, workdir: Path) -> No
     client, _ = _story(home, workdir, "cancel")
     assert len(client.asked) == 1
     assert not (workdir / "early.txt").exists() and not (workdir / "out.txt").exists()
+
+
+def test_acp_load_session_sends_the_last_task_list(home: Path, workdir: Path) -> None:
+    from tests.tui.test_acp_mode import EditorClient
+
+    _story(home, workdir, "cancel")
+    [path] = sorted((home / "sessions").rglob("*.jsonl"))
+    session_id = path.stem.rsplit("_", 1)[-1]
+
+    async def load() -> EditorClient:
+        client = EditorClient()
+        with ReplayServer([]) as server:
+            write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+            async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model") as conn:
+                await conn.initialize(protocol_version=1)
+                await conn.load_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
+        return client
+
+    client = asyncio.run(load())
+    [plan] = client.of_kind("plan")
+    assert [e["content"] for e in plan["entries"]] == ["Write out.txt", "Check it"]

@@ -154,6 +154,12 @@ class AcpSession:
         messages = [e.message for e in self.session.store.branch_path() if isinstance(e, MessageEntry)]
         for update in replay_updates(messages, self.cwd):
             self.send(update)
+        from baton.tools.todo_write import latest_todos
+        from baton.tui.modes.acp.plan import plan_update
+
+        todos = latest_todos(messages)
+        if todos:  # the task list as it last stood
+            self.send(plan_update(todos))
 
     async def close(self) -> None:
         """Abort any run and release the session file."""
