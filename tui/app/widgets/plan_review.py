@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Markdown, Static
 
 from baton.sessions.plan_mode import PlanAnswer
-from baton.tools import strip_control_sequences
+from baton.tui.app.render import clean
 
 HINT = "a accept, auto mode · s accept, ask mode · k keep planning · Esc cancel"
 
@@ -43,7 +43,7 @@ class PlanReviewScreen(ModalScreen[PlanAnswer]):
 
     def __init__(self, plan: str) -> None:
         super().__init__()
-        self._plan = strip_control_sequences(plan)
+        self._plan = clean(plan)  # a model wrote it: no control sequences reach the terminal
 
     def compose(self) -> ComposeResult:
         with Vertical():
