@@ -460,7 +460,7 @@ class CodingSession:
         return context_breakdown(
             system_prompt=self.agent.system_prompt,
             context_texts=self._context_texts,
-            tool_schemas=[tool.schema() for tool in self.agent.tools],
+            tool_schemas=[tool.schema() for tool in self.agent.tools if self.plan_mode.offers(tool)],
             messages=self.agent.messages,
             window=self.model.context_window,
         )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from baton.agent.execution import BeforeToolCallResult, ToolCallContext
 from baton.sessions.events import PlanProposedEvent
-from baton.sessions.permissions.policy import BASH, PLAN
+from baton.sessions.permissions.policy import PLAN
 from baton.tools.exit_plan_mode import ExitPlanModeTool, PlanVerdict
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class SessionPlanMode:
     def offers(self, tool: AgentTool) -> bool:
         """Whether the model is shown ``tool`` now."""
         if self.active:
-            return type(tool).read_only and tool.name != BASH
+            return type(tool).read_only  # as the policy judges it: by the tool's traits
         return tool.name not in self._added and not isinstance(tool, ExitPlanModeTool)
 
     def _apply(self) -> None:

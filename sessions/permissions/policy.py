@@ -67,6 +67,12 @@ APPROVAL_MODES: tuple[ApprovalMode, ...] = ("plan", "ask", "auto", "full")
 """From the strictest to the loosest."""
 PLAN: ApprovalMode = "plan"
 
+Action: TypeAlias = Literal["allow", "ask", "deny"]
+Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
+
+BASH = "bash"
+"""The tool whose commands run in the sandbox (its calls are judged by their command)."""
+
 
 def strictness(mode: str) -> int:
     """The place of ``mode`` in :data:`APPROVAL_MODES` (0: ``plan``, the strictest); an unknown
@@ -76,15 +82,10 @@ def strictness(mode: str) -> int:
 
 def plan_refusal(tool: str, traits: type[AgentTool]) -> str | None:
     """Why plan mode refuses a call of ``tool`` (``None``: its traits say it changes nothing)."""
-    if traits.read_only and tool != BASH:
+    if traits.read_only:  # bash is not: a command is never taken for read-only
         return None
     return (f"plan mode is read-only and {tool} can change things; it was not run. Keep to reading, then "
             "call exit_plan_mode with your plan: the user decides when the work starts")
-Action: TypeAlias = Literal["allow", "ask", "deny"]
-Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
-
-BASH = "bash"
-"""The tool whose commands run in the sandbox (its calls are judged by their command)."""
 
 
 @dataclass(slots=True)

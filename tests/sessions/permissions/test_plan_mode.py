@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from baton.providers.faux import faux_model
 from baton.providers.messages import UserMessage
@@ -17,7 +19,7 @@ from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.permissions.setup import MODE_ENTRY
 from baton.sessions.settings import load_settings
 from baton.sessions.store import SessionStore
-from baton.tools import tool_type
+from baton.tools import TOOL_MODULES, tool_type
 
 
 @pytest.fixture
@@ -103,3 +105,21 @@ async def test_a_session_file_can_bring_back_plan_mode_but_never_loosen(tmp_path
         assert session.permissions.mode == "auto"
     finally:
         await session.close()
+
+
+_TOOLS = st.sampled_from([*TOOL_MODULES, "mcp__srv__write", "mcp__srv__lookup", "made_up"])
+_RULES = st.lists(st.sampled_from(["edit", "write", "bash", "bash(*)", "edit(**)", "write(/**)", "mcp__srv__write",
+                                   "mcp__srv", "made_up", "read"]), max_size=4)
+_ARGS = st.fixed_dictionaries({}, optional={"path": st.sampled_from(["src/a.py", "new.txt", "/etc/passwd", "..",
+                                                                     ".git/config"]),
+                                            "command": st.sampled_from(["ls", "rm -rf .", "cat src/a.py"])})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tool=_TOOLS, allow=_RULES, ask=_RULES, hint=st.sampled_from([None, "allow", "ask"]), args=_ARGS)
+def test_plan_mode_allows_only_tools_whose_traits_say_read_only(
+    ws: Path, tool: str, allow: list[str], ask: list[str], hint: str | None, args: dict[str, str]
+) -> None:
+    decision = plan_policy(ws, allow=allow, ask=ask).decide(tool, args, hint)
+    if not tool_type(tool).read_only:
+        assert decision.action == "deny" and "plan mode is read-only" in decision.reason
