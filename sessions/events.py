@@ -200,7 +200,7 @@ class PlanProposedEvent:
     type: Literal["plan_proposed"] = "plan_proposed"
 
     def to_dict(self) -> JsonObject:
-        return {"type": self.type, "plan": self.plan, "outcome": self.outcome}
+        return {"type": self.type, "toolCallId": self.tool_call_id, "plan": self.plan, "outcome": self.outcome}
 
 
 @dataclass(slots=True)

@@ -55,7 +55,15 @@ class PlanAnswer:
     feedback: str = ""
 
 
-PlanApprover: TypeAlias = Callable[[str], Awaitable[PlanAnswer]]
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """A plan to show: its Markdown and the ``exit_plan_mode`` call that brought it."""
+
+    plan: str
+    tool_call_id: str
+
+
+PlanApprover: TypeAlias = Callable[[PlanRequest], Awaitable[PlanAnswer]]
 """What a front end implements: show the plan (Markdown), return the user's answer."""
 START_MODES = ("ask", "auto")
 """The modes an accepted plan may start in (``full`` only by the user's own ``/approval``)."""
@@ -105,17 +113,17 @@ class SessionPlanMode:
             return None
         return BeforeToolCallResult(block=True, reason=f"Tool {context.tool_call.name} is not available now")
 
-    async def review(self, plan: str, signal: asyncio.Event) -> PlanVerdict:
+    async def review(self, tool_call_id: str, plan: str, signal: asyncio.Event) -> PlanVerdict:
         """``exit_plan_mode``'s question: the user's verdict on ``plan``."""
         if not self.active:
             return PlanVerdict("not_planning", "Plan mode is not on; go on with the work.")
         self.last_plan = plan
         if self.approver is None:
-            await self._session.events.emit(PlanProposedEvent(plan))
+            await self._session.events.emit(PlanProposedEvent(plan, tool_call_id))
             return PlanVerdict("proposed", "The plan was handed to the user, who reviews it outside this run; plan "
                                            "mode stays on. Stop here: do not start the work.")
-        answer = await self._ask(plan, signal)
-        await self._session.events.emit(PlanProposedEvent(plan, outcome=_outcome(answer)))
+        answer = await self._ask(PlanRequest(plan, tool_call_id), signal)
+        await self._session.events.emit(PlanProposedEvent(plan, tool_call_id, _outcome(answer)))
         if answer is None:
             return PlanVerdict("cancelled", "The run was aborted before the user answered; plan mode stays on.")
         if answer.choice == "accept":
@@ -131,9 +139,9 @@ class SessionPlanMode:
         return PlanVerdict("cancelled", "The user cancelled the plan; plan mode stays on. Stop and wait for the "
                                         "user's next message.")
 
-    async def _ask(self, plan: str, signal: asyncio.Event) -> PlanAnswer | None:
+    async def _ask(self, request: PlanRequest, signal: asyncio.Event) -> PlanAnswer | None:
         assert self.approver is not None
-        question = asyncio.ensure_future(self.approver(plan))
+        question = asyncio.ensure_future(self.approver(request))
         stop = asyncio.ensure_future(signal.wait())
         try:
             done, _ = await asyncio.wait({question, stop}, return_when=asyncio.FIRST_COMPLETED)

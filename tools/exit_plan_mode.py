@@ -47,8 +47,9 @@ class PlanVerdict:
     """``keep_planning``: what the user wants changed."""
 
 
-PlanReview: TypeAlias = Callable[[str, asyncio.Event], Awaitable[PlanVerdict]]
-"""Shows a plan to the user and returns their verdict (the session's plan-mode part)."""
+PlanReview: TypeAlias = Callable[[str, str, asyncio.Event], Awaitable[PlanVerdict]]
+"""``(tool_call_id, plan, signal)``: shows a plan to the user and returns their verdict (the
+session's plan-mode part)."""
 
 
 class ExitPlanModeTool(AgentTool[ExitPlanModeParams, JsonObject]):
@@ -82,7 +83,7 @@ class ExitPlanModeTool(AgentTool[ExitPlanModeParams, JsonObject]):
         self, tool_call_id: str, params: ExitPlanModeParams, signal: asyncio.Event, on_update: OnUpdate
     ) -> AgentToolResult[JsonObject]:
         """Ask the reviewer; the model reads the verdict."""
-        verdict = (await self.review(params.plan, signal) if self.review is not None
+        verdict = (await self.review(tool_call_id, params.plan, signal) if self.review is not None
                    else PlanVerdict("not_planning", "There is no plan mode in this session; go on with the work."))
         details: JsonObject = {"plan": params.plan, "outcome": verdict.outcome}
         if verdict.mode is not None:

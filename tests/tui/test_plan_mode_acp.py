@@ -50,7 +50,7 @@ def test_acp_asks_the_editor_about_the_plan_and_sends_the_task_list(home: Path, 
     assert result.stop_reason == "end_turn"
     [(call, options)] = client.asked  # the refused write asked nothing; the plan asked once
     assert options == ["accept_auto", "accept_ask", "keep_planning", "cancel"]
-    assert PLAN in call.content[0].content.text
+    assert PLAN in call.content[0].content.text and call.tool_call_id == "toolu_plan"
     [plan] = client.of_kind("plan")
     assert [(e["content"], e["status"]) for e in plan["entries"]] == [("Write out.txt", "in_progress"),
                                                                       ("Check it", "pending")]

@@ -143,7 +143,7 @@ def test_rpc_enters_plan_mode_reports_the_plan_and_the_list_and_leaves_only_by_c
             assert rpc.call({"type": "prompt", "message": "make the change"})["success"] is True
             assert rpc.event("todo_update")["todos"][0]["content"] == "Plan it"
             proposed = rpc.event("plan_proposed")
-            assert proposed == {"type": "plan_proposed", "plan": PLAN, "outcome": "proposed"}
+            assert proposed == {"type": "plan_proposed", "toolCallId": "x1", "plan": PLAN, "outcome": "proposed"}
             rpc.event("agent_end")
             assert sorted(p.name for p in workdir.iterdir()) == ["notes.txt"]
             left = rpc.call({"type": "set_approval", "mode": "auto"})

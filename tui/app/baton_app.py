@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
-    from baton.sessions.plan_mode import PlanAnswer
+    from baton.sessions.plan_mode import PlanAnswer, PlanRequest
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -471,7 +471,7 @@ class BatonApp(App[int]):
         self.set_approval_mode(MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)]
                                if current in MODE_CYCLE else MODE_CYCLE[0])
 
-    async def review_plan(self, plan: str) -> PlanAnswer:
+    async def review_plan(self, request: PlanRequest) -> PlanAnswer:
         """The plan-mode approver: show the plan, return the user's verdict."""
         from baton.sessions.plan_mode import PlanAnswer
         from baton.tui.app.widgets.plan_review import PlanReviewScreen
@@ -482,7 +482,7 @@ class BatonApp(App[int]):
             if not answer.done():
                 answer.set_result(result if result is not None else PlanAnswer("cancel"))
 
-        screen = PlanReviewScreen(plan)
+        screen = PlanReviewScreen(request.plan)
         self.push_screen(screen, settle)
         try:
             return await answer

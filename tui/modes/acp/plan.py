@@ -35,12 +35,14 @@ def plan_update(todos: Any) -> JsonObject:
     ]}
 
 
-def plan_permission_params(session_id: str, plan: str) -> JsonObject:
-    """The ``session/request_permission`` parameters asking about ``plan``."""
+def plan_permission_params(session_id: str, request: Any) -> JsonObject:
+    """The ``session/request_permission`` parameters asking about a ``PlanRequest`` (the
+    ``exit_plan_mode`` call the editor already shows, with the plan as its content)."""
     return {
         "sessionId": session_id,
-        "toolCall": {"toolCallId": "exit_plan_mode", "title": "The plan — start the work?", "kind": "think",
-                     "status": "pending", "rawInput": {"plan": plan}, "content": [text_content(plan)]},
+        "toolCall": {"toolCallId": request.tool_call_id, "title": "The plan — start the work?", "kind": "think",
+                     "status": "pending", "rawInput": {"plan": request.plan},
+                     "content": [text_content(request.plan)]},
         "options": [{"optionId": option, "name": name, "kind": kind} for option, name, kind in OPTIONS],
     }
 
@@ -61,9 +63,9 @@ def plan_answer_for(outcome: Any) -> Any:
 def editor_plan_approver(client: AcpClient, session_id: str) -> Any:
     """A plan approver (plan → ``PlanAnswer``) that asks the editor."""
 
-    async def approve(plan: str) -> Any:
+    async def approve(request: Any) -> Any:
         try:
-            result = await client.request("session/request_permission", plan_permission_params(session_id, plan))
+            result = await client.request("session/request_permission", plan_permission_params(session_id, request))
         except Exception as exc:  # the editor could not ask: plan mode stays on
             logger.warning("session/request_permission failed for a plan: %s", exc)
             return plan_answer_for(None)
