@@ -123,3 +123,22 @@ def test_plan_mode_allows_only_tools_whose_traits_say_read_only(
     decision = plan_policy(ws, allow=allow, ask=ask).decide(tool, args, hint)
     if not tool_type(tool).read_only:
         assert decision.action == "deny" and "plan mode is read-only" in decision.reason
+
+
+async def test_switching_to_a_session_recorded_in_plan_mode_comes_back_in_it(tmp_path: Path, baton_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (baton_home / "settings.json").write_text(json.dumps({"approval": "auto"}))
+    path = tmp_path / "planned.jsonl"
+    store = SessionStore.create(path.parent, project, path=path)
+    store.append_message(UserMessage(content="hello"))
+    store.append_custom(MODE_ENTRY, {"mode": "plan"})
+    store.close()
+    session = await CodingSession.open(SessionOptions(cwd=project, model=faux_model("m"), session="new",
+                                                      context_files=False))
+    try:
+        assert session.permissions.mode == "auto"
+        await session.switch_session(str(path))
+        assert session.permissions.mode == "plan"
+    finally:
+        await session.close()
