@@ -76,11 +76,8 @@ class SessionPlanMode:
         self._session = session
         self._added = added
         """Names of the tools added only for planning."""
-        self._base_prompt = session.agent.system_prompt
         self.approver: PlanApprover | None = None
         """Set by a front end that can ask the user (the app, ACP); ``None``: the plan is reported."""
-        self.last_plan: str | None = None
-        """The last plan the model proposed in this process."""
         for tool in session.agent.tools:
             if isinstance(tool, ExitPlanModeTool):
                 tool.review = self.review
@@ -117,7 +114,6 @@ class SessionPlanMode:
         """``exit_plan_mode``'s question: the user's verdict on ``plan``."""
         if not self.active:
             return PlanVerdict("not_planning", "Plan mode is not on; go on with the work.")
-        self.last_plan = plan
         if self.approver is None:
             await self._session.events.emit(PlanProposedEvent(plan, tool_call_id))
             return PlanVerdict("proposed", "The plan was handed to the user, who reviews it outside this run; plan "
