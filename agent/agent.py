@@ -118,6 +118,9 @@ class Agent:
     ) -> None:
         self.model = model
         self.tools: list[AgentTool] = list(tools)
+        self.offers: Callable[[AgentTool], bool] | None = None
+        """Which of ``tools`` the model is shown in a request (``None``: all). A call of a tool not
+        shown still reaches ``before_tool_call``, which decides (plan mode refuses it there)."""
         self.system_prompt = system_prompt
         self.thinking: ThinkingLevel = thinking
         self.messages: list[AgentMessage] = list(messages)
@@ -450,7 +453,7 @@ class Agent:
         context = Context(
             system_prompt=self.system_prompt or None,
             messages=list(converted),
-            tools=[tool.schema() for tool in self._turn_tools] or None,
+            tools=[tool.schema() for tool in self._turn_tools if self.offers is None or self.offers(tool)] or None,
         )
         api_key = self.stream_options.api_key
         if self.get_api_key is not None:

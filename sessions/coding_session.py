@@ -43,14 +43,15 @@ from baton.sessions.context_breakdown import ContextBreakdown, context_breakdown
 from baton.sessions.entries import CustomMessageEntry, MessageEntry
 from baton.sessions.errors import SessionBusyError, SessionError
 from baton.sessions.event_hub import EventHub, Listener
-from baton.sessions.events import ExtensionNoticeEvent, SessionChangedEvent, SessionChangeReason
+from baton.sessions.events import ExtensionNoticeEvent, SessionChangedEvent, SessionChangeReason, todo_update_for
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.failover import SessionFailover
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
-from baton.sessions.permissions.setup import install_permissions
+from baton.sessions.permissions.setup import install_permissions, resumed_mode
+from baton.sessions.plan_mode import SessionPlanMode
 from baton.sessions.prompt_commands import PromptCommand
 from baton.sessions.queue_report import QueueReport
 from baton.sessions.recording import SessionRecorder
@@ -149,6 +150,8 @@ class CodingSession:
         self.extensions.on_trust(lambda: adopt_trusted_settings(self))
         self.permissions = install_permissions(self, options.approval)
         """The permission policy, sandbox and approver."""
+        self.plan_mode = SessionPlanMode(self, frozenset(t.name for t in parts.tools) - set(parts.tool_names))
+        """What plan mode offers the model, and the user's verdict on its plan."""
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -251,6 +254,8 @@ class CodingSession:
             elif isinstance(event.message, ToolResultMessage):
                 self.budget.observe_result(event.message.details)  # subagents, the advisor
         await self.events.emit(event)
+        if (todos := todo_update_for(event)) is not None:
+            await self.events.emit(todos)
         if isinstance(event, MessageStartEvent | AgentEndEvent):
             self._report_queue()  # a queued message may have been delivered
 
@@ -488,7 +493,7 @@ class CodingSession:
         return context_breakdown(
             system_prompt=self.agent.system_prompt,
             context_texts=self._context_texts,
-            tool_schemas=[tool.schema() for tool in self.agent.tools],
+            tool_schemas=[tool.schema() for tool in self.agent.tools if self.plan_mode.offers(tool)],
             messages=self.agent.messages,
             window=self.model.context_window,
         )
@@ -543,6 +548,7 @@ class CodingSession:
         self.agent.replace_messages(ctx.messages)
         if reason == "resume":
             self.models.restore(ctx)
+            self.permissions.set_mode(resumed_mode(self.permissions.mode, self.store, None))
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal, TypeAlias
 
-from baton.agent.events import AgentEvent
+from baton.agent.events import AgentEvent, ToolExecutionEndEvent
 from baton.providers.json_types import JsonObject
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions.compaction import CompactionResult
 from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
+from baton.tools.todo_write import Todo, TodoWriteTool, todos_from_details
 
 CompactionReason: TypeAlias = Literal["threshold", "overflow", "manual"]
 SessionChangeReason: TypeAlias = Literal["new", "fork", "resume", "navigate"]
@@ -231,6 +232,39 @@ class SubagentEvent:
                 "event": self.event.to_dict()}
 
 
+@dataclass(slots=True)
+class PlanProposedEvent:
+    """The model proposed a plan (``exit_plan_mode``); ``outcome`` is what became of it."""
+
+    plan: str
+    tool_call_id: str = ""
+    outcome: str = "proposed"
+    type: Literal["plan_proposed"] = "plan_proposed"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "toolCallId": self.tool_call_id, "plan": self.plan, "outcome": self.outcome}
+
+
+@dataclass(slots=True)
+class TodoUpdateEvent:
+    """The model replaced its task list (a ``todo_write`` call that succeeded): the whole list."""
+
+    todos: list[Todo]
+    tool_call_id: str = ""
+    type: Literal["todo_update"] = "todo_update"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "toolCallId": self.tool_call_id, "todos": [t.to_dict() for t in self.todos]}
+
+
+def todo_update_for(event: AgentEvent) -> TodoUpdateEvent | None:
+    """The ``todo_update`` a finished ``todo_write`` call makes (``None`` for any other event)."""
+    if not isinstance(event, ToolExecutionEndEvent) or event.tool_name != TodoWriteTool.name or event.is_error:
+        return None
+    todos = todos_from_details(event.result.details)
+    return TodoUpdateEvent(todos, event.tool_call_id) if todos is not None else None
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -246,6 +280,8 @@ SessionEvent: TypeAlias = (
     | McpStatusEvent
     | QueueChangedEvent
     | SubagentEvent
+    | PlanProposedEvent
+    | TodoUpdateEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

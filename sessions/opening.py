@@ -23,6 +23,7 @@ from baton.sessions.context_files import ContextFile, load_append_system_md, loa
 from baton.sessions.models import parse_thinking_level
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.permissions.rules import RuleSet
+from baton.sessions.plan_mode import planning_tool_names
 from baton.sessions.prompt_commands import PromptCommands
 from baton.sessions.resume import resolve_model
 from baton.sessions.settings import Settings
@@ -80,7 +81,7 @@ def read_parts(
     tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
     if options.tools is None and settings.models.advisor:
         tool_names.append("ask_model")  # a second opinion, only where an advisor is configured
-    tools = _make_tools(tool_names, cwd, tool_env, slots)
+    tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
     files = load_context_files(cwd, warnings=refused) if options.context_files else []
     library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])

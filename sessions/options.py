@@ -48,7 +48,8 @@ class SessionOptions:
     """Load tiktoken in the background at once (interactive use). Short non-interactive runs
     skip it: until it is loaded, counts use pi's four-characters-a-token estimate."""
     approval: str | None = None
-    """``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``)."""
+    """``plan`` | ``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``,
+    ``--plan``)."""
     fallback_models: list[str] | None = None
     """``--fallback`` models (replacing the ``fallbackModels`` setting when given)."""
     max_cost_usd: float | None = None

@@ -63,7 +63,8 @@ def _is(expected: object) -> Stricter:
     return lambda project, user: project is expected
 
 
-_APPROVAL_STRICTNESS = {"ask": 0, "auto": 1, "full": 2}
+_APPROVAL_STRICTNESS = {"plan": -1, "ask": 0, "auto": 1, "full": 2}
+"""A project may choose a mode at least as strict as the user's (``plan`` is the strictest)."""
 
 
 def _stricter_mode(project: JsonValue, user: object) -> bool:

@@ -186,7 +186,7 @@ class Settings(_Section):
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None
-    approval: Literal["ask", "auto", "full"] = "auto"
+    approval: Literal["plan", "ask", "auto", "full"] = "auto"
     """What runs unasked: see the README's Permissions section."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

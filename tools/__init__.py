@@ -38,12 +38,14 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "ls": ("baton.tools.ls", "LsTool"),
     "task": ("baton.tools.task", "TaskTool"),
     "ask_model": ("baton.tools.ask_model", "AskModelTool"),
+    "todo_write": ("baton.tools.todo_write", "TodoWriteTool"),
+    "exit_plan_mode": ("baton.tools.exit_plan_mode", "ExitPlanModeTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
-DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "task")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "task", "todo_write")
 """The tools a session has unless told otherwise."""
 
 MCP_PREFIX = "mcp__"
@@ -104,8 +106,9 @@ def details_type_for(name: str) -> type | None:
 
 
 def read_only_tool_names() -> tuple[str, ...]:
-    """The registered tools that change nothing (read, grep, find, ls), in registry order."""
-    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only)
+    """The registered tools that read and change nothing (read, grep, find, ls), in registry
+    order; the session's own tools (kind ``think``: the task list, the plan) are left out."""
+    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only and tool_class(name).kind != "think")
 
 
 def _make(name: str, cwd: str, images: bool) -> AgentTool:
@@ -131,7 +134,7 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """read, bash, edit, write, task."""
+    """read, bash, edit, write, task, todo_write."""
     return tools_by_name(list(DEFAULT_TOOL_NAMES), cwd, images=images)
 
 
@@ -141,7 +144,7 @@ def read_only_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 
 
 def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """Every registered tool: read, bash, edit, write, grep, find, ls."""
+    """Every registered tool: read, bash, edit, write, grep, find, ls, todo_write, exit_plan_mode."""
     return tools_by_name(list(TOOL_MODULES), cwd, images=images)
 
 

@@ -83,6 +83,7 @@ class Permissions:
         record: Callable[[JsonObject], object],
         tools: Callable[[], list[AgentTool]],
         abort: Callable[[], None],
+        record_mode: Callable[[str], object] = lambda mode: None,
     ) -> None:
         self.policy = policy
         self.sandbox = sandbox
@@ -94,6 +95,9 @@ class Permissions:
         self._record = record
         self._tools = tools
         self._abort = abort
+        self._record_mode = record_mode
+        self.mode_listeners: list[Callable[[ApprovalMode], object]] = []
+        """Called with each new mode (the session's plan-mode part follows it)."""
         self._sandboxed: dict[str, bool] = {}
         self._absent: dict[str, list[str]] = {}
         """Per sandboxed call: protected paths that did not exist before it (the sandbox can only
@@ -112,19 +116,26 @@ class Permissions:
 
     @property
     def mode(self) -> ApprovalMode:
-        """The approval mode in effect: ``ask``, ``auto`` or ``full`` (see the README's
+        """The approval mode in effect: ``plan``, ``ask``, ``auto`` or ``full`` (see the README's
         Permissions section)."""
         return self.policy.mode
 
     def set_mode(self, mode: str) -> ApprovalMode:
-        """Switch the approval mode (an ``approval_mode_change`` event); raises ValueError for
-        anything but ask, auto and full."""
+        """Switch the approval mode (an ``approval_mode_change`` event and a session entry, so a
+        resumed session starts in it); raises ValueError for anything but plan, ask, auto and full.
+        Only front ends call this, for the user: no tool can."""
         chosen = next((m for m in APPROVAL_MODES if m == mode), None)
         if chosen is None:
-            raise ValueError(f"unknown approval mode {mode!r}: use ask, auto or full")
+            raise ValueError(f"unknown approval mode {mode!r}: use plan, ask, auto or full")
         if self.policy.mode != chosen:
             self.policy.mode = chosen
+            try:
+                self._record_mode(chosen)
+            except OSError as exc:  # the session reports its own write errors
+                logger.warning("could not record the approval mode: %s", exc)
             self._events.emit_soon(ApprovalModeChangeEvent(chosen))
+            for listener in list(self.mode_listeners):
+                listener(chosen)
         return chosen
 
     @property
@@ -137,6 +148,8 @@ class Permissions:
         mode = self.policy.mode
         if mode == "full":
             return "full · no sandbox"
+        if mode == "plan":
+            return "plan · read-only"
         if self.sandbox is None:
             why = self.sandbox_status.reason
             return f"{mode} · no sandbox ({why})" if why and mode == "auto" else f"{mode} · no sandbox"

@@ -1,7 +1,8 @@
 """The permission policy: for one tool call, allow, ask or deny — and whether bash runs in the
 sandbox. Pure: no I/O beyond resolving paths, no asking (see :mod:`.gate`).
 
-Order: a deny rule wins; then hidden places (``$BATON_HOME``, credential stores: see
+Order: in ``plan`` mode a call that could change anything is refused first (see below); then a
+deny rule wins; then hidden places (``$BATON_HOME``, credential stores: see
 :mod:`baton.tools.hidden_paths`) and protected paths ask (every mode, ``full`` included, whatever
 an allow rule says; a search whose folder holds a hidden place asks too); then ask rules; then
 what a PreToolUse hook said; then allow rules; then the mode's default:
@@ -23,6 +24,14 @@ temp dirs (where bash leaves its full output). Which tool is which comes from it
 (:class:`baton.agent.tool.AgentTool`): a tool with a ``path_parameter`` is judged by the real path
 of that argument, as a read (``read_only``: read, grep, find, ls) or as a change (edit, write); a
 ``search`` tool also asks when its folder holds a hidden place.
+
+``plan`` mode is read-only, whatever rules and hooks say: only tools whose traits say they change
+nothing (``read_only``: read, grep, find, ls, an MCP tool whose server marks it ``readOnlyHint``,
+the session's own ``todo_write`` and ``exit_plan_mode``) may run, and they are then judged as in
+``ask``. Everything else — edit, write, bash (a command is never proven read-only), other MCP
+tools, tools no registry knows — is denied with a result saying why, even when the model calls a
+tool it was not offered. A tool of kind ``think`` that is read-only changes only the session's own
+state (the task list, the plan) and runs unasked in every mode.
 
 An allow — by a rule of any source, a hook or the mode — means "don't ask", never "leave the
 sandbox": every allowed bash command runs in the sandbox when there is one, except in ``full``
@@ -53,13 +62,30 @@ from baton.tools.path_pins import path_argument
 if TYPE_CHECKING:
     from baton.agent.tool import AgentTool
 
-ApprovalMode: TypeAlias = Literal["ask", "auto", "full"]
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "auto", "full")
+ApprovalMode: TypeAlias = Literal["plan", "ask", "auto", "full"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("plan", "ask", "auto", "full")
+"""From the strictest to the loosest."""
+PLAN: ApprovalMode = "plan"
+
 Action: TypeAlias = Literal["allow", "ask", "deny"]
 Source: TypeAlias = Literal["rule", "mode", "protected", "hook"]
 
 BASH = "bash"
 """The tool whose commands run in the sandbox (its calls are judged by their command)."""
+
+
+def strictness(mode: str) -> int:
+    """The place of ``mode`` in :data:`APPROVAL_MODES` (0: ``plan``, the strictest); an unknown
+    name counts as the loosest plus one, so it is never taken for a stricter mode."""
+    return APPROVAL_MODES.index(mode) if mode in APPROVAL_MODES else len(APPROVAL_MODES)
+
+
+def plan_refusal(tool: str, traits: type[AgentTool]) -> str | None:
+    """Why plan mode refuses a call of ``tool`` (``None``: its traits say it changes nothing)."""
+    if traits.read_only:  # bash is not: a command is never taken for read-only
+        return None
+    return (f"plan mode is read-only and {tool} can change things; it was not run. Keep to reading, then "
+            "call exit_plan_mode with your plan: the user decides when the work starts")
 
 
 @dataclass(slots=True)
@@ -194,6 +220,10 @@ class Policy:
             return Decision(action, source, reason, summary, str(rule) if rule else None, proposed, sandbox,
                             target.path, target.path_argument)
 
+        if self.mode == PLAN:
+            refusal = plan_refusal(tool, target.traits)
+            if refusal is not None:
+                return made("deny", "mode", refusal)
         deny = self._first_match("deny", target)
         if deny is not None:
             return made("deny", "rule", f"denied by the rule {deny}", deny)
@@ -220,6 +250,8 @@ class Policy:
         tool = target.tool
         if mode == "full":
             return made("allow", "mode", "approval mode full")
+        if target.traits.read_only and target.traits.kind == "think" and target.mcp is None and target.path is None:
+            return made("allow", "mode", "changes only the session's own state")
         if target.command is not None:
             if mode == "auto" and self.sandbox_available:
                 return made("allow", "mode", "runs in the sandbox")

@@ -8,7 +8,7 @@ from baton.providers.json_types import JsonArray, JsonMapping, JsonSequence
 from baton.sessions.permissions.gate import DECISION_ENTRY, Permissions
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
-from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy, mcp_identity_lookup
+from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy, mcp_identity_lookup, strictness
 from baton.sessions.permissions.rules import RuleSet
 from baton.sessions.settings import Settings
 from baton.tools.bash import BashTool
@@ -17,6 +17,10 @@ from baton.tools.sandbox import Sandbox, SandboxStatus, probe
 
 if TYPE_CHECKING:
     from baton.sessions.extension_host import SessionHost
+    from baton.sessions.store import SessionStore
+
+MODE_ENTRY = "approval_mode"
+"""``custom_type`` of the session entries recording a change of approval mode (``{"mode": ...}``)."""
 
 def effective_mode(settings: Settings, override: str | None = None) -> ApprovalMode:
     """The mode to start in: ``override`` (``--approval``) when given, else the setting.
@@ -27,8 +31,28 @@ def effective_mode(settings: Settings, override: str | None = None) -> ApprovalM
         return settings.approval
     chosen = next((mode for mode in APPROVAL_MODES if mode == override), None)
     if chosen is None:
-        raise ValueError(f"unknown approval mode {override!r}: use ask, auto or full")
+        raise ValueError(f"unknown approval mode {override!r}: use plan, ask, auto or full")
     return chosen
+
+
+def recorded_mode(store: SessionStore) -> ApprovalMode | None:
+    """The last approval mode the current branch of ``store`` records (``None``: none)."""
+    for entry in reversed(store.branch_path()):
+        if getattr(entry, "custom_type", None) == MODE_ENTRY:
+            data = getattr(entry, "data", None)
+            mode = data.get("mode") if isinstance(data, dict) else None
+            return next((m for m in APPROVAL_MODES if m == mode), None)
+    return None
+
+
+def resumed_mode(start: ApprovalMode, store: SessionStore, override: str | None) -> ApprovalMode:
+    """The mode a resumed session starts in: the one its file last recorded when that is
+    stricter than ``start`` (a session file is history, never authority: it can put a session
+    back in plan mode, never loosen what the settings say); ``--approval`` always wins."""
+    if override is not None:
+        return start
+    recorded = recorded_mode(store)
+    return recorded if recorded is not None and strictness(recorded) < strictness(start) else start
 
 
 def sandbox_wanted(settings: Settings) -> tuple[bool, bool]:
@@ -73,7 +97,7 @@ def _hidden_entries(data: JsonMapping) -> JsonArray | None:
 def install_permissions(session: SessionHost, mode: str | None = None) -> Permissions:
     """Build the session's :class:`Permissions`, register its gates and hook it into bash."""
     settings = session.settings
-    approval = effective_mode(settings, mode)
+    approval = resumed_mode(effective_mode(settings, mode), session.store, mode)
     rules = RuleSet.parse(settings.permissions.allow, settings.permissions.deny, settings.permissions.ask)
     enabled, network = sandbox_wanted(settings)
     status = SandboxStatus(False, "the sandbox is turned off (sandbox.enabled: false)")
@@ -97,6 +121,7 @@ def install_permissions(session: SessionHost, mode: str | None = None) -> Permis
         record=lambda data: session.store.append_custom(DECISION_ENTRY, data),
         tools=lambda: list(session.agent.tools),
         abort=session.abort,
+        record_mode=lambda chosen: session.store.append_custom(MODE_ENTRY, {"mode": chosen}),
     )
     permissions.warnings.extend(rules.problems)
     permissions.on_rule_saved = lambda rule: keep_trust_with_rule(session.cwd, session.settings, rule)
@@ -105,6 +130,9 @@ def install_permissions(session: SessionHost, mode: str | None = None) -> Permis
         permissions.warnings.append(status.warning)
     if sandbox is None and approval == "auto":
         permissions.warnings.append(f"no sandbox: {status.reason}; bash commands will ask for approval")
+    recorded = recorded_mode(session.store)
+    if recorded != approval and (recorded is not None or approval == "plan"):  # so `baton -c` comes back in it
+        session.store.append_custom(MODE_ENTRY, {"mode": approval})
     session.tool_gates.add_before("permissions", permissions.before)
     session.tool_gates.add_after("permissions", permissions.after)
     for tool in session.agent.tools:

@@ -136,12 +136,12 @@ async def test_templates_found_in_every_place_and_expanded(
            "All: $@ | raw: $ARGUMENTS | rest: ${@:2}\n")
     _write(cwd / ".claude" / "commands" / "fix-issue.md", "Fix issue #$ARGUMENTS following our standards.\n")
     _write(baton_home / "prompts" / "hello.md", "Say hello to $1$9.\n")
-    _write(user_home / ".claude" / "commands" / "plan.md", "---\ndescription: Plan\n---\nPlan: $@\n")
+    _write(user_home / ".claude" / "commands" / "outline.md", "---\ndescription: Outline\n---\nOutline: $@\n")
     faux_a.add("1", "2", "3", "4", "5")
     session = await CodingSession.open(options)
     try:
         commands = {c.name: c for c in session.prompt_commands()}
-        assert {"review", "fix-issue", "hello", "plan"} <= set(commands)
+        assert {"review", "fix-issue", "hello", "outline"} <= set(commands)
         assert commands["review"].description == "Review a file"
         assert commands["review"].argument_hint == "<file> [focus]"
         assert commands["fix-issue"].description == "Fix issue #$ARGUMENTS following our standards."
@@ -154,8 +154,8 @@ async def test_templates_found_in_every_place_and_expanded(
         assert _last_user_text(faux_a) == "Fix issue #123 following our standards."
         await session.prompt("/hello world")
         assert _last_user_text(faux_a) == "Say hello to world."
-        await session.prompt("/plan a b")
-        assert _last_user_text(faux_a) == "Plan: a b"
+        await session.prompt("/outline a b")  # (/plan is baton's own: plan mode)
+        assert _last_user_text(faux_a) == "Outline: a b"
         await session.prompt("/unknown stays as typed")
         assert _last_user_text(faux_a) == "/unknown stays as typed"
     finally:

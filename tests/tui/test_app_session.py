@@ -380,7 +380,7 @@ async def test_thinking_cycle_and_toggle(project: Path, model_a: Model, faux_a: 
     app = BatonApp(session)
     async with app.run_test(size=(100, 30)) as pilot:
         before = session.thinking_level
-        await pilot.press("shift+tab")
+        await pilot.press("ctrl+r")
         await pilot.pause(0.05)
         assert session.thinking_level != before
         assert f"thinking {session.thinking_level}" in screen_text(app)

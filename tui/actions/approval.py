@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonValue
-from baton.tui.actions.action import Action, ActionError, Report, RpcCommand
+from baton.tui.actions.action import AcpCommand, Action, ActionError, Report, RpcCommand
 from baton.tui.actions.fields import text_field
 from baton.tui.actions.text import shorten
 
 if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
-MODES = ("ask", "auto", "full")
+MODES = ("plan", "ask", "auto", "full")
 MEANINGS = {
+    "plan": "read-only: the model explores and proposes a plan (exit_plan_mode); nothing changes until you accept it.",
     "ask": "every command, edit and write asks; reads inside the workspace run.",
     "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
     "full": "everything runs, without the sandbox (protected paths and deny rules still apply).",
@@ -23,13 +24,13 @@ MEANINGS = {
 def _mode_from_text(session: CodingSession, text: str) -> str:
     mode = text.strip().lower()
     if mode not in MODES:
-        raise ActionError(f"Unknown approval mode {shorten(mode, 40)!r}; use ask, auto or full.", "warning")
+        raise ActionError(f"Unknown approval mode {shorten(mode, 40)!r}; use plan, ask, auto or full.", "warning")
     return mode
 
 
 async def set_approval(session: CodingSession, mode: str) -> str:
-    """Switch the approval mode (the session refuses anything but ask, auto and full); the mode
-    in effect."""
+    """Switch the approval mode (the session refuses anything but plan, ask, auto and full); the
+    mode in effect."""
     return session.permissions.set_mode(mode)
 
 
@@ -43,9 +44,21 @@ def _mode_reply(session: CodingSession, mode: str) -> JsonValue:
 
 
 APPROVAL: Action[str, str] = Action(
-    "approval", "/approval [ask|auto|full]", "What runs without asking: ask, auto (sandboxed) or full",
+    "approval", "/approval [plan|ask|auto|full]", "What runs without asking: plan, ask, auto (sandboxed) or full",
     parse=_mode_from_text, run=set_approval, report=approval_report,
     rpc=RpcCommand("set_approval", parse=lambda session, command: text_field(command, "mode"), reply=_mode_reply),
 )
 
-ACTIONS = (APPROVAL,)
+async def enter_plan(session: CodingSession, _: None) -> str:
+    """Plan mode: read-only until the user accepts the model's plan."""
+    return session.permissions.set_mode("plan")
+
+
+PLAN: Action[None, str] = Action(
+    "plan", "/plan", "Plan mode: read-only tools; the model proposes a plan for you to accept",
+    parse=lambda session, text: None, run=enter_plan, report=approval_report,
+    rpc=RpcCommand("set_plan_mode", parse=lambda session, command: None, reply=_mode_reply),
+    acp=AcpCommand(),
+)
+
+ACTIONS = (APPROVAL, PLAN)

@@ -34,7 +34,7 @@ from baton.tui.app import startup
 from baton.tui.app.busy import Busy
 from baton.tui.app.commands import ParsedCommand, command_list, dispatch
 from baton.tui.app.completer import Completer
-from baton.tui.app.notices import APPROVAL_MEANINGS, model_switched
+from baton.tui.app.notices import APPROVAL_MEANINGS, MODE_CYCLE, model_switched
 from baton.tui.app.render import one_line
 from baton.tui.app.sending import Sender
 from baton.tui.app.themes import THEME_ALIASES
@@ -50,6 +50,7 @@ from baton.tui.app.widgets.status import (
     startup_header_content,
     status_from_session,
 )
+from baton.tui.app.widgets.todo_panel import TodoPanel
 
 MCP_START_DELAY_S = 1.0
 """Seconds after mounting before MCP servers start in the background."""
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
+    from baton.sessions.plan_mode import PlanAnswer, PlanRequest
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -88,7 +90,8 @@ class BatonApp(App[int]):
         Binding("ctrl+l", "pick_model", "Model", show=False, priority=True),
         Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, priority=True),
         Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, priority=True),
-        Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode: default, plan, auto-accept edits", show=False, priority=True),
+        Binding("ctrl+r", "cycle_thinking", "Thinking level", show=False, priority=True),
         Binding("ctrl+t", "toggle_thinking", "Show thinking", show=False, priority=True),
         Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True),
         Binding("ctrl+v", "paste_image", "Paste an image", show=False, priority=True),
@@ -133,6 +136,7 @@ class BatonApp(App[int]):
         self.editor = PromptEditor(id="editor", completer=self.completer, completion=self.completion, history=history)
         self.status_bar = StatusBar(id="status")
         self.approval = ApprovalPanel(id="approval")
+        self.todos = TodoPanel(id="todos")
         self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- the session and the transcript ------------------------------------------------------------
@@ -161,6 +165,7 @@ class BatonApp(App[int]):
         with Vertical(id="bottom"):
             yield self.activity
             yield self.completion
+            yield self.todos
             yield self.approval
             yield self.attachments
             yield self.editor
@@ -232,6 +237,10 @@ class BatonApp(App[int]):
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
         session.permissions.approver = self.approval.ask
+        session.plan_mode.approver = self.review_plan
+        from baton.tools.todo_write import latest_todos
+
+        self.todos.show_todos(latest_todos(session.messages) or [], collapsed=True)
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -454,8 +463,35 @@ class BatonApp(App[int]):
         self.notice(model_switched(previous, model, handoff_summary(self, model)))
         self.refresh_status()
 
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next mode of ``ask`` (default) → ``plan`` → ``auto`` (accept edits)."""
+        if self._modal_open():
+            raise SkipAction()
+        current = self.session.permissions.mode
+        self.set_approval_mode(MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)]
+                               if current in MODE_CYCLE else MODE_CYCLE[0])
+
+    async def review_plan(self, request: PlanRequest) -> PlanAnswer:
+        """The plan-mode approver: show the plan, return the user's verdict."""
+        from baton.sessions.plan_mode import PlanAnswer
+        from baton.tui.app.widgets.plan_review import PlanReviewScreen
+
+        answer: asyncio.Future[PlanAnswer] = asyncio.get_running_loop().create_future()
+
+        def settle(result: PlanAnswer | None) -> None:
+            if not answer.done():
+                answer.set_result(result if result is not None else PlanAnswer("cancel"))
+
+        screen = PlanReviewScreen(request.plan)
+        self.push_screen(screen, settle)
+        try:
+            return await answer
+        finally:  # an abort while the plan is shown takes the screen away
+            if self.screen is screen:
+                screen.dismiss(None)
+
     def action_cycle_thinking(self) -> None:
-        """Shift+Tab: the next thinking level."""
+        """Ctrl+R: the next thinking level."""
         if self._modal_open():
             raise SkipAction()
         if not self.session.model.reasoning:

@@ -20,11 +20,15 @@ if TYPE_CHECKING:
     from baton.tui.app.widgets.messages import NoticeLevel
 
 APPROVAL_MEANINGS = {
+    "plan": "read-only: the model explores and proposes a plan (exit_plan_mode); nothing changes until you accept it.",
     "ask": "every command, edit and write asks; reads inside the workspace run.",
     "auto": "edits inside the workspace run, commands run in the sandbox; the rest asks.",
     "full": "everything runs, without the sandbox (protected paths and deny rules still apply).",
 }
 """What each approval mode means, said when ``/approval`` switches to it."""
+MODE_CYCLE = ("ask", "plan", "auto")
+"""What Shift+Tab steps through: default (every change asks), plan, auto-accept edits. ``full``
+is never reached by a key: only ``/approval full``."""
 
 
 def retry_notice(attempt: int, max_attempts: int, delay_ms: int, error: str) -> str:

@@ -29,7 +29,9 @@ from baton.sessions.events import (
     SessionChangedEvent,
     SessionChangeReason,
     ThinkingLevelChangeEvent,
+    TodoUpdateEvent,
 )
+from baton.sessions.permissions.events import ApprovalModeChangeEvent
 from baton.tui.app import notices
 from baton.tui.app.render import one_line
 
@@ -59,11 +61,13 @@ class SessionEvents:
                 self._agent_started()
             case AgentEndEvent():
                 self._agent_ended()
-            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent():
+            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent() | ApprovalModeChangeEvent():
                 self.app.refresh_status()
             case ModelFallbackEvent(returning=returning):
                 self.app.transcript.add_notice_before_reply(event.text(), "info" if returning else "warning")
                 self.app.refresh_status()
+            case TodoUpdateEvent(todos=todos):
+                self.app.todos.show_todos(todos)
             case ExtensionNoticeEvent(source=source, text=text, level=level):
                 self.app.notice(f"{source}: {one_line(text, 300)}", level)
             case AutoCompactionStartEvent(reason=reason):
@@ -92,10 +96,13 @@ class SessionEvents:
     def _agent_started(self) -> None:
         self.app.set_busy(replace(self.app.busy, agent_running=True))
         self.app.activity.start()
+        self.app.todos.set_collapsed(False)
 
     def _agent_ended(self) -> None:
         self.app.set_busy(replace(self.app.busy, agent_running=False))
         self.app.refresh_status()
+        self.app.todos.set_collapsed(True)
+
 
     def _compaction_ended(self, event: AutoCompactionEndEvent) -> None:
         self.compaction_reported = True
@@ -115,6 +122,9 @@ class SessionEvents:
         self.app.refresh_status()
 
     def _session_changed(self, reason: SessionChangeReason) -> None:
+        from baton.tools.todo_write import latest_todos
+
         self.app.reload_transcript()
+        self.app.todos.show_todos(latest_todos(self.app.session.messages) or [], collapsed=True)
         if reason == "resume":
             self.app.warn_if_no_key()

@@ -68,7 +68,7 @@ def argument_sources(app: BatonApp) -> dict[str, ArgumentSource]:
             return []
 
     return {"model": models, "thinking": thinking,
-            "approval": lambda: [(mode, "") for mode in ("ask", "auto", "full")]}
+            "approval": lambda: [(mode, "") for mode in ("plan", "ask", "auto", "full")]}
 
 
 def opening_problems(session: CodingSession) -> list[str]:

@@ -65,6 +65,8 @@ class CliArgs:
     """``--checkpoints [SESSION]`` ("" for the most recent session; None when not given)."""
     no_context_files: bool = False
     approval: str | None = None
+    plan: bool = False
+    """``--plan``: start in plan mode (print mode prints the plan the model proposes)."""
     mcp_config: list[str] = field(default_factory=list)
     no_mcp: bool = False
     list_mcp: bool = False
@@ -124,9 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a session's checkpoints (for /rewind) as JSON and exit")
     p.add_argument("--no-context-files", action="store_true",
                    help="do not load AGENTS.md / CLAUDE.md context files")
-    p.add_argument("--approval", choices=("ask", "auto", "full"),
-                   help="what runs unasked: ask (only reads), auto (sandboxed bash, edits in the workspace; "
-                        "default), full (everything)")
+    p.add_argument("--approval", choices=("plan", "ask", "auto", "full"),
+                   help="what runs unasked: plan (read-only, ends with a plan), ask (only reads), auto (sandboxed "
+                        "bash, edits in the workspace; default), full (everything)")
+    p.add_argument("--plan", action="store_true",
+                   help="start in plan mode (--approval plan): read-only tools, the model proposes a plan; "
+                        "with -p the plan is printed")
     p.add_argument("--mcp-config", action="append", metavar="FILE",
                    help="MCP servers from FILE ({\"mcpServers\": ...}), after ~/.baton/mcp.json and .mcp.json")
     p.add_argument("--no-mcp", action="store_true", help="start no MCP servers")
@@ -171,7 +176,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         export=ns.export or [],
         checkpoints=ns.checkpoints,
         no_context_files=ns.no_context_files,
-        approval=ns.approval,
+        approval="plan" if ns.plan else ns.approval,
+        plan=ns.plan,
         mcp_config=ns.mcp_config or [],
         no_mcp=ns.no_mcp,
         list_mcp=ns.list_mcp,

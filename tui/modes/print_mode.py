@@ -58,10 +58,14 @@ class RunTracker:
     def __init__(self) -> None:
         self.last_message: Any = None
         self.interrupted = False
+        self.plan: str | None = None
+        """The plan the model proposed with ``exit_plan_mode`` (plan mode), if it did."""
 
     def __call__(self, event: Any) -> None:
         if isinstance(event, MessageEndEvent):
             self.last_message = event.message
+        elif getattr(event, "type", None) == "plan_proposed":
+            self.plan = event.plan
 
     def interrupt(self, abort: Callable[[], None]) -> Callable[[], None]:
         """An interrupt handler that records the interruption, then calls ``abort``."""
@@ -211,11 +215,12 @@ async def run_print_mode(session: CodingSession, text: str, images: list[ImageCo
         if unsubscribe is not None:
             unsubscribe()
     code, error = tracker.outcome()
+    if tracker.plan is not None and not tracker.interrupted:  # plan mode: the plan is the run's result
+        code, error = EXIT_OK, None
     if error is not None:
         print(f"baton: {error}", file=sys.stderr)
         return report_save_error(code, save_error)
-    assert tracker.answer is not None
-    answer = tracker.answer.text
+    answer = tracker.plan if tracker.plan is not None else tracker.answer.text if tracker.answer else ""
     if sys.stdout.isatty():
         from baton.tools import strip_control_sequences
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DEMO_PROVIDER = "demo"
 KEY_HINTS = (
     "Enter send · Shift+Enter/Ctrl+J newline · Esc abort · Ctrl+L model · Ctrl+P next model · "
-    "Shift+Tab thinking · Ctrl+T show thinking · Ctrl+O expand tools · /hotkeys"
+    "Shift+Tab mode (plan) · Ctrl+R thinking · Ctrl+T show thinking · Ctrl+O expand tools · /hotkeys"
 )
 
 
@@ -118,8 +118,9 @@ class StatusBar(Widget):
         usage.append(format_cost(info.cost))
         left2 = Content.styled("  ".join(usage), "$text-muted")
         if info.approval:
-            style = "bold $text-error" if info.approval.startswith("full") else (
-                "$text-warning" if "no sandbox" in info.approval else "$text-muted")
+            style = "bold $text-error" if info.approval.startswith("full") else "bold $text-accent" \
+                if info.approval.startswith("plan") else ("$text-warning" if "no sandbox" in info.approval
+                                                          else "$text-muted")
             left2 = Content.assemble(left2, ("  ·  ", "$text-muted"), (info.approval, style))
         if info.mcp:
             style = "$text-error" if "✗" in info.mcp else "$text-muted"

@@ -16,7 +16,7 @@ from baton.agent.events import MessageEndEvent
 from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage
-from baton.sessions.events import ModelChangeEvent, ModelFallbackEvent, ThinkingLevelChangeEvent
+from baton.sessions.events import ModelChangeEvent, ModelFallbackEvent, ThinkingLevelChangeEvent, TodoUpdateEvent
 from baton.tui.actions.action import ActionCancelled, ActionError, Report, SessionAction
 from baton.tui.modes.acp.config import config_options, model_state
 from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
@@ -51,6 +51,9 @@ class AcpSession:
         from baton.tui.modes.acp.permission import editor_approver
 
         session.permissions.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
+        from baton.tui.modes.acp.plan import editor_plan_approver
+
+        session.plan_mode.approver = editor_plan_approver(client, self.id)
 
     # ------------------------------------------------------------------ wiring
 
@@ -69,6 +72,11 @@ class AcpSession:
                 return
             case MessageEndEvent(message=AssistantMessage() as message):
                 self._count_usage(message.usage)
+            case TodoUpdateEvent(todos=todos):
+                from baton.tui.modes.acp.plan import plan_update
+
+                self.send(plan_update(todos))
+                return
         self.mapper(event)
 
     def _attach_file_access(self) -> None:
@@ -150,6 +158,12 @@ class AcpSession:
         messages = [e.message for e in self.session.store.branch_path() if isinstance(e, MessageEntry)]
         for update in replay_updates(messages, self.cwd):
             self.send(update)
+        from baton.tools.todo_write import latest_todos
+        from baton.tui.modes.acp.plan import plan_update
+
+        todos = latest_todos(messages)
+        if todos:  # the task list as it last stood
+            self.send(plan_update(todos))
 
     async def close(self) -> None:
         """Abort any run and release the session file."""
