@@ -3,7 +3,7 @@ what the rest of baton knows about a tool without running it (its traits).
 
 A tool is a class, generic over its parameters model and its details: ``AgentTool[Params,
 Details]``, so ``run`` receives validated, typed parameters. Its traits are class attributes —
-``kind``, ``path_parameter``, ``read_only``, ``claude_code_name`` and the ``title`` of a call —
+``kind``, ``path_parameter``, ``url_parameter``, ``read_only``, ``claude_code_name`` and the ``title`` of a call —
 and every part of baton that treats tools differently reads them there (the permission policy,
 checkpoints, hooks, compaction, the system prompt, the editor protocol) instead of keeping a
 table of tool names.
@@ -109,6 +109,9 @@ class AgentTool(ABC, Generic[P, D]):
     """The tool changes nothing (no file, no process, nothing outside). Checkpoints are taken
     before any other tool runs; a read-only tool with a path reads inside the workspace unasked,
     one that is not read-only changes files there."""
+    url_parameter: ClassVar[str | None] = None
+    """The argument naming the URL a tool fetches, if it fetches one the model names: the
+    permission policy judges such a call by the URL's host (``web_fetch(domain:example.com)``)."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

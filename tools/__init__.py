@@ -36,6 +36,7 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "grep": ("baton.tools.grep", "GrepTool"),
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
+    "web_fetch": ("baton.tools.web_fetch", "WebFetchTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
@@ -111,6 +112,10 @@ def _make(name: str, cwd: str, images: bool) -> AgentTool:
         from baton.tools.read import ReadTool
 
         return ReadTool(cwd, images=images)
+    if name == "web_fetch":
+        from baton.tools.web_fetch import WebFetchTool
+
+        return WebFetchTool(cwd, images=images)
     return tool_class(name)(cwd)  # type: ignore[call-arg]
 
 
@@ -134,12 +139,12 @@ def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 
 
 def read_only_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """The read-only tools: read, grep, find, ls."""
+    """The read-only tools: read, grep, find, ls, web_fetch."""
     return tools_by_name(list(read_only_tool_names()), cwd, images=images)
 
 
 def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """Every registered tool: read, bash, edit, write, grep, find, ls."""
+    """Every registered tool: read, bash, edit, write, grep, find, ls, web_fetch."""
     return tools_by_name(list(TOOL_MODULES), cwd, images=images)
 
 
