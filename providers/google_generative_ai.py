@@ -47,6 +47,7 @@ from baton.providers.models import (
 )
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
+from baton.providers.web_search import Source, add_searches, offers_search, search_text
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -143,6 +144,11 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         config = tool_config(options.tool_choice, context.tools)
         if config is not None:
             body["toolConfig"] = config
+    if offers_search(API, model.base_url, "generativelanguage.googleapis.com", model.compat, options.web_search) and (
+        not context.tools or _SEARCH_WITH_FUNCTIONS.search(model.id) or (model.compat or {}).get("webSearch") is True
+    ):
+        tools = body.get("tools")
+        body["tools"] = [*(tools if isinstance(tools, list) else []), {"googleSearch": {}}]
     generation: JsonObject = {"maxOutputTokens": options.max_tokens or model.max_tokens}
     if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
@@ -151,6 +157,11 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         generation["thinkingConfig"] = thinking
     body["generationConfig"] = generation
     return body
+
+
+_SEARCH_WITH_FUNCTIONS = re.compile(r"gemini-([3-9]|\d{2,})")
+"""Models that take Google Search alongside function declarations (earlier ones refuse the mix,
+so they search only in a request without tools)."""
 
 
 def thinking_config(model: Model, requested: ThinkingLevel | None) -> JsonObject | None:
@@ -433,6 +444,7 @@ class _Candidate(TypedDict, total=False):
     content: _Content
     finishReason: str
     finishMessage: str
+    groundingMetadata: JsonValue
 
 
 class _Chunk(TypedDict, total=False):
@@ -457,6 +469,8 @@ class GeminiDecoder:
         self._finish_reason: str | None = None
         self._finish_message: str | None = None
         self._last_usage: JsonObject | None = None
+        self._grounding: JsonObject | None = None
+        """The last ``groundingMetadata``: the vendor's Google searches and the pages they found."""
 
     def feed(self, event: str, data: str) -> None:
         """One SSE event: a ``GenerateContentResponse`` chunk (or an error object)."""
@@ -478,6 +492,8 @@ class GeminiDecoder:
     def finish(self) -> None:
         """The body ended: close blocks and map ``finishReason`` (none at all = stream cut)."""
         builder = self.builder
+        if self._grounding is not None:
+            self._searched(self._grounding)
         builder.close_all()
         reason = self._finish_reason
         if reason is None:
@@ -526,12 +542,33 @@ class GeminiDecoder:
                     self.builder.text_delta(text)  # the common case: more of the open text block
                 else:
                     self._part(part)
+        grounding = candidate.get("groundingMetadata")
+        if isinstance(grounding, dict):
+            self._grounding = grounding
         reason = candidate.get("finishReason")
         if reason:
             self._finish_reason = str(reason)
             message = candidate.get("finishMessage")
             if isinstance(message, str) and message:
                 self._finish_message = message
+
+    def _searched(self, grounding: JsonObject) -> None:
+        """Google Search grounding, kept as a text block (see :mod:`providers.web_search`)."""
+        raw_queries = grounding.get("webSearchQueries")
+        queries = [q for q in raw_queries if isinstance(q, str) and q] if isinstance(raw_queries, list) else []
+        results: list[Source] = []
+        chunks = grounding.get("groundingChunks")
+        for chunk in chunks if isinstance(chunks, list) else ():
+            web = chunk.get("web") if isinstance(chunk, dict) else None
+            if isinstance(web, dict) and isinstance(web.get("uri"), str):
+                title = web.get("title")
+                results.append(Source(str(web["uri"]), title if isinstance(title, str) else ""))
+        if not queries and not results:
+            return
+        self.builder.start_text(search_text("; ".join(queries), results))
+        self.builder.end_text()
+        self._current = None
+        add_searches(self.usage, len(queries) or 1)
 
     def _part(self, part: _Part) -> None:
         signature = part.get("thoughtSignature")

@@ -39,6 +39,7 @@ from baton.providers.models import (
 from baton.providers.openai_responses_stream import ResponsesDecoder, parse_text_signature
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_responses
+from baton.providers.web_search import offers_search
 from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
@@ -108,6 +109,9 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         body["temperature"] = options.temperature  # reasoning models refuse it
     if context.tools:
         body["tools"] = [convert_tool(tool) for tool in context.tools]
+    if offers_search(API, model.base_url, "api.openai.com", model.compat, options.web_search):
+        tools = body.get("tools")
+        body["tools"] = [*(tools if isinstance(tools, list) else []), {"type": "web_search"}]
     if options.tool_choice is not None:
         body["tool_choice"] = _tool_choice(options.tool_choice)
     if model.reasoning:

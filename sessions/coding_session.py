@@ -59,6 +59,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import UserBash
+from baton.sessions.web_search import install_web_search
 from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
@@ -137,6 +138,7 @@ class CodingSession:
         self.extensions.on_trust(lambda: adopt_trusted_settings(self))
         self.permissions = install_permissions(self, options.approval)
         """The permission policy, sandbox and approver."""
+        install_web_search(self)
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:

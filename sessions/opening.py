@@ -28,7 +28,8 @@ from baton.sessions.resume import resolve_model
 from baton.sessions.settings import Settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.store import SessionStore
-from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
+from baton.sessions.system_prompt import build_system_prompt
+from baton.sessions.web_search import default_tool_names
 from baton.tools.bash import BashTool
 from baton.tools.process_slots import ProcessSlots
 from baton.tools.tool_env import ToolEnvironment
@@ -77,7 +78,7 @@ def read_parts(
     )
     tool_env = ToolEnvironment(settings.bash.pass_env)
     slots = ProcessSlots(settings.tools.max_processes)
-    tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
+    tool_names = default_tool_names() if options.tools is None else list(options.tools)
     tools = _make_tools(tool_names, cwd, tool_env, slots)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
     files = load_context_files(cwd, warnings=refused) if options.context_files else []

@@ -37,12 +37,13 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
     "web_fetch": ("baton.tools.web_fetch", "WebFetchTool"),
+    "web_search": ("baton.tools.web_search", "WebSearchTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
-DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "web_fetch")
 """The tools a session has unless told otherwise."""
 
 MCP_PREFIX = "mcp__"
@@ -134,17 +135,17 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """read, bash, edit, write."""
+    """read, bash, edit, write, web_fetch."""
     return tools_by_name(list(DEFAULT_TOOL_NAMES), cwd, images=images)
 
 
 def read_only_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """The read-only tools: read, grep, find, ls, web_fetch."""
+    """The read-only tools: read, grep, find, ls, web_fetch, web_search."""
     return tools_by_name(list(read_only_tool_names()), cwd, images=images)
 
 
 def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """Every registered tool: read, bash, edit, write, grep, find, ls, web_fetch."""
+    """Every registered tool: read, bash, edit, write, grep, find, ls, web_fetch, web_search."""
     return tools_by_name(list(TOOL_MODULES), cwd, images=images)
 
 
