@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ class WebFetchTool(AgentTool[WebFetchParams, JsonObject]):
         self.clock: Callable[[], float] = time.monotonic
         self.timeout = TIMEOUT
         """Seconds one fetch may take in all (redirects included)."""
+        self.ssl_context: ssl.SSLContext | None = None
+        """The TLS context certificates are checked with (``None``: httpx's default, certifi's CAs)."""
         self._cache: dict[str, tuple[float, AgentToolResult[JsonObject]]] = {}
 
     @classmethod
@@ -170,7 +173,7 @@ class WebFetchTool(AgentTool[WebFetchParams, JsonObject]):
         first_host = target.host
         for _hop in range(MAX_REDIRECTS + 1):
             address = await checked_address(target, self.access.named_exactly)
-            status, headers, body, cut = await _get(target, address)
+            status, headers, body, cut = await _get(target, address, self.ssl_context)
             location = headers.get("location")
             if status not in _REDIRECTS or not location:
                 return _Fetched(target.url, status, MediaType.parse(headers.get("content-type")), body, cut)
@@ -251,7 +254,9 @@ def _save_full_text(text: str) -> str:
     return path
 
 
-async def _get(target: WebTarget, address: IpAddress) -> tuple[int, httpx.Headers, bytes, bool]:
+async def _get(
+    target: WebTarget, address: IpAddress, ssl_context: ssl.SSLContext | None
+) -> tuple[int, httpx.Headers, bytes, bool]:
     """One GET of ``target`` sent to ``address`` (the URL keeps its host for the Host header and
     TLS's name check); the body read up to :data:`MAX_DOWNLOAD` bytes."""
     ip = f"[{address}]" if address.version == 6 else str(address)
@@ -264,7 +269,8 @@ async def _get(target: WebTarget, address: IpAddress) -> tuple[int, httpx.Header
     headers = {"Host": host_header, "User-Agent": USER_AGENT,
                "Accept": "text/html,application/xhtml+xml,application/json,text/*;q=0.9,image/*;q=0.8,*/*;q=0.5"}
     extensions = {"sni_hostname": target.host} if target.https else {}
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=TIMEOUT) as client:
+    verify: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
+    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=TIMEOUT, verify=verify) as client:
         try:
             async with client.stream("GET", wire_url, headers=headers, extensions=extensions) as response:
                 chunks: list[bytes] = []

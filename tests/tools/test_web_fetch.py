@@ -184,6 +184,18 @@ async def test_fifty_megabyte_body_is_cut_at_five_and_the_text_at_100k(
     assert f"the full text is in {saved}" in text
 
 
+async def test_compressed_bomb_is_cut_after_decompression(server: WebServer, tmp_path: Path, baton_home: Path) -> None:
+    result = await fetch(make_tool(tmp_path, EXACT), f"{server.base}/bomb")
+    assert result.details is not None and result.details["bytes"] == MAX_DOWNLOAD and result.details["downloadCut"]
+
+
+async def test_abort_stops_a_fetch(server: WebServer, tmp_path: Path, baton_home: Path) -> None:
+    signal = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.5, signal.set)
+    with pytest.raises(ToolError, match="aborted"):
+        await make_tool(tmp_path, EXACT).execute("call-1", {"url": f"{server.base}/drip"}, signal)
+
+
 async def test_long_text_keeps_its_whole_in_the_temp_folder(
     server: WebServer, tmp_path: Path, baton_home: Path
 ) -> None:

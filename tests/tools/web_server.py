@@ -4,6 +4,8 @@ a slow drip, a 50 MB body, a wrong content type, a PDF, redirect loops)."""
 
 from __future__ import annotations
 
+import functools
+import gzip
 import http.server
 import idlelib
 import os
@@ -31,6 +33,12 @@ PNG_1PX = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
 )
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """50 MB of zeros, gzip-compressed to about 50 KB (made on first use)."""
+    return gzip.compress(b"0" * (50 * 1024 * 1024), compresslevel=9)
 
 
 @dataclass
@@ -105,6 +113,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._drip()
         elif path == "/huge":
             self._huge()
+        elif path == "/bomb":
+            self._send(200, gzip_bomb(), "text/plain", {"Content-Encoding": "gzip"})
         elif path == "/long.txt":
             self._send(200, ("line of text\n" * 20_000).encode(), "text/plain")
         else:
