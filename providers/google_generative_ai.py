@@ -149,6 +149,10 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
     ):
         tools = body.get("tools")
         body["tools"] = [*(tools if isinstance(tools, list) else []), {"googleSearch": {}}]
+        if context.tools:  # a built-in tool beside functions: the API wants the server's calls shown
+            present = body.get("toolConfig")
+            body["toolConfig"] = {**(present if isinstance(present, dict) else {}),
+                                  "includeServerSideToolInvocations": True}
     generation: JsonObject = {"maxOutputTokens": options.max_tokens or model.max_tokens}
     if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
@@ -160,8 +164,9 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
 
 
 _SEARCH_WITH_FUNCTIONS = re.compile(r"gemini-([3-9]|\d{2,})")
-"""Models that take Google Search alongside function declarations (earlier ones refuse the mix,
-so they search only in a request without tools)."""
+"""Models that take Google Search alongside function declarations ("tool combination", with
+``toolConfig.includeServerSideToolInvocations``); earlier ones search only in a request without
+tools."""
 
 
 def thinking_config(model: Model, requested: ThinkingLevel | None) -> JsonObject | None:

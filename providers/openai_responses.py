@@ -109,9 +109,6 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         body["temperature"] = options.temperature  # reasoning models refuse it
     if context.tools:
         body["tools"] = [convert_tool(tool) for tool in context.tools]
-    if offers_search(API, model.base_url, "api.openai.com", model.compat, options.web_search):
-        tools = body.get("tools")
-        body["tools"] = [*(tools if isinstance(tools, list) else []), {"type": "web_search"}]
     if options.tool_choice is not None:
         body["tool_choice"] = _tool_choice(options.tool_choice)
     if model.reasoning:
@@ -119,6 +116,12 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         if reasoning is not None:
             body["reasoning"] = reasoning
         body["include"] = ["reasoning.encrypted_content"]
+    reasoning_now = body.get("reasoning")
+    minimal = isinstance(reasoning_now, dict) and reasoning_now.get("effort") == "minimal"
+    # OpenAI's web search refuses the minimal effort, so the search sits out such a request.
+    if offers_search(API, model.base_url, "api.openai.com", model.compat, options.web_search) and not minimal:
+        tools = body.get("tools")
+        body["tools"] = [*(tools if isinstance(tools, list) else []), {"type": "web_search"}]
     return body
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from baton.providers.messages import AssistantMessage, Context, TextContent, UserMessage
 from baton.providers.models import Model
+from baton.providers.options import StreamOptions
 from baton.providers.web_search import SEARCH_MARK, searches_of
 from tests.provider_scripts import text_reply
 from tests.providers.claude_gemini_support import TOOLS, model, run_stream
@@ -81,6 +82,7 @@ async def test_openai_search_and_url_citations() -> None:
 async def test_gemini_grounding_becomes_text() -> None:
     message, request = await searched(GEMINI, "gemini_google_search.sse")
     assert request["tools"][-1] == {"googleSearch": {}}
+    assert request["toolConfig"]["includeServerSideToolInvocations"] is True  # beside the functions
     _valid_gemini(request)
     assert texts(message) == [
         "The latest httpx release is 0.28.1, released on 28 November 2024.",
@@ -97,9 +99,23 @@ async def test_search_is_offered_only_when_asked_and_where_the_vendor_has_it() -
     for target, asked in ((CLAUDE, False), (plain, True)):
         run = await run_stream(target, context, [Reply.sse(text_reply("anthropic-messages", "ok"))], web_search=asked)
         assert all(t.get("type") != "web_search_20250305" for t in run.requests[0].json()["tools"])
-    old_gemini = model("google-generative-ai", "gemini-2.5-flash", compat={"webSearch": False})
-    run = await run_stream(old_gemini, context, [Reply.sse(text_reply("google-generative-ai", "ok"))], web_search=True)
-    assert "googleSearch" not in str(run.requests[0].json()["tools"])
+    from baton.providers.google_generative_ai import build_body
+    from baton.providers.openai_responses import build_body as responses_body
+
+    gpt = model("openai-responses", "gpt-5", base_url="https://api.openai.com/v1")
+    assert responses_body(gpt, context, StreamOptions(web_search=True, thinking="low"))["tools"][-1] == {
+        "type": "web_search"}
+    minimal = responses_body(gpt, context, StreamOptions(web_search=True, thinking="minimal"))
+    assert minimal["reasoning"]["effort"] == "minimal" and {"type": "web_search"} not in minimal["tools"]
+
+    official = "https://generativelanguage.googleapis.com/v1beta"
+    for gemini, offers in (("gemini-2.5-flash", False), ("gemini-3-pro", True)):
+        # On Google's own endpoint: Gemini 3 searches beside the functions, 2.5 only without them.
+        target = model("google-generative-ai", gemini, base_url=official)
+        body = build_body(target, context, StreamOptions(web_search=True))
+        assert ("googleSearch" in str(body["tools"])) is offers
+        alone = build_body(target, Context(messages=[UserMessage(content="hi")]), StreamOptions(web_search=True))
+        assert alone["tools"] == [{"googleSearch": {}}] and "toolConfig" not in alone
 
 
 # ------------------------------------------------------------------------------ handoff
