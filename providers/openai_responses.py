@@ -122,6 +122,8 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
     if offers_search(API, model.base_url, "api.openai.com", model.compat, options.web_search) and not minimal:
         tools = body.get("tools")
         body["tools"] = [*(tools if isinstance(tools, list) else []), {"type": "web_search"}]
+        include = body.get("include")
+        body["include"] = [*(include if isinstance(include, list) else []), "web_search_call.action.sources"]
     return body
 
 

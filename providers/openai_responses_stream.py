@@ -230,15 +230,8 @@ class ResponsesDecoder:
         action = raw.get("action")
         action = action if isinstance(action, dict) else {}
         kind = action.get("type")
-        results: list[Source] = []
         sources = action.get("sources")
-        for source in sources if isinstance(sources, list) else ():
-            if isinstance(source, dict):
-                url, name = source.get("url"), source.get("name")
-                if isinstance(url, str) and url:
-                    results.append(Source(url, _str(source.get("title"))))
-                elif isinstance(name, str) and name:
-                    results.append(Source("", name))
+        results = _sources(sources) if isinstance(sources, list) else None
         if kind == "search" or kind is None:
             query = action.get("query")
             text = search_text(query if isinstance(query, str) else "", results,
@@ -329,6 +322,19 @@ class ResponsesDecoder:
             error = {"code": payload.get("code"), "message": payload.get("message")}
         message = _error_message(error) or "OpenAI reported an error in the stream (no message)"
         raise ProviderError(message, retryable=_retryable(error))
+
+
+def _sources(sources: list[JsonValue]) -> list[Source]:
+    """A web search's ``action.sources``: pages by URL, the vendor's data feeds by name."""
+    found: list[Source] = []
+    for source in sources:
+        if isinstance(source, dict):
+            url, name = source.get("url"), source.get("name")
+            if isinstance(url, str) and url:
+                found.append(Source(url, _str(source.get("title"))))
+            elif isinstance(name, str) and name:
+                found.append(Source("", name))
+    return found
 
 
 def _str(value: JsonValue) -> str:

@@ -51,11 +51,14 @@ class Citations:
             self.sources.append(Source(url, title if isinstance(title, str) else ""))
 
 
-def search_text(query: str, results: list[Source], error: str | None = None) -> str:
-    """A search as the transcript keeps it: the query and the pages found (or why it failed)."""
+def search_text(query: str, results: list[Source] | None, error: str | None = None) -> str:
+    """A search as the transcript keeps it: the query and the pages found (``None``: the vendor
+    did not say which), or why it failed."""
     head = f'{SEARCH_MARK} "{query}"' if query else SEARCH_MARK
     if error:
         return f"{head}: failed ({error})"
+    if results is None:
+        return head
     if not results:
         return f"{head}: no results"
     lines = [f"{head}:"] + [f"{n}. {_link(source)}" for n, source in enumerate(results, 1)]

@@ -70,6 +70,7 @@ async def test_anthropic_search_becomes_text_with_sources_and_a_priced_search() 
 async def test_openai_search_and_url_citations() -> None:
     message, request = await searched(GPT, "openai_web_search.sse")
     assert request["tools"][-1] == {"type": "web_search"}
+    assert "web_search_call.action.sources" in request["include"]  # else the pages found are not said
     _valid_responses(request)
     found = texts(message)
     assert found[0] == ('[web search] "httpx latest release":\n1. https://www.python-httpx.org/changelog/\n'
