@@ -199,7 +199,6 @@ class WebFetchTool(AgentTool[WebFetchParams, JsonObject]):
             "truncated": False, "downloadCut": fetched.cut, "cached": False,
         }
         if fetched.status >= 400:
-            details["chars"] = len(fetched.body)
             raise ToolError(f"HTTP {fetched.status} from {fetched.url}", details)
         kind = kind_of(fetched.media, fetched.body[:64])
         if kind == "image":
