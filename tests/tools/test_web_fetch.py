@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from baton.agent.tool import AgentToolResult, ToolError
 from baton.providers.json_types import JsonObject
@@ -249,3 +251,15 @@ def test_blocked_ranges(address: str) -> None:
 @pytest.mark.parametrize("address", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "64:ff9b::808:808"])
 def test_public_addresses_pass(address: str) -> None:
     assert blocked_range(ipaddress.ip_address(address)) is None
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+@example(int(ipaddress.IPv4Address("224.0.0.1")))
+@example(int(ipaddress.IPv4Address("169.254.169.254")))
+@example(int(ipaddress.IPv4Address("8.8.8.8")))
+def test_an_ipv4_address_gets_the_same_verdict_in_every_ipv6_disguise(value: int) -> None:
+    v4 = ipaddress.IPv4Address(value)
+    verdict = blocked_range(v4) is None
+    assert verdict == (v4.is_global and not v4.is_multicast)  # only the public internet's hosts pass
+    for disguised in (f"::ffff:{v4}", f"64:ff9b::{v4}", f"2002:{value >> 16:x}:{value & 0xFFFF:x}::1"):
+        assert (blocked_range(ipaddress.ip_address(disguised)) is None) == verdict, disguised
