@@ -53,7 +53,7 @@ TIMEOUT = 30.0
 """Seconds one fetch may take in all, redirects included."""
 MAX_REDIRECTS = 10
 CACHE_SECONDS = 15 * 60
-USER_AGENT = "baton-web-fetch/1 (+https://github.com/; a coding agent reading documentation)"
+USER_AGENT = "Mozilla/5.0 (compatible; baton-web-fetch/1; a terminal coding agent reading a page for its user)"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 

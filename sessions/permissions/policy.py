@@ -253,6 +253,8 @@ class Policy:
                 return made("allow", "mode", "changes inside the workspace")
             where = "inside" if inside else "outside"
             return made("ask", "mode", f"changes a file {where} the workspace")
+        if target.traits.kind == "fetch":
+            return made("ask", "mode", f"{tool} reaches the network and no rule allows it")
         return made("ask", "mode", f"{tool} is not known to be read-only")
 
     def _hidden(self, target: _Target) -> str | None:

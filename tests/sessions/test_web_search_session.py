@@ -86,6 +86,18 @@ async def test_brave_tool_joins_with_a_key_and_replaces_native_search(
     assert status == "web search: the web_search tool (Brave Search API)"
 
 
+def test_the_brave_tool_asks_like_a_fetch(tmp_path: Path) -> None:
+    from baton.sessions.permissions.paths import Workspace
+    from baton.sessions.permissions.policy import Policy
+    from baton.sessions.permissions.rules import RuleSet
+
+    workspace = Workspace.for_dir(str(tmp_path))
+    asked = Policy(workspace, RuleSet.parse(), "auto").decide("web_search", {"query": "x"})
+    assert asked.action == "ask" and "reaches the network" in asked.reason
+    allowed = Policy(workspace, RuleSet.parse(allow=["WebSearch"]), "auto").decide("web_search", {"query": "x"})
+    assert allowed.action == "allow" and allowed.rule == "WebSearch"
+
+
 async def test_brave_tool_searches_and_never_shows_the_key(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BRAVE_API_KEY", "brave-secret-123")
     answer = {"web": {"results": [{"title": "HTTPX", "url": "https://www.python-httpx.org/",
