@@ -91,7 +91,10 @@ async def test_gemini_grounding_becomes_text() -> None:
         "1. [python-httpx.org](https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQHc1)\n"
         "2. [pypi.org](https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQFk2)",
     ]
-    assert searches_of(message.usage) == 1
+    usage = message.usage
+    assert searches_of(usage) == 1
+    tokens = usage.cost.input + usage.cost.output + usage.cost.cache_read + usage.cost.cache_write
+    assert usage.cost.total == pytest.approx(tokens + 14.0 / 1000)
 
 
 async def test_search_is_offered_only_when_asked_and_where_the_vendor_has_it() -> None:
