@@ -132,6 +132,9 @@ class Agent:
         self.tool_execution: ToolExecutionMode = tool_execution
         self.stream_fn: StreamFn = stream_fn or _default_stream_fn()
         self.stream_options: StreamOptions = replace(stream_options) if stream_options else StreamOptions()
+        self.web_search: Callable[[], bool] | None = None
+        """Asked before each request whether to offer the vendor's own web search (``None``:
+        :attr:`stream_options`' ``web_search`` decides)."""
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.abort_grace = abort_grace
@@ -467,6 +470,8 @@ class Agent:
         options = replace(
             self.stream_options, api_key=api_key, signal=signal, thinking=clamp_thinking_level(model, thinking)
         )
+        if self.web_search is not None:
+            options.web_search = self.web_search()
         return self.stream_fn(model, context, options)
 
     async def _consume(

@@ -3,7 +3,7 @@ what the rest of baton knows about a tool without running it (its traits).
 
 A tool is a class, generic over its parameters model and its details: ``AgentTool[Params,
 Details]``, so ``run`` receives validated, typed parameters. Its traits are class attributes —
-``kind``, ``path_parameter``, ``read_only``, ``claude_code_name`` and the ``title`` of a call —
+``kind``, ``path_parameter``, ``url_parameter``, ``read_only``, ``claude_code_name`` and the ``title`` of a call —
 and every part of baton that treats tools differently reads them there (the permission policy,
 checkpoints, hooks, compaction, the system prompt, the editor protocol) instead of keeping a
 table of tool names.
@@ -117,6 +117,9 @@ class AgentTool(ABC, Generic[P, D]):
     """The call only sends text to a model the user configured (``ask_model``: the advisor role)
     and touches no file, command or other address, so it runs unasked in ``ask`` and ``auto``
     mode; rules naming it still apply."""
+    url_parameter: ClassVar[str | None] = None
+    """The argument naming the URL a tool fetches, if it fetches one the model names: the
+    permission policy judges such a call by the URL's host (``web_fetch(domain:example.com)``)."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

@@ -42,6 +42,7 @@ from baton.providers.models import (
 )
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
+from baton.providers.web_search import Citations, Source, offers_search, search_text, set_searches, sources_text
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -59,6 +60,9 @@ MIN_OUTPUT_TOKENS = 1024
 """Room kept for the answer when the budget would eat the whole ``max_tokens``."""
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 """The visible text of a redacted thinking block (pi's)."""
+
+SEARCH_TOOL: JsonObject = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+"""Anthropic's web search server tool, as a request offers it."""
 
 _ADAPTIVE_MODEL = re.compile(
     r"(opus|sonnet)-4[-.]([6-9]|\d{2,})|(opus|sonnet|haiku|fable|mythos)-([5-9]|\d{2,})([-.]|$)"
@@ -130,6 +134,11 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         choice = tool_choice(options.tool_choice, context.tools)
         if choice is not None:
             body["tool_choice"] = choice
+    if offers_search(API, model.base_url, "api.anthropic.com", model.compat, options.web_search) and not any(
+        tool.name == SEARCH_TOOL["name"] for tool in context.tools or ()
+    ):
+        tools = body.get("tools")
+        body["tools"] = [dict(SEARCH_TOOL), *(tools if isinstance(tools, list) else [])]
     thinking_on = _apply_thinking(body, model, options, max_tokens, open_turn_without_thinking(messages))
     if options.temperature is not None and not thinking_on and accepts_temperature(model):
         body["temperature"] = options.temperature
@@ -460,6 +469,12 @@ class AnthropicDecoder:
         self._started = False
         self._stopped = False
         self._refusal: str | None = None
+        self._queries: dict[int, str] = {}
+        """server_tool_use blocks (the vendor's web search) -> their query so far (JSON)."""
+        self._server_ids: dict[int, str] = {}
+        self._query_of: dict[str, str] = {}
+        """server_tool_use id -> its query, for the result block that answers it."""
+        self._cited = Citations()
 
     def feed(self, event: str, data: str) -> None:
         """One SSE event; the payload's ``type`` decides (the event name is only a fallback)."""
@@ -493,7 +508,11 @@ class AnthropicDecoder:
         # ping and unknown event types carry nothing for us
 
     def finish(self) -> None:
-        """The body ended: close blocks; a refusal or a stream without ``message_stop`` fails."""
+        """The body ended: close blocks (the sources the answer cited as a last text block); a
+        refusal or a stream without ``message_stop`` fails."""
+        if self._cited.sources:
+            self.builder.start_text(sources_text(self._cited.sources))
+            self.builder.end_text()
         self.builder.close_all()
         if self._refusal is not None:
             raise ProviderError(self._refusal)
@@ -511,6 +530,17 @@ class AnthropicDecoder:
         builder = self.builder
         if kind == "text":
             self._blocks[index] = ("text", builder.start_text(_text(block.get("text"))))
+            citations = block.get("citations")
+            for citation in citations if isinstance(citations, list) else ():
+                if isinstance(citation, dict):
+                    self._cited.add(citation.get("url"), citation.get("title"))
+        elif kind == "server_tool_use":
+            initial = block.get("input")
+            self._queries[index] = json.dumps(initial) if isinstance(initial, dict) and initial else ""
+            self._blocks[index] = ("server", -1)
+            self._server_ids[index] = str(block.get("id") or "")
+        elif kind == "web_search_tool_result":
+            self._search_result(block)
         elif kind == "thinking":
             self._blocks[index] = (
                 "thinking",
@@ -525,7 +555,21 @@ class AnthropicDecoder:
             initial = block.get("input")
             if isinstance(initial, dict) and initial:
                 self._whole_inputs[index] = initial
-        # server_tool_use, *_tool_result, container uploads and unknown kinds are not ours
+        # other server tools, their results, container uploads and unknown kinds are not ours
+
+    def _search_result(self, block: JsonObject) -> None:
+        """A web search's results, kept as a text block (see :mod:`providers.web_search`)."""
+        query = self._query_of.get(str(block.get("tool_use_id") or ""), "")
+        content = block.get("content")
+        error = None
+        results: list[Source] = []
+        if isinstance(content, dict):
+            error = _text(content.get("error_code")) or "error"
+        for item in content if isinstance(content, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                results.append(Source(_text(item.get("url")), _text(item.get("title"))))
+        self.builder.start_text(search_text(query, results, error))
+        self.builder.end_text()
 
     def _delta(self, payload: JsonObject) -> None:
         index = payload.get("index")
@@ -543,6 +587,12 @@ class AnthropicDecoder:
             fragment = delta.get("partial_json")
             if fragment and kind == "tool" and type(fragment) is str:
                 self.builder.tool_call_delta(at, fragment)
+            elif fragment and kind == "server" and type(fragment) is str and type(index) is int:
+                self._queries[index] = self._queries.get(index, "") + fragment
+        elif dtype == "citations_delta":
+            citation = delta.get("citation")
+            if isinstance(citation, dict):
+                self._cited.add(citation.get("url"), citation.get("title"))
         elif dtype == "thinking_delta":
             text = delta.get("thinking")
             if text and kind == "thinking" and type(text) is str:
@@ -551,7 +601,7 @@ class AnthropicDecoder:
             signature = delta.get("signature")
             if signature and kind == "thinking" and type(signature) is str:
                 self.builder.set_thinking_signature(signature, append=True)
-        # citations_delta and unknown deltas are ignored
+        # unknown deltas are ignored
 
     def _block_stop(self, payload: JsonObject) -> None:
         index = payload.get("index")
@@ -565,11 +615,23 @@ class AnthropicDecoder:
             self.builder.end_text()
         elif kind == "thinking":
             self.builder.end_thinking()
+        elif kind == "server":
+            self._server_done(index)
         else:
             whole = self._whole_inputs.pop(index, None)
             call = self.builder.open_tool_call(at)
             streamed = call is not None and bool(call.arguments)
             self.builder.end_tool_call(at, None if streamed or whole is None else whole)
+
+    def _server_done(self, index: int) -> None:
+        """A server tool call ended: remember a web search's query for its result block."""
+        raw = self._queries.pop(index, "")
+        try:
+            parsed = json.loads(raw) if raw else {}
+        except ValueError:
+            parsed = {}
+        query = parsed.get("query") if isinstance(parsed, dict) else None
+        self._query_of[self._server_ids.pop(index, "")] = query if isinstance(query, str) else ""
 
     # --- message ----------------------------------------------------------------------------
     def _message_delta(self, payload: JsonObject) -> None:
@@ -601,6 +663,10 @@ class AnthropicDecoder:
         if isinstance(value, int):
             u.cache_write = value
         u.total_tokens = u.input + u.output + u.cache_read + u.cache_write
+        server = usage.get("server_tool_use")
+        searches = server.get("web_search_requests") if isinstance(server, dict) else None
+        if isinstance(searches, int):
+            set_searches(u, searches)
 
 
 def _refusal_message(reason: str, details: JsonValue) -> str:

@@ -41,6 +41,7 @@ from baton.providers.models import (
 )
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
+from baton.providers.web_search import offers_search
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -129,6 +130,15 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         config = tool_config(options.tool_choice, context.tools)
         if config is not None:
             body["toolConfig"] = config
+    if offers_search(API, model.base_url, "generativelanguage.googleapis.com", model.compat, options.web_search) and (
+        not context.tools or _SEARCH_WITH_FUNCTIONS.search(model.id) or (model.compat or {}).get("webSearch") is True
+    ):
+        tools = body.get("tools")
+        body["tools"] = [*(tools if isinstance(tools, list) else []), {"googleSearch": {}}]
+        if context.tools:  # a built-in tool beside functions: the API wants the server's calls shown
+            present = body.get("toolConfig")
+            body["toolConfig"] = {**(present if isinstance(present, dict) else {}),
+                                  "includeServerSideToolInvocations": True}
     generation: JsonObject = {"maxOutputTokens": options.max_tokens or model.max_tokens}
     if options.temperature is not None and supports_temperature(model):
         generation["temperature"] = options.temperature
@@ -137,6 +147,12 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         generation["thinkingConfig"] = thinking
     body["generationConfig"] = generation
     return body
+
+
+_SEARCH_WITH_FUNCTIONS = re.compile(r"gemini-([3-9]|\d{2,})")
+"""Models that take Google Search alongside function declarations ("tool combination", with
+``toolConfig.includeServerSideToolInvocations``); earlier ones search only in a request without
+tools."""
 
 
 def thinking_config(model: Model, requested: ThinkingLevel | None) -> JsonObject | None:

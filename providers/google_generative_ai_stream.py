@@ -20,6 +20,7 @@ from baton.providers.adapter import MessageBuilder, ProviderError
 from baton.providers.events import ToolCallDeltaEvent
 from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.models import Model
+from baton.providers.web_search import Source, add_searches, search_text
 
 _ids = itertools.count(1)
 
@@ -66,6 +67,7 @@ class _Candidate(TypedDict, total=False):
     content: _Content
     finishReason: str
     finishMessage: str
+    groundingMetadata: JsonValue
 
 
 class _Chunk(TypedDict, total=False):
@@ -90,6 +92,8 @@ class GeminiDecoder:
         self._finish_reason: str | None = None
         self._finish_message: str | None = None
         self._last_usage: JsonObject | None = None
+        self._grounding: JsonObject | None = None
+        """The last ``groundingMetadata``: the vendor's Google searches and the pages they found."""
 
     def feed(self, event: str, data: str) -> None:
         """One SSE event: a ``GenerateContentResponse`` chunk (or an error object)."""
@@ -111,6 +115,8 @@ class GeminiDecoder:
     def finish(self) -> None:
         """The body ended: close blocks and map ``finishReason`` (none at all = stream cut)."""
         builder = self.builder
+        if self._grounding is not None:
+            self._searched(self._grounding)
         builder.close_all()
         reason = self._finish_reason
         if reason is None:
@@ -159,12 +165,33 @@ class GeminiDecoder:
                     self.builder.text_delta(text)  # the common case: more of the open text block
                 else:
                     self._part(part)
+        grounding = candidate.get("groundingMetadata")
+        if isinstance(grounding, dict):
+            self._grounding = grounding
         reason = candidate.get("finishReason")
         if reason:
             self._finish_reason = str(reason)
             message = candidate.get("finishMessage")
             if isinstance(message, str) and message:
                 self._finish_message = message
+
+    def _searched(self, grounding: JsonObject) -> None:
+        """Google Search grounding, kept as a text block (see :mod:`providers.web_search`)."""
+        raw_queries = grounding.get("webSearchQueries")
+        queries = [q for q in raw_queries if isinstance(q, str) and q] if isinstance(raw_queries, list) else []
+        results: list[Source] = []
+        chunks = grounding.get("groundingChunks")
+        for chunk in chunks if isinstance(chunks, list) else ():
+            web = chunk.get("web") if isinstance(chunk, dict) else None
+            if isinstance(web, dict) and isinstance(web.get("uri"), str):
+                title = web.get("title")
+                results.append(Source(str(web["uri"]), title if isinstance(title, str) else ""))
+        if not queries and not results:
+            return
+        self.builder.start_text(search_text("; ".join(queries), results))
+        self.builder.end_text()
+        self._current = None
+        add_searches(self.usage, len(queries) or 1)
 
     def _part(self, part: _Part) -> None:
         signature = part.get("thoughtSignature")

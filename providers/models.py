@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 from pydantic import Field
 
 from baton.providers.messages import Usage, _Wire
+from baton.providers.web_search import search_price, searches_of
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -89,6 +90,9 @@ def calculate_cost(model: Model, usage: Usage) -> None:
     cost.cache_read = model.cost.cache_read * usage.cache_read / 1_000_000
     cost.cache_write = model.cost.cache_write * usage.cache_write / 1_000_000
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+    searches = searches_of(usage)
+    if searches:
+        cost.total += searches * search_price(model.api, model.compat)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from baton.providers.models import (
 from baton.providers.openai_responses_stream import ResponsesDecoder, parse_text_signature
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_responses
+from baton.providers.web_search import offers_search
 from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
@@ -115,6 +116,14 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         if reasoning is not None:
             body["reasoning"] = reasoning
         body["include"] = ["reasoning.encrypted_content"]
+    reasoning_now = body.get("reasoning")
+    minimal = isinstance(reasoning_now, dict) and reasoning_now.get("effort") == "minimal"
+    # OpenAI's web search refuses the minimal effort, so the search sits out such a request.
+    if offers_search(API, model.base_url, "api.openai.com", model.compat, options.web_search) and not minimal:
+        tools = body.get("tools")
+        body["tools"] = [*(tools if isinstance(tools, list) else []), {"type": "web_search"}]
+        include = body.get("include")
+        body["include"] = [*(include if isinstance(include, list) else []), "web_search_call.action.sources"]
     return body
 
 

@@ -16,6 +16,7 @@ from baton.providers.adapter import MessageBuilder, ProviderError
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from baton.providers.models import Model
+from baton.providers.web_search import SEARCH_MARK, Citations, Source, add_searches, search_text, sources_text
 
 _RETRYABLE_CODES = frozenset(
     {"rate_limit_exceeded", "server_error", "server_is_overloaded", "overloaded", "internal_error",
@@ -67,6 +68,7 @@ class ResponsesDecoder:
         self.items: dict[int, _Item] = {}
         self.by_id: dict[str, _Item] = {}
         self.finished = False
+        self._cited = Citations()
         self._handlers = {
             "response.output_text.delta": self._text_delta,
             "response.refusal.delta": self._text_delta,
@@ -198,6 +200,9 @@ class ResponsesDecoder:
         raw = payload.get("item")
         if not isinstance(raw, dict):
             return
+        if raw.get("type") == "web_search_call":
+            self._search_done(raw)
+            return
         item = self._lookup(payload)
         raw_id = raw.get("id")
         if item is None and isinstance(raw_id, str):
@@ -220,7 +225,31 @@ class ResponsesDecoder:
         if self._is_open(item):
             self.builder.end_thinking()
 
+    def _search_done(self, raw: JsonObject) -> None:
+        """The vendor's web search ended: kept as a text block (see :mod:`providers.web_search`)."""
+        action = raw.get("action")
+        action = action if isinstance(action, dict) else {}
+        kind = action.get("type")
+        sources = action.get("sources")
+        results = _sources(sources) if isinstance(sources, list) else None
+        if kind == "search" or kind is None:
+            query = action.get("query")
+            text = search_text(query if isinstance(query, str) else "", results,
+                               None if raw.get("status") != "failed" else "the search failed")
+            add_searches(self.output.usage, 1)
+        else:  # open_page, find_in_page: what the search looked at
+            url, pattern = _str(action.get("url")), _str(action.get("pattern"))
+            text = f"{SEARCH_MARK} {kind}: {url}" + (f' (looking for "{pattern}")' if pattern else "")
+        self.builder.start_text(text)
+        self.builder.end_text()
+
     def _message_done(self, item: _Item, block: TextContent, raw: JsonObject) -> None:
+        content = raw.get("content")
+        for part in content if isinstance(content, list) else ():
+            annotations = part.get("annotations") if isinstance(part, dict) else None
+            for note in annotations if isinstance(annotations, list) else ():
+                if isinstance(note, dict) and note.get("type") == "url_citation":
+                    self._cited.add(note.get("url"), note.get("title"))
         final = _message_text(raw)
         if final is not None:
             block.text = final
@@ -241,6 +270,9 @@ class ResponsesDecoder:
 
     # --- terminal events --------------------------------------------------------------------
     def _completed(self, payload: JsonObject) -> None:
+        if self._cited.sources:
+            self.builder.start_text(sources_text(self._cited.sources))
+            self.builder.end_text()
         response = payload.get("response")
         response = response if isinstance(response, dict) else {}
         usage = response.get("usage")
@@ -290,6 +322,19 @@ class ResponsesDecoder:
             error = {"code": payload.get("code"), "message": payload.get("message")}
         message = _error_message(error) or "OpenAI reported an error in the stream (no message)"
         raise ProviderError(message, retryable=_retryable(error))
+
+
+def _sources(sources: list[JsonValue]) -> list[Source]:
+    """A web search's ``action.sources``: pages by URL, the vendor's data feeds by name."""
+    found: list[Source] = []
+    for source in sources:
+        if isinstance(source, dict):
+            url, name = source.get("url"), source.get("name")
+            if isinstance(url, str) and url:
+                found.append(Source(url, _str(source.get("title"))))
+            elif isinstance(name, str) and name:
+                found.append(Source("", name))
+    return found
 
 
 def _str(value: JsonValue) -> str:

@@ -58,5 +58,7 @@ class StreamOptions:
     max_retry_delay: float = 30.0
     on_retry: Callable[[int, int, float, str], None] | None = None
     """Told before each backoff wait: (failed attempt, attempts allowed, delay in seconds, error)."""
+    web_search: bool = False
+    """Offer the vendor's own web search where the model has one (:mod:`providers.web_search`)."""
     thinking_handoff: ThinkingHandoff = "text"
     """What thinking from another model becomes: plain text (pi) or nothing."""

@@ -67,6 +67,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import UserBash
+from baton.sessions.web_search import install_web_search
 from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,7 @@ class CodingSession:
         """The permission policy, sandbox and approver."""
         self.plan_mode = SessionPlanMode(self, frozenset(t.name for t in parts.tools) - set(parts.tool_names))
         """What plan mode offers the model, and the user's verdict on its plan."""
+        install_web_search(self)
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:

@@ -29,7 +29,8 @@ from baton.sessions.resume import resolve_model
 from baton.sessions.settings import Settings
 from baton.sessions.skills import skills_prompt_section
 from baton.sessions.store import SessionStore
-from baton.sessions.system_prompt import DEFAULT_TOOLS, build_system_prompt
+from baton.sessions.system_prompt import build_system_prompt
+from baton.sessions.web_search import default_tool_names
 from baton.tools.bash import BashTool
 from baton.tools.process_slots import ProcessSlots
 from baton.tools.tool_env import ToolEnvironment
@@ -78,7 +79,7 @@ def read_parts(
     )
     tool_env = ToolEnvironment(settings.bash.pass_env)
     slots = ProcessSlots(settings.tools.max_processes)
-    tool_names = list(DEFAULT_TOOLS) if options.tools is None else list(options.tools)
+    tool_names = default_tool_names() if options.tools is None else list(options.tools)
     if options.tools is None and settings.models.advisor:
         tool_names.append("ask_model")  # a second opinion, only where an advisor is configured
     tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots)

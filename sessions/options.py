@@ -19,7 +19,8 @@ class SessionOptions:
     """``None``: the resumed session's model, else settings' default, else the first model with a key."""
     thinking: ThinkingLevel | None = None
     tools: list[str] | None = None
-    """Tool names (default ``read, bash, edit, write``); ``[]`` for no tools."""
+    """Tool names (default ``read, bash, edit, write, web_fetch``, and ``web_search`` with a search key);
+    ``[]`` for no tools."""
     session: str = "new"
     """``new`` | ``continue`` | ``none`` (in memory only) | a file path or session-id prefix."""
     session_dir: Path | None = None

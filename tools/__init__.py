@@ -36,6 +36,8 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "grep": ("baton.tools.grep", "GrepTool"),
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
+    "web_fetch": ("baton.tools.web_fetch", "WebFetchTool"),
+    "web_search": ("baton.tools.web_search", "WebSearchTool"),
     "task": ("baton.tools.task", "TaskTool"),
     "ask_model": ("baton.tools.ask_model", "AskModelTool"),
     "todo_write": ("baton.tools.todo_write", "TodoWriteTool"),
@@ -45,7 +47,7 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
 prompt lists them. A tool is registered by one line here."""
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
-DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "task", "todo_write")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "web_fetch", "task", "todo_write")
 """The tools a session has unless told otherwise."""
 
 MCP_PREFIX = "mcp__"
@@ -116,6 +118,10 @@ def _make(name: str, cwd: str, images: bool) -> AgentTool:
         from baton.tools.read import ReadTool
 
         return ReadTool(cwd, images=images)
+    if name == "web_fetch":
+        from baton.tools.web_fetch import WebFetchTool
+
+        return WebFetchTool(cwd, images=images)
     return tool_class(name)(cwd)  # type: ignore[call-arg]
 
 
@@ -134,17 +140,18 @@ def tools_by_name(names: list[str], cwd: str, *, images: bool = True) -> list[Ag
 
 
 def default_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """read, bash, edit, write, task, todo_write."""
+    """read, bash, edit, write, web_fetch, task, todo_write."""
     return tools_by_name(list(DEFAULT_TOOL_NAMES), cwd, images=images)
 
 
 def read_only_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """The read-only tools: read, grep, find, ls."""
+    """The read-only tools: read, grep, find, ls, web_fetch, web_search."""
     return tools_by_name(list(read_only_tool_names()), cwd, images=images)
 
 
 def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
-    """Every registered tool: read, bash, edit, write, grep, find, ls, todo_write, exit_plan_mode."""
+    """Every registered tool: read, bash, edit, write, grep, find, ls, web_fetch, web_search, task,
+    ask_model, todo_write, exit_plan_mode."""
     return tools_by_name(list(TOOL_MODULES), cwd, images=images)
 
 

@@ -16,8 +16,15 @@ edit/write inside             ask          run                    run
 edit/write outside            ask          ask                    run
 bash                          ask          run in the sandbox     run
                                            (ask without one)
+web_fetch (by its URL's host) ask          ask                    run
 MCP and other tools           ask          ask                    run
 ============================  ===========  =====================  ===========
+
+A web tool (one with a ``url_parameter``: ``web_fetch``) is judged by its URL's host:
+``web_fetch(domain:docs.python.org)`` allows that host, ``web_fetch(domain:*.python.org)`` its
+subdomains, a bare ``web_fetch`` every host. Whatever allows it, the tool itself refuses a host
+that resolves to a loopback, private or link-local address unless an allow rule names that host
+exactly (:mod:`baton.tools.web_address`).
 
 "Inside" means the real path (symlinks resolved) lies in the workspace; reads may also go to the
 temp dirs (where bash leaves its full output). Which tool is which comes from its traits
@@ -48,6 +55,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 from baton.providers.json_types import JsonMapping
 from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.rules import (
+    DOMAIN_PREFIX,
     MCP_PREFIX,
     McpIdentity,
     Rule,
@@ -58,6 +66,7 @@ from baton.sessions.permissions.shell_parts import split_command
 from baton.tools import tool_type
 from baton.tools.hidden_paths import HiddenPaths, hidden_paths
 from baton.tools.path_pins import path_argument
+from baton.tools.web_address import url_host
 
 if TYPE_CHECKING:
     from baton.agent.tool import AgentTool
@@ -120,6 +129,8 @@ class _Target:
     path: str | None = None
     path_argument: str | None = None
     mcp: McpIdentity | None = None
+    host: str | None = None
+    """Web tools: the host of the URL (``""`` when the URL has none), which rules judge."""
 
     @property
     def reads(self) -> bool:
@@ -176,6 +187,8 @@ class Policy:
             return _Target(tool, traits, mcp=self.mcp_identity(tool) or _split_mcp_name(tool))
         if tool == BASH:
             return _Target(tool, traits, command=str(args.get("command", "")))
+        if traits.url_parameter is not None:
+            return _Target(tool, traits, host=url_host(str(args.get(traits.url_parameter, ""))) or "")
         parameter = traits.path_parameter
         if parameter is not None:
             argument = path_argument(args.get(parameter.name))
@@ -189,6 +202,8 @@ class Policy:
         if target.mcp is not None:
             found = self.rules.for_mcp(kind, target.mcp)
             return found[0] if found else None
+        if target.host is not None:
+            return self.rules.for_host(kind, target.tool, target.host)
         matcher = self.rules.matcher(kind, target.tool, self.workspace.root, self.home)
         if not matcher.rules:
             return None
@@ -258,6 +273,8 @@ class Policy:
             if mode == "auto":
                 return made("ask", "mode", "the sandbox is unavailable, so commands ask")
             return made("ask", "mode", "approval mode ask: every command asks")
+        if target.host is not None:
+            return made("ask", "mode", f"no rule allows fetching from {target.host or 'this URL'}")
         if target.reads and target.path is not None:
             if self.workspace.readable(target.path):
                 return made("allow", "mode", "reads inside the workspace")
@@ -272,6 +289,8 @@ class Policy:
             return made("allow", "mode", f"{tool} only starts calls that are judged one by one")
         if target.traits.consults_configured_model:
             return made("allow", "mode", f"{tool} only asks the model you configured for it")
+        if target.traits.kind == "fetch":
+            return made("ask", "mode", f"{tool} reaches the network and no rule allows it")
         return made("ask", "mode", f"{tool} is not known to be read-only")
 
     def _hidden(self, target: _Target) -> str | None:
@@ -301,6 +320,8 @@ class Policy:
             return _mcp_rule_text(target.mcp)
         if target.command is not None:
             return format_rule(BASH, target.command)
+        if target.host:
+            return format_rule(target.tool, f"{DOMAIN_PREFIX}{target.host}")
         if target.path is not None and shown is not None:
             return format_rule(target.tool, shown)
         return target.tool
@@ -310,6 +331,8 @@ class Policy:
             return _mcp_rule_text(target.mcp)
         if target.command is not None:
             return format_rule(BASH, " ".join(target.command.split())) if target.command.strip() else None
+        if target.host is not None:
+            return format_rule(target.tool, f"{DOMAIN_PREFIX}{target.host}") if target.host else None
         if target.path is not None and shown is not None:
             if target.reads:
                 return format_rule(target.tool, _dir_glob(shown, target.path))

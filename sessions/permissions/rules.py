@@ -8,6 +8,10 @@ relative patterns are taken from the project directory, ``~/`` from the home dir
 ``//`` start absolute paths. ``edit(...)`` rules cover every tool that changes files (``write``
 too), as in Claude Code.
 
+Web rules name a host: ``web_fetch(domain:example.com)`` (Claude Code's ``WebFetch(domain:...)``
+too) covers that host, ``domain:*.example.com`` its subdomains; hosts compare in lower case,
+IDNA-encoded, without a port.
+
 MCP rules name the server as configured, as in Claude Code: ``mcp__memory`` and ``mcp__memory__*``
 cover every tool of the ``memory`` server, ``mcp__memory__create_entities`` one tool (a ``*`` in
 the tool part is a glob: ``mcp__github__get_*``). They are matched against the call's server and
@@ -33,6 +37,10 @@ RuleKind: TypeAlias = Literal["allow", "deny", "ask"]
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
+DOMAIN_PREFIX = "domain:"
+"""Web rules' patterns: ``domain:example.com``."""
+TOOL_ALIASES = {"webfetch": "web_fetch", "websearch": "web_search"}
+"""Claude Code's names for tools whose baton name differs by more than case."""
 EDIT_RULE = "edit"
 """``edit(...)`` rules cover every tool that changes files."""
 BASH_RULE = "bash"
@@ -119,6 +127,7 @@ def parse_rule(text: str) -> Rule:
     if match is None:
         raise RuleError(f"not a permission rule: {text!r} (expected tool or tool(pattern))")
     tool = match.group(1).lower()
+    tool = TOOL_ALIASES.get(tool, tool)
     pattern = match.group(2)
     if pattern is not None:
         pattern = pattern.strip()
@@ -329,6 +338,20 @@ class Matcher:
         return next(r for r in self.rules if r.pattern is not None and path_matches(r.pattern, path, project_dir, home))
 
 
+def domain_matches(pattern: str, host: str) -> bool:
+    """Whether a web rule's ``domain:...`` pattern covers ``host`` (both compared normalised)."""
+    from baton.tools.web_address import normalize_host
+
+    if not pattern.lower().startswith(DOMAIN_PREFIX):
+        return False
+    wanted = pattern[len(DOMAIN_PREFIX):].strip()
+    wild = wanted.startswith("*.")
+    wanted = normalize_host(wanted[2:] if wild else wanted)
+    if not wanted:
+        return False
+    return host.endswith("." + wanted) if wild else host == wanted
+
+
 def _alternation(sources: list[str]) -> re.Pattern[str] | None:
     if not sources:
         return None
@@ -383,6 +406,20 @@ class RuleSet:
             cached = [rule for rule in getattr(self, kind) if rule.tool in names]
             self._by_tool[key] = cached
         return cached
+
+    def for_host(self, kind: RuleKind, tool: str, host: str) -> Rule | None:
+        """The first ``kind`` rule of ``tool`` covering ``host`` (a bare tool rule covers every host)."""
+        for rule in self.for_tool(kind, tool):
+            if rule.pattern is None or (host and domain_matches(rule.pattern, host)):
+                return rule
+        return None
+
+    def names_host(self, tool: str, host: str) -> bool:
+        """Whether an allow rule of ``tool`` names ``host`` exactly (no wildcard, no bare rule)."""
+        return bool(host) and any(
+            rule.pattern is not None and "*" not in rule.pattern and domain_matches(rule.pattern, host)
+            for rule in self.for_tool("allow", tool)
+        )
 
     def matcher(self, kind: RuleKind, tool: str, project_dir: str, home: str | None = None) -> Matcher:
         """The compiled ``kind`` rules for ``tool`` (cached until a rule is added)."""

@@ -10,6 +10,7 @@ from baton.sessions.permissions.paths import Workspace
 from baton.sessions.permissions.persist import keep_trust_with_rule
 from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Policy, mcp_identity_lookup, strictness
 from baton.sessions.permissions.rules import RuleSet
+from baton.sessions.permissions.web_access import PolicyWebAccess
 from baton.sessions.settings import Settings
 from baton.tools.bash import BashTool
 from baton.tools.hidden_paths import HiddenPaths, hidden_paths
@@ -138,6 +139,9 @@ def install_permissions(session: SessionHost, mode: str | None = None) -> Permis
     for tool in session.agent.tools:
         if isinstance(tool, BashTool):
             tool.command_launcher = permissions.launch_command
+        url_parameter = type(tool).url_parameter
+        if url_parameter is not None and hasattr(tool, "access"):  # web tools: which hosts the rules name
+            tool.access = PolicyWebAccess(policy, tool.name, url_parameter)
         if hasattr(tool, "pins"):  # file tools open the path the policy judged, not a new resolution
             tool.pins = permissions.pins
     return permissions

@@ -253,7 +253,9 @@ def test_unknown_blocks_and_deltas_are_skipped_safely() -> None:
     ]
     out = decode(ADAPTER, CLAUDE, sse_events(events, named=True))
     assert out.error is None
-    assert [b.to_json_dict() for b in out.message.content] == [{"type": "text", "text": "Hello"}]
+    # A web search's result is kept as text (providers/web_search.py), whoever asked for it.
+    assert [b.to_json_dict() for b in out.message.content] == [
+        {"type": "text", "text": "[web search]: no results"}, {"type": "text", "text": "Hello"}]
     assert out.message.stop_reason == "stop"
 
 

@@ -30,6 +30,7 @@ from baton.providers.models import Model, ModelCost
 from baton.providers.openai_responses import ADAPTER, build_body, build_request
 from baton.providers.openai_responses_stream import parse_text_signature
 from baton.providers.options import StreamOptions
+from baton.providers.web_search import SEARCH_MARK, searches_of
 from tests.providers.claude_gemini_support import (
     PNG_1PX,
     SOURCE_APIS,
@@ -203,24 +204,30 @@ async def test_encrypted_reasoning_then_function_call(provider_streams: Path) ->
     assert [e.type for e in events][:3] == ["start", "thinking_start", "thinking_end"]
 
 
-async def test_web_search_items_are_ignored_and_cached_tokens_split(provider_streams: Path) -> None:
+async def test_web_search_items_become_text_and_cached_tokens_split(provider_streams: Path) -> None:
     body = (responses_dir(provider_streams) / WEB_SEARCH).read_bytes()
     message, events, _ = await run(GPT5, [Reply.sse(body)])
     kinds = [b.type for b in message.content]
-    assert kinds == ["thinking", "thinking", "text"]
+    assert kinds == ["thinking", "text", "thinking", "text"]
     items = done_items(body)
     assert [i["type"] for i in items] == ["reasoning", "web_search_call", "reasoning", "message"]
-    text = message.content[2]
+    search = message.content[1]
+    assert isinstance(search, TextContent) and search.text_signature is None
+    assert search.text == '[web search] "weather: San Francisco, CA":\n1. oai-weather (a data source of the vendor)'
+    text = message.content[3]
     assert isinstance(text, TextContent)
     assert text.text == items[3]["content"][0]["text"]
     assert text.text.startswith("San Francisco weather today (Tuesday, September 16, 2025)")
-    assert joined(events, "text_delta") == text.text
-    signatures = [json.loads(str(getattr(b, "thinking_signature", ""))) for b in message.content[:2]]
+    assert joined(events, "text_delta") == search.text + text.text
+    thoughts = (message.content[0], message.content[2])
+    signatures = [json.loads(str(getattr(b, "thinking_signature", ""))) for b in thoughts]
     assert [s["id"] for s in signatures] == [items[0]["id"], items[2]["id"]]
     u = message.usage
     assert (u.input, u.cache_read, u.output, u.total_tokens) == (9463 - 8320, 8320, 582, 10045)
     assert message.stop_reason == "stop"
     assert u.cost.cache_read == pytest.approx(8320 * PRICES.cache_read / 1e6)
+    assert searches_of(u) == 1  # one search, priced on top of the tokens
+    assert u.cost.total == pytest.approx(u.cost.input + u.cost.output + u.cost.cache_read + 10.0 / 1000)
 
 
 async def test_deepseek_reasoning_text_and_function_call(provider_streams: Path) -> None:
@@ -294,7 +301,9 @@ def test_sdk_accumulator_agrees(provider_streams: Path) -> None:
         ours = decoded(body)
         assert ours.error is None, name
         sdk = sdk_accumulate(body)
-        assert ours.message.text == "".join(
+        answer = "".join(b.text for b in ours.message.content
+                         if isinstance(b, TextContent) and not b.text.startswith(SEARCH_MARK))
+        assert answer == "".join(
             c.text for o in sdk.output if o.type == "message" for c in o.content if c.type == "output_text"), name
         sdk_calls = [(f"{o.call_id}|{o.id}", o.name, json.loads(o.arguments)) for o in sdk.output
                      if o.type == "function_call"]

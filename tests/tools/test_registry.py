@@ -11,8 +11,9 @@ from baton.tools.read import ReadTool
 
 
 def test_sets(tmp_path: Path) -> None:
-    assert [t.name for t in default_tools(str(tmp_path))] == ["read", "bash", "edit", "write", "task", "todo_write"]
-    assert [t.name for t in read_only_tools(str(tmp_path))] == ["read", "grep", "find", "ls"]
+    assert [t.name for t in default_tools(str(tmp_path))] == ["read", "bash", "edit", "write", "web_fetch", "task",
+                                                               "todo_write"]
+    assert [t.name for t in read_only_tools(str(tmp_path))] == ["read", "grep", "find", "ls", "web_fetch", "web_search"]
     assert [t.name for t in all_tools(str(tmp_path))] == list(TOOL_NAMES)
 
 

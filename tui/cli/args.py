@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-session", action="store_true", help="keep nothing on disk")
     p.add_argument("--session-dir", metavar="DIR", help="where session files live")
     p.add_argument("--tools", metavar="LIST",
-                   help="comma-separated tools (read,bash,edit,write,grep,find,ls)")
+                   help="comma-separated tools (read,bash,edit,write,grep,find,ls,web_fetch,web_search)")
     p.add_argument("--no-tools", action="store_true", help="no tools at all")
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
     p.add_argument("--append-system-prompt", metavar="TEXT", help="append to the system prompt")

@@ -51,6 +51,7 @@ async def run_call(
     answers: list[ApprovalAnswer] | None = None,
     settings: dict[str, Any] | None = None,
     extra_tools: list[Any] | None = None,
+    tools: list[str] | None = None,
 ) -> Outcome:
     """The model calls ``tool(args)`` once, then answers "done"; returns the tool result and events.
 
@@ -59,7 +60,7 @@ async def run_call(
     asked: list[ApprovalRequest] = []
     with ReplayServer(replies) as server:
         options = SessionOptions(
-            cwd=cwd, model=replay_model(server), api_key="test-key", tools=["read", "bash", "edit", "write"],
+            cwd=cwd, model=replay_model(server), api_key="test-key", tools=tools or ["read", "bash", "edit", "write"],
             context_files=False, approval=approval, preload_tokenizer=False,
             settings=validate_settings({"retry": {"enabled": False}, **(settings or {})}),
         )
