@@ -9,6 +9,12 @@ not JSON-RPC) fails its call at once with the reason and leaves the server conne
 (:mod:`tools.mcp.unreadable`). A stdio server's stderr goes to a log file, redacted
 (:mod:`tools.mcp.stderr_log`). A stdio server starts in the environment bash commands get (no
 credentials, :mod:`tools.tool_env`) plus the ``env`` its entry names.
+
+baton serves the client side of the protocol that :mod:`tools.mcp.client_side` describes (roots,
+log messages, list_changed), sends a ``progressToken`` with every call (progress reaches the
+tool's live updates), and does not offer tools that require task augmentation (baton runs no
+MCP tasks). It speaks the revision the SDK negotiates: 2026-07-28 with a server that has it,
+else the initialize handshake (2025-11-25 and older).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject
 from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
+from baton.tools.mcp.client_side import Refresher, ServerLog, roots_result
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
 from baton.tools.mcp.unreadable import PARSE_ERROR, UNREADABLE_PREFIX, quiet_sdk_parse_errors, readable_answers
@@ -36,13 +43,16 @@ from baton.tools.tool_env import ToolEnvironment
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import Transport
-    from mcp_types import CallToolResult, Implementation
+    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp_types import CallToolResult, Implementation, ListRootsResult
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
 CONNECT_TIMEOUT_S = 60.0
 """A server that has not finished its handshake by then has failed to start."""
 _SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+ProgressReport = Callable[[float, "float | None", "str | None"], None]
+"""``(progress, total, message)`` as the server reported them."""
 
 
 class McpCallError(BatonError):
@@ -124,6 +134,11 @@ class McpConnection:
         self._unreadable = 0
         """How many messages from the server could not be read (see :mod:`tools.mcp.unreadable`)."""
         self._last_unreadable = ""
+        self.skipped_tools: list[str] = []
+        """Tools the server lists that baton does not offer (they require task augmentation)."""
+        self.server_log = ServerLog(self.log_path)
+        self.refresher = Refresher(self._refresh_tools)
+        """Lists the tools again when the server says they changed."""
 
     @property
     def name(self) -> str:
@@ -196,21 +211,31 @@ class McpConnection:
                 stderr, log = RedactedStderr(log), None  # the pump closes the log at EOF
             transport = readable_answers(self._transport(stderr.writer if stderr is not None else None),
                                          self._note_unreadable)
-            client = Client(transport, client_info=_client_info())
+            self.server_log = ServerLog(self.log_path)
+            client = Client(transport, client_info=_client_info(), list_roots_callback=self._roots,
+                            logging_callback=self.server_log, message_handler=self._on_message,
+                            log_level="info")
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
                     await client.__aenter__()
             finally:
                 if stderr is not None:
                     stderr.release()  # started (or failed to): the server holds its own copy
+            listening: asyncio.Task[None] | None = None
             try:
                 self.tools = await self._list_tools(client)
                 self._client = client
                 self._set("ready", None)
                 self._ready.set()
+                listening = self._listen_for_changes(client)
                 await self._stop.wait()
             finally:
                 self._client = None
+                self.refresher.cancel()
+                if listening is not None:
+                    listening.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listening
                 with contextlib.suppress(BaseException):
                     await client.__aexit__(None, None, None)
         except asyncio.CancelledError:
@@ -260,12 +285,52 @@ class McpConnection:
                                        env={**self.environment.build(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
-    async def _list_tools(self, client: Client) -> list[ServerTool]:
+    async def _roots(self, context: ClientRequestContext) -> ListRootsResult:
+        return roots_result(self.cwd)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self.refresher.request()
+
+    def _listen_for_changes(self, client: Client) -> asyncio.Task[None] | None:
+        """On a 2026 connection, change notices come on a ``subscriptions/listen`` stream."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+            return None
+
+        async def listen() -> None:
+            try:
+                async with client.listen(tools_list_changed=True) as changes:
+                    async for _ in changes:
+                        self.refresher.request()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the server refused or dropped it: tools are still listed at start
+                self.server_log.write("info", "baton", f"no change notices: {_describe(exc)}")
+
+        return asyncio.ensure_future(listen())
+
+    async def _refresh_tools(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        self.tools = await self._list_tools(client, refresh=True)
+        self.on_change(self)
+
+    async def _list_tools(self, client: Client, *, refresh: bool = False) -> list[ServerTool]:
         tools: list[ServerTool] = []
+        skipped: list[str] = []
         cursor: str | None = None
         for _ in range(100):
-            page = await client.list_tools(cursor=cursor)
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
             for tool in page.tools:
+                if tool.execution is not None and tool.execution.task_support == "required":
+                    skipped.append(tool.name)
+                    continue
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
                 hints = tool.annotations
                 read_only = hints is not None and hints.read_only_hint is True
@@ -273,6 +338,10 @@ class McpConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
+        if skipped and skipped != self.skipped_tools:
+            self.server_log.write("info", "baton", "not offered (they require task augmentation, which baton "
+                                                   f"does not run): {', '.join(skipped)}")
+        self.skipped_tools = skipped
         return tools
 
     def _set(self, status: Status, error: str | None) -> None:
@@ -301,13 +370,20 @@ class McpConnection:
         return self._client
 
     async def call(self, tool: str, arguments: JsonObject, *, timeout: float,
-                   signal: asyncio.Event | None = None) -> CallToolResult:
+                   signal: asyncio.Event | None = None, on_progress: ProgressReport | None = None) -> CallToolResult:
         """Call ``tool``; the SDK's ``CallToolResult``. Raises :class:`McpCallError` (crash,
         timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
-        ``signal`` is set (the server is sent a cancellation)."""
+        ``signal`` is set (the server is sent a cancellation). ``on_progress`` hears the server's
+        progress notices. When the server said its tools changed during the call, the call
+        returns once they are listed again, so the next request offers them."""
         client = await self._ensure_running(timeout)
         unreadable_before = self._unreadable
-        call = asyncio.ensure_future(client.call_tool(tool, arguments))
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
+        call = asyncio.ensure_future(client.call_tool(tool, arguments, progress_callback=report))
         waiters: set[asyncio.Future[CallToolResult] | asyncio.Future[Literal[True]]] = {call}
         stop: asyncio.Future[Literal[True]] | None = None
         if signal is not None:
@@ -329,7 +405,7 @@ class McpConnection:
                 f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop){meanwhile}"
             )
         try:
-            return call.result()
+            result = call.result()
         except Exception as exc:
             if _connection_closed(exc):
                 self._set("crashed", f"connection closed during {tool}")
@@ -345,6 +421,9 @@ class McpConnection:
                     "The server is still connected; its other calls work."
                 ) from exc
             raise McpCallError(f"MCP call {self.name}/{tool} failed: {_describe(exc)}") from exc
+        if self.refresher.pending:
+            await self.refresher.settle()
+        return result
 
 
 class McpAborted(McpCallError):

@@ -57,6 +57,8 @@ class McpManager:
         self._late_noticed: set[str] = set()
         self._previous: dict[str, str] = {}
         self._stopping: set[asyncio.Future[None]] = set()
+        self.one_at_a_time = asyncio.Lock()
+        """Calls to tools not marked read-only take turns (see :mod:`tools.mcp.tool`)."""
 
     # ---------------------------------------------------------------- configuration
 
@@ -174,7 +176,7 @@ class McpManager:
             if connection.status not in ("ready", "crashed", "starting") and not connection.tools:
                 continue
             for server_tool in connection.tools:
-                tool = make_mcp_tool(connection, server_tool, self.tool_timeout)
+                tool = make_mcp_tool(connection, server_tool, self.tool_timeout, self.one_at_a_time)
                 if tool.name not in seen:
                     seen.add(tool.name)
                     tools.append(tool)

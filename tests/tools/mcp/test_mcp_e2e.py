@@ -248,7 +248,7 @@ async def test_read_only_hint_spares_a_checkpoint_but_never_a_question(home: Pat
             before_lookup = [r for r in read_records(session.store) if r.kind == "before"]
             await session.prompt("shout")
             before_shout = [r for r in read_records(session.store) if r.kind == "before"]
-            session.set_approval_mode("auto")
+            session.permissions.set_mode("auto")
             await session.prompt("look it up again")
         finally:
             await session.close()

@@ -1,0 +1,158 @@
+"""An MCP server (the SDK's ``MCPServer``) that uses the client side of the protocol: it asks for
+roots, reports progress, logs, changes its tool list (once, or in a storm), lists a tool that
+requires task augmentation, returns a huge structured result, and has tools that note whether
+another call ran at the same time.
+
+Run as ``python capability_server.py stdio`` (``MCP_TEST_LEGACY=1``: only the 2025 handshake) or
+``python capability_server.py http PORT``. ``MCP_TEST_MARKERS``: where it notes what happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import mcp.server.lowlevel.server as lowlevel
+from mcp.server import runner
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp_types import ListRootsResult, Tool, ToolAnnotations, ToolExecution
+
+MARKERS = Path(os.environ.get("MCP_TEST_MARKERS", "."))
+OVERLAP_WAIT_S = 1.5
+"""How long a ``step`` or ``peek`` call watches for another call of its kind to start."""
+
+
+class TestServer(MCPServer):
+    """Lists ``background_job`` as requiring task augmentation."""
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        with (MARKERS / "lists").open("a") as handle:
+            handle.write("list\n")
+        for tool in tools:
+            if tool.name == "background_job":
+                tool.execution = ToolExecution(task_support="required")
+        return tools
+
+
+server = TestServer("capabilities")
+
+
+def _mark(name: str, text: str) -> None:
+    with (MARKERS / name).open("a") as handle:
+        handle.write(text + "\n")
+
+
+async def _notify_tools_changed(ctx: Context[Any, Any]) -> None:
+    with contextlib.suppress(Exception):
+        await ctx.notify_tools_changed()  # a 2026 connection: the listen stream
+    with contextlib.suppress(Exception):
+        await ctx.session.send_tool_list_changed()  # a 2025 one: the notification
+
+
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+@server.tool(description="The roots the client gives.")
+async def roots(given: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
+    return "\n".join(str(root.uri) for root in given.roots)
+
+
+@server.tool(description="Report progress in steps.")
+async def work(steps: int, ctx: Context[Any, Any]) -> str:
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+    return "worked"
+
+
+@server.tool(description="Log a message at info level.")
+async def chatter(text: str, ctx: Context[Any, Any]) -> str:
+    await ctx.info(text)
+    return "logged"
+
+
+@server.tool(description="Add a tool named NAME, then say the tools changed.")
+async def grow(name: str, ctx: Context[Any, Any]) -> str:
+    def grown() -> str:
+        return f"grown {name}"
+
+    server.add_tool(grown, name=name, description=f"Added by grow({name})")
+    await _notify_tools_changed(ctx)
+    return f"added {name}"
+
+
+@server.tool(description="Say the tools changed COUNT times.")
+async def storm(count: int, ctx: Context[Any, Any]) -> str:
+    for _ in range(count):
+        await _notify_tools_changed(ctx)
+    return f"{count} notices sent"
+
+
+@server.tool(description="A job that needs task augmentation.")
+def background_job() -> str:
+    return "ran without a task"
+
+
+@server.tool(description="A structured result of SIZE characters.")
+def huge(size: int) -> dict[str, str]:
+    return {"blob": "x" * size}
+
+
+async def _watch(kind: str, tag: str) -> str:
+    """Note the start of a call, then say whether another call of ``kind`` ran at the same time:
+    one still running when this one started, or one starting while this one runs."""
+    _mark(kind, f"start {tag}")
+    verdict = "alone"
+    with anyio.move_on_after(OVERLAP_WAIT_S):
+        while verdict == "alone":
+            lines = (MARKERS / kind).read_text().splitlines()
+            mine = lines.index(f"start {tag}")
+            before, after = lines[:mine], lines[mine + 1:]
+            running_before = sum(1 for x in before if x.startswith("start")) > sum(
+                1 for x in before if x.startswith("end"))
+            if running_before or any(x.startswith("start") for x in after):
+                verdict = "overlapped"
+            else:
+                await anyio.sleep(0.02)
+    _mark(kind, f"end {tag}")
+    return verdict
+
+
+@server.tool(description="A step that changes things (not read-only).")
+async def step(tag: str) -> str:
+    return await _watch("steps", tag)
+
+
+@server.tool(description="A look that changes nothing.", annotations=ToolAnnotations(read_only_hint=True))
+async def peek(tag: str) -> str:
+    return await _watch("peeks", tag)
+
+
+async def _legacy_only(server: Any, read_stream: Any, write_stream: Any, *, lifespan_state: Any,
+                       session_id: str | None = None, init_options: Any = None, raise_exceptions: bool = False) -> None:
+    """The SDK's stdio loop, but only the 2025 handshake era (as a server on an older SDK)."""
+    try:
+        await runner._serve_legacy_stream(server, read_stream, write_stream, lifespan_state=lifespan_state,
+                                          session_id=session_id, init_options=init_options,
+                                          raise_exceptions=raise_exceptions)
+    finally:
+        await write_stream.aclose()
+
+
+def main() -> None:
+    print("capability server starting", file=sys.stderr, flush=True)
+    if os.environ.get("MCP_TEST_LEGACY"):  # a 2025 server: the client's 2026 probe is refused, it falls back
+        lowlevel.serve_dual_era_loop = _legacy_only
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+
+
+if __name__ == "__main__":
+    main()
