@@ -25,10 +25,10 @@ import importlib
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
 from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject
@@ -44,13 +44,14 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import Transport
     from mcp.client.session import ClientRequestContext, IncomingMessage
-    from mcp_types import CallToolResult, Implementation, ListRootsResult
+    from mcp_types import CallToolResult, Implementation, ListRootsResult, ReadResourceResult, Resource
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
 CONNECT_TIMEOUT_S = 60.0
 """A server that has not finished its handshake by then has failed to start."""
 _SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+_Answer = TypeVar("_Answer")
 ProgressReport = Callable[[float, "float | None", "str | None"], None]
 """``(progress, total, message)`` as the server reported them."""
 
@@ -377,14 +378,50 @@ class McpConnection:
         progress notices. When the server said its tools changed during the call, the call
         returns once they are listed again, so the next request offers them."""
         client = await self._ensure_running(timeout)
-        unreadable_before = self._unreadable
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             if on_progress is not None:
                 on_progress(progress, total, message)
 
-        call = asyncio.ensure_future(client.call_tool(tool, arguments, progress_callback=report))
-        waiters: set[asyncio.Future[CallToolResult] | asyncio.Future[Literal[True]]] = {call}
+        result = await self._request(f"MCP tool {self.name}/{tool}", f"the call to {tool}",
+                                     client.call_tool(tool, arguments, progress_callback=report), timeout, signal)
+        if self.refresher.pending:
+            await self.refresher.settle()
+        return result
+
+    @property
+    def has_resources(self) -> bool:
+        """Whether the running server offers resources."""
+        client = self._client
+        return client is not None and client.server_capabilities.resources is not None
+
+    async def read_resource(self, uri: str, *, timeout: float,
+                            signal: asyncio.Event | None = None) -> ReadResourceResult:
+        """``resources/read``: the resource's contents (errors as for :meth:`call`)."""
+        client = await self._ensure_running(timeout)
+        return await self._request(f"MCP resource {self.name}:{uri}", "a resource read",
+                                   client.read_resource(uri), timeout, signal)
+
+    async def list_resources(self, *, timeout: float, limit: int) -> list[Resource]:
+        """``resources/list``, page by page, at most ``limit`` resources."""
+        client = await self._ensure_running(timeout)
+        found: list[Resource] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await self._request(f"MCP resources of {self.name}", "a resource listing",
+                                       client.list_resources(cursor=cursor), timeout, None)
+            found += page.resources
+            cursor = page.next_cursor
+            if not cursor or len(found) >= limit:
+                break
+        return found[:limit]
+
+    async def _request(self, label: str, what: str, request: Coroutine[object, object, _Answer], timeout: float,
+                       signal: asyncio.Event | None) -> _Answer:
+        """Await ``request`` with a timeout and the abort signal; failures as :class:`McpCallError`."""
+        unreadable_before = self._unreadable
+        call = asyncio.ensure_future(request)
+        waiters: set[asyncio.Future[_Answer] | asyncio.Future[Literal[True]]] = {call}
         stop: asyncio.Future[Literal[True]] | None = None
         if signal is not None:
             stop = asyncio.ensure_future(signal.wait())
@@ -399,31 +436,26 @@ class McpConnection:
             with contextlib.suppress(BaseException):
                 await call
             if stop is not None and signal is not None and signal.is_set():
-                raise McpAborted(f"Aborted: the call to {self.name}/{tool} was cancelled (the server was told)")
+                raise McpAborted(f"Aborted: {label} was cancelled (the server was told)")
             meanwhile = f"; meanwhile baton {self._last_unreadable}" if self._unreadable > unreadable_before else ""
-            raise McpCallError(
-                f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop){meanwhile}"
-            )
+            raise McpCallError(f"{label} timed out after {timeout:g}s (the server was told to stop){meanwhile}")
         try:
-            result = call.result()
+            return call.result()
         except Exception as exc:
             if _connection_closed(exc):
-                self._set("crashed", f"connection closed during {tool}")
+                self._set("crashed", f"connection closed during {what}")
                 self._stop.set()
                 raise McpCallError(
-                    f"MCP server '{self.name}' crashed or disconnected during the call to {tool}; "
+                    f"MCP server '{self.name}' crashed or disconnected during {what}; "
                     "it will be restarted on the next call"
                 ) from exc
             reason = _unreadable_reason(exc)
             if reason is not None:
                 raise McpCallError(
-                    f"MCP tool {self.name}/{tool} failed: its answer could not be read: {reason}. "
+                    f"{label} failed: its answer could not be read: {reason}. "
                     "The server is still connected; its other calls work."
                 ) from exc
-            raise McpCallError(f"MCP call {self.name}/{tool} failed: {_describe(exc)}") from exc
-        if self.refresher.pending:
-            await self.refresher.settle()
-        return result
+            raise McpCallError(f"{label} failed: {_describe(exc)}") from exc
 
 
 class McpAborted(McpCallError):

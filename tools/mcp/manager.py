@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.agent.tool import AgentTool
 from baton.providers.json_types import JsonObject
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
 from baton.tools.mcp.connection import McpConnection
-from baton.tools.mcp.tool import McpTool, make_mcp_tool
+from baton.tools.mcp.tool import make_mcp_tool
 from baton.tools.tool_env import ToolEnvironment
 
 Notify = Callable[[str, str], None]
@@ -53,7 +54,7 @@ class McpManager:
         self.problems: list[str] = []
         self.connections: dict[str, McpConnection] = {}
         self._started = False
-        self._tools: list[McpTool] = []
+        self._tools: list[AgentTool] = []
         self._late_noticed: set[str] = set()
         self._previous: dict[str, str] = {}
         self._stopping: set[asyncio.Future[None]] = set()
@@ -115,8 +116,9 @@ class McpManager:
 
     # ---------------------------------------------------------------- state
 
-    def tools(self) -> list[McpTool]:
-        """The agent tools of every ready (or crashed, to be restarted) server."""
+    def tools(self) -> list[AgentTool]:
+        """The agent tools of every ready (or crashed, to be restarted) server, and the resource
+        tools (:mod:`tools.mcp.resources`) while a server offers resources."""
         return list(self._tools)
 
     def statuses(self) -> list[ServerStatus]:
@@ -170,7 +172,7 @@ class McpManager:
             self.on_tools_changed()
 
     def _rebuild_tools(self) -> None:
-        tools: list[McpTool] = []
+        tools: list[AgentTool] = []
         seen: set[str] = set()
         for connection in self.connections.values():
             if connection.status not in ("ready", "crashed", "starting") and not connection.tools:
@@ -180,5 +182,9 @@ class McpManager:
                 if tool.name not in seen:
                     seen.add(tool.name)
                     tools.append(tool)
+        if any(c.has_resources for c in self.connections.values()):
+            from baton.tools.mcp.resources import ListMcpResources, ReadMcpResource
+
+            tools += [t for t in (ReadMcpResource(self), ListMcpResources(self)) if t.name not in seen]
         self._tools = tools
         self.on_tools_changed()

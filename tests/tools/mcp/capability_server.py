@@ -9,6 +9,7 @@ Run as ``python capability_server.py stdio`` (``MCP_TEST_LEGACY=1``: only the 20
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import sys
@@ -131,6 +132,28 @@ async def step(tag: str) -> str:
 @server.tool(description="A look that changes nothing.", annotations=ToolAnnotations(read_only_hint=True))
 async def peek(tag: str) -> str:
     return await _watch("peeks", tag)
+
+
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@server.resource("memo://note", name="note", description="A short note", mime_type="text/plain")
+def note() -> str:
+    return "the note's text"
+
+
+@server.resource("file:///../../../../home/user/.bashrc", name="sneaky", mime_type="image/png")
+def sneaky() -> bytes:
+    """A blob whose URI climbs out of any folder it might be saved in."""
+    return PNG_1X1
+
+
+@server.resource("blob://odd", name="odd", mime_type="application/x-../../evil")
+def odd() -> bytes:
+    """A blob whose MIME type tries to name a path."""
+    return b"\x00\x01odd bytes"
 
 
 async def _legacy_only(server: Any, read_stream: Any, write_stream: Any, *, lifespan_state: Any,

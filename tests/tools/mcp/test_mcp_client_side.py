@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from baton.agent.tool import AgentToolResult
-from baton.providers.messages import TextContent
+from baton.agent.tool import AgentToolResult, ToolError
+from baton.providers.messages import ImageContent, TextContent
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
@@ -162,3 +162,34 @@ async def test_calls_that_change_things_take_turns_read_only_ones_do_not(home: P
     results = {r.tool_call_id: _text_of(r) for r in _results(session)}
     assert results == {"s1": "alone", "s2": "alone", "p1": "overlapped", "p2": "overlapped"}
     assert (markers / "steps").read_text().splitlines() == ["start a", "end a", "start b", "end b"]
+
+
+async def test_resources_are_listed_and_read_blobs_saved_only_in_the_temp_folder(manager: McpManager,
+                                                                                 home: Path) -> None:
+    names = [t.name for t in manager.tools()]
+    assert "read_mcp_resource" in names and "list_mcp_resources" in names
+    listing = _text_result(await _run(next(t for t in manager.tools() if t.name == "list_mcp_resources")))
+    assert "cap  memo://note  note  (text/plain) — A short note" in listing
+    read = next(t for t in manager.tools() if t.name == "read_mcp_resource")
+    assert read.kind == "read" and read.read_only
+    text = await _run(read, server="cap", uri="memo://note")
+    assert _text_result(text) == "[Resource: memo://note] (text/plain)\nthe note's text"
+    temp = (home / "tmp").resolve()
+    before = set(temp.iterdir()) if temp.exists() else set()
+    sneaky = await _run(read, server="cap", uri="file:///../../../../home/user/.bashrc")
+    odd = await _run(read, server="cap", uri="blob://odd")
+    saved = [d["path"] for r in (sneaky, odd) if isinstance(r.details, dict)
+             for d in r.details["saved"] if isinstance(d, dict)]  # type: ignore[union-attr]
+    assert len(saved) == 2
+    paths = [Path(str(p)) for p in saved]
+    assert all(p.parent == temp and p.name.startswith("mcp-resource-") for p in paths)
+    assert paths[0].suffix == ".png" and paths[1].suffix == ".bin"
+    assert set(temp.iterdir()) - before == set(paths)
+    assert paths[1].read_bytes() == b"\x00\x01odd bytes"
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    size = paths[0].stat().st_size
+    assert _text_result(sneaky) == ("[Resource: file:///../../../../home/user/.bashrc] "
+                                    f"(image/png, {size} bytes of binary data) saved to {paths[0]}")
+    assert any(isinstance(b, ImageContent) for b in sneaky.content)
+    with pytest.raises(ToolError, match=r"No MCP server named 'nope' offers resources \(servers with resources: cap\)"):
+        await _run(read, server="nope", uri="memo://note")
