@@ -239,8 +239,14 @@ class CodingSession:
     # ------------------------------------------------------------------ prompting
 
     def prompt_commands(self) -> list[PromptCommand]:
-        """The prompt templates and skills usable as ``/name`` (name, description, argument hint)."""
-        return self.prompt_library.commands()
+        """The prompt templates, skills and MCP prompts usable as ``/name`` (name, description,
+        argument hint)."""
+        commands = self.prompt_library.commands()
+        taken = {c.name for c in commands}
+        for name, prompt in self.mcp.prompt_commands():
+            if name not in taken:
+                commands.append(PromptCommand(name, prompt.description or f"MCP prompt {prompt.name}", prompt.hint()))
+        return commands
 
     async def prompt(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Run the agent on ``text`` (plus images) until it is idle again: auto-compaction and

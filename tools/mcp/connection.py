@@ -44,7 +44,16 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import Transport
     from mcp.client.session import ClientRequestContext, IncomingMessage
-    from mcp_types import CallToolResult, Implementation, ListRootsResult, ReadResourceResult, Resource
+    from mcp_types import (
+        CallToolResult,
+        GetPromptResult,
+        Implementation,
+        ListRootsResult,
+        ReadResourceResult,
+        Resource,
+    )
+
+    from baton.tools.mcp.prompts import ServerPrompt
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -138,8 +147,10 @@ class McpConnection:
         self.skipped_tools: list[str] = []
         """Tools the server lists that baton does not offer (they require task augmentation)."""
         self.server_log = ServerLog(self.log_path)
-        self.refresher = Refresher(self._refresh_tools)
-        """Lists the tools again when the server says they changed."""
+        self.refresher = Refresher(self._refresh_lists)
+        """Lists the tools (and prompts) again when the server says they changed."""
+        self.prompts: list[ServerPrompt] = []
+        """The server's prompts (slash commands, :mod:`tools.mcp.prompts`)."""
 
     @property
     def name(self) -> str:
@@ -225,6 +236,7 @@ class McpConnection:
             listening: asyncio.Task[None] | None = None
             try:
                 self.tools = await self._list_tools(client)
+                self.prompts = await self._list_prompts(client)
                 self._client = client
                 self._set("ready", None)
                 self._ready.set()
@@ -290,22 +302,24 @@ class McpConnection:
         return roots_result(self.cwd)
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        from mcp_types import ToolListChangedNotification
+        from mcp_types import PromptListChangedNotification, ToolListChangedNotification
 
-        if isinstance(message, ToolListChangedNotification):
+        if isinstance(message, ToolListChangedNotification | PromptListChangedNotification):
             self.refresher.request()
 
     def _listen_for_changes(self, client: Client) -> asyncio.Task[None] | None:
         """On a 2026 connection, change notices come on a ``subscriptions/listen`` stream."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        tools = client.server_capabilities.tools
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+        capabilities = client.server_capabilities
+        tools = capabilities.tools is not None and capabilities.tools.list_changed is True
+        prompts = capabilities.prompts is not None and capabilities.prompts.list_changed is True
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (tools or prompts):
             return None
 
         async def listen() -> None:
             try:
-                async with client.listen(tools_list_changed=True) as changes:
+                async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts) as changes:
                     async for _ in changes:
                         self.refresher.request()
             except asyncio.CancelledError:
@@ -315,12 +329,39 @@ class McpConnection:
 
         return asyncio.ensure_future(listen())
 
-    async def _refresh_tools(self) -> None:
+    async def _refresh_lists(self) -> None:
         client = self._client
         if client is None:
             return
         self.tools = await self._list_tools(client, refresh=True)
+        self.prompts = await self._list_prompts(client, refresh=True)
         self.on_change(self)
+
+    async def _list_prompts(self, client: Client, *, refresh: bool = False) -> list[ServerPrompt]:
+        """The server's prompts (none when it has none, or cannot list them: a line in its log)."""
+        if client.server_capabilities.prompts is None:
+            return []
+        from baton.tools.mcp.prompts import ServerPrompt
+
+        prompts: list[ServerPrompt] = []
+        cursor: str | None = None
+        try:
+            for _ in range(100):
+                page = await client.list_prompts(cursor=cursor, cache_mode="refresh" if refresh else "use")
+                prompts += [ServerPrompt.from_sdk(p) for p in page.prompts]
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except Exception as exc:
+            self.server_log.write("info", "baton", f"its prompts could not be listed: {_describe(exc)}")
+            return []
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], *, timeout: float) -> GetPromptResult:
+        """``prompts/get`` (errors as for :meth:`call`)."""
+        client = await self._ensure_running(timeout)
+        return await self._request(f"MCP prompt {self.name}/{name}", f"the prompt {name}",
+                                   client.get_prompt(name, arguments), timeout, None)
 
     async def _list_tools(self, client: Client, *, refresh: bool = False) -> list[ServerTool]:
         tools: list[ServerTool] = []

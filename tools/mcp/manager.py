@@ -14,8 +14,18 @@ from pathlib import Path
 
 from baton.agent.tool import AgentTool
 from baton.providers.json_types import JsonObject
+from baton.providers.messages import ImageContent, TextContent
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
-from baton.tools.mcp.connection import McpConnection
+from baton.tools.mcp.connection import McpCallError, McpConnection
+from baton.tools.mcp.prompts import (
+    McpPromptError,
+    ServerPrompt,
+    command_name,
+    mentions,
+    prompt_content,
+    read_mention,
+    split_arguments,
+)
 from baton.tools.mcp.tool import make_mcp_tool
 from baton.tools.tool_env import ToolEnvironment
 
@@ -141,6 +151,41 @@ class McpManager:
         if bad:
             text += " ✗ " + ",".join(bad)
         return text
+
+    def prompt_commands(self) -> list[tuple[str, ServerPrompt]]:
+        """``(command name, prompt)`` of every ready server's prompts (``/mcp__server__prompt``)."""
+        commands: list[tuple[str, ServerPrompt]] = []
+        for connection in self.connections.values():
+            if connection.status == "ready":
+                commands += [(command_name(connection.name, p.name), p) for p in connection.prompts]
+        return commands
+
+    async def expand_prompt(self, text: str) -> list[TextContent | ImageContent] | None:
+        """The content a ``/mcp__server__prompt args`` line stands for (``None``: ``text`` is no
+        MCP prompt). Raises :class:`~tools.mcp.prompts.McpPromptError` with the reason."""
+        head, _, rest = text.strip().partition(" ")
+        if not head.startswith("/mcp__"):
+            return None
+        wanted = head[1:].lower()
+        for connection in self.connections.values():
+            for prompt in connection.prompts if connection.status == "ready" else []:
+                if command_name(connection.name, prompt.name).lower() != wanted:
+                    continue
+                arguments = split_arguments(prompt, rest)
+                try:
+                    result = await connection.get_prompt(prompt.name, arguments, timeout=self.tool_timeout)
+                except McpCallError as exc:
+                    raise McpPromptError(str(exc)) from exc
+                return prompt_content(result)
+        return None
+
+    async def mentioned_resources(self, text: str) -> list[TextContent | ImageContent]:
+        """What the ``@server:uri`` mentions in ``text`` attach (:mod:`tools.mcp.prompts`)."""
+        servers = {c.name: c for c in self.connections.values() if c.has_resources}
+        content: list[TextContent | ImageContent] = []
+        for server, uri in mentions(text, set(servers)):
+            content += await read_mention(servers[server], uri, self.tool_timeout)
+        return content
 
     async def restart(self, name: str) -> None:
         """Restart one server (``/mcp restart NAME``); raises KeyError for an unknown name."""

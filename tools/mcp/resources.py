@@ -32,6 +32,8 @@ from baton.tools.params import ToolParams
 from baton.tools.temp_files import new_temp_file
 
 if TYPE_CHECKING:
+    from mcp_types import ReadResourceResult
+
     from baton.tools.mcp.manager import McpManager
 
 MAX_BLOB_BYTES = 50 * 1024 * 1024
@@ -95,28 +97,37 @@ class ReadMcpResource(AgentTool[ReadParams, JsonObject]):
             result = await connection.read_resource(params.uri, timeout=self.manager.tool_timeout, signal=signal)
         except McpCallError as exc:
             raise ToolError(str(exc), {"server": params.server, "uri": params.uri}) from exc
-        content: list[TextContent | ImageContent] = []
-        saved: list[JsonObject] = []
-        for item in result.contents:
-            uri, mime = str(item.uri), item.mime_type or "application/octet-stream"
-            text = getattr(item, "text", None)
-            if isinstance(text, str):
-                cut = text if len(text) <= MAX_TEXT_CHARS else (
-                    text[:MAX_TEXT_CHARS] + f"\n\n[... {len(text) - MAX_TEXT_CHARS} more characters cut]")
-                content.append(TextContent(text=f"[Resource: {uri}] ({mime})\n{cut}"))
-                continue
-            described, file = _save_blob(uri, mime, str(getattr(item, "blob", "")))
-            content.append(TextContent(text=described))
-            if file is not None:
-                saved.append({"uri": uri, "mimeType": mime, "path": file})
-                if mime in SHOWN_IMAGES:
-                    content.append(ImageContent(data=str(getattr(item, "blob", "")), mime_type=mime))
-        if not content:
-            content.append(TextContent(text=f"[Resource: {params.uri}] (empty)"))
+        content, saved = describe_contents(result, params.uri)
         details: JsonObject = {"server": params.server, "uri": params.uri}
         if saved:
             details["saved"] = list(saved)
         return AgentToolResult(content, details)
+
+
+def describe_contents(result: ReadResourceResult,
+                      asked: str) -> tuple[list[TextContent | ImageContent], list[JsonObject]]:
+    """A read's contents for the model (texts, blobs saved and described, images shown) and the
+    saved files (``uri``, ``mimeType``, ``path``)."""
+    content: list[TextContent | ImageContent] = []
+    saved: list[JsonObject] = []
+    for item in result.contents:
+        uri, mime = str(item.uri), item.mime_type or "application/octet-stream"
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            cut = text if len(text) <= MAX_TEXT_CHARS else (
+                text[:MAX_TEXT_CHARS] + f"\n\n[... {len(text) - MAX_TEXT_CHARS} more characters cut]")
+            content.append(TextContent(text=f"[Resource: {uri}] ({mime})\n{cut}"))
+            continue
+        blob = str(getattr(item, "blob", ""))
+        described, file = _save_blob(uri, mime, blob)
+        content.append(TextContent(text=described))
+        if file is not None:
+            saved.append({"uri": uri, "mimeType": mime, "path": file})
+            if mime in SHOWN_IMAGES:
+                content.append(ImageContent(data=blob, mime_type=mime))
+    if not content:
+        content.append(TextContent(text=f"[Resource: {asked}] (empty)"))
+    return content, saved
 
 
 def _save_blob(uri: str, mime: str, blob: str) -> tuple[str, str | None]:

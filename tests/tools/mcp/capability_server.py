@@ -156,6 +156,11 @@ def odd() -> bytes:
     return b"\x00\x01odd bytes"
 
 
+@server.prompt(description="Ask for a review of TOPIC.")
+def review(topic: str, style: str = "short") -> str:
+    return f"Please review {topic}, in a {style} style."
+
+
 async def _legacy_only(server: Any, read_stream: Any, write_stream: Any, *, lifespan_state: Any,
                        session_id: str | None = None, init_options: Any = None, raise_exceptions: bool = False) -> None:
     """The SDK's stdio loop, but only the 2025 handshake era (as a server on an older SDK)."""

@@ -17,6 +17,7 @@ from baton.agent.tool import AgentToolResult, ToolError
 from baton.providers.messages import ImageContent, TextContent
 from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
+from baton.sessions.errors import PromptRefusedError
 from baton.sessions.settings import validate_settings
 from baton.tools.mcp.manager import McpManager
 from baton.tools.mcp.results import MAX_STRUCTURED_DETAILS_CHARS, MAX_TEXT_CHARS
@@ -193,3 +194,30 @@ async def test_resources_are_listed_and_read_blobs_saved_only_in_the_temp_folder
     assert any(isinstance(b, ImageContent) for b in sneaky.content)
     with pytest.raises(ToolError, match=r"No MCP server named 'nope' offers resources \(servers with resources: cap\)"):
         await _run(read, server="nope", uri="memo://note")
+
+
+async def test_prompts_are_slash_commands_and_mentions_attach_resources(home: Path, tmp_path: Path, markers: Path,
+                                                                        revision: str) -> None:
+    _write_config(home, {"cap": _entry(markers, revision)})
+    with ReplayServer([_text("reviewed"), _text("read it")]) as server:
+        session = await _open(server, tmp_path)
+        try:
+            await session.mcp.wait_startup()
+            commands = {c.name: c for c in session.prompt_commands()}
+            refusal = r"/mcp__cap__review: missing topic \(usage: <topic> \[style\]\)"
+            with pytest.raises(PromptRefusedError, match=refusal):
+                await session.prompt("/mcp__cap__review")
+            await session.prompt("/mcp__cap__review the parser very thoroughly")
+            await session.prompt("what does @cap:memo://note say? and @nobody:memo://x")
+        finally:
+            await session.close()
+        requests = [r.json() for r in server.requests]
+    assert commands["mcp__cap__review"].description == "Ask for a review of TOPIC."
+    assert commands["mcp__cap__review"].argument_hint == "<topic> [style]"
+    assert len(requests) == 2
+    first_user = requests[0]["messages"][-1]["content"]
+    assert [b["text"] for b in first_user if b["type"] == "text"] == [
+        "Please review the, in a parser very thoroughly style."]
+    mention = [b["text"] for b in requests[1]["messages"][-1]["content"] if b["type"] == "text"]
+    assert mention == ["what does @cap:memo://note say? and @nobody:memo://x",
+                       "[Resource: memo://note] (text/plain)\nthe note's text"]
