@@ -43,6 +43,7 @@ from baton.sessions.event_hub import EventHub, Listener
 from baton.sessions.events import SessionChangedEvent, SessionChangeReason
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.listing import default_session_dir, find_session
+from baton.sessions.mcp_sampling import SessionSampler
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
@@ -137,6 +138,7 @@ class CodingSession:
         self.extensions.on_trust(lambda: adopt_trusted_settings(self))
         self.permissions = install_permissions(self, options.approval)
         """The permission policy, sandbox and approver."""
+        self.extensions.mcp.sampler = SessionSampler(self)  # servers' sampling: asked, bounded, counted
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:

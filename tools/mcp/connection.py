@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext, IncomingMessage
     from mcp_types import (
         CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ErrorData,
         GetPromptResult,
         Implementation,
         ListRootsResult,
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
     )
 
     from baton.tools.mcp.prompts import ServerPrompt
+    from baton.tools.mcp.sampling import Sampler
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
@@ -149,6 +153,8 @@ class McpConnection:
         self.server_log = ServerLog(self.log_path)
         self.refresher = Refresher(self._refresh_lists)
         """Lists the tools (and prompts) again when the server says they changed."""
+        self.sampler: Sampler | None = None
+        """Answers the server's sampling requests (the session's; :mod:`tools.mcp.sampling`)."""
         self.prompts: list[ServerPrompt] = []
         """The server's prompts (slash commands, :mod:`tools.mcp.prompts`)."""
 
@@ -226,7 +232,7 @@ class McpConnection:
             self.server_log = ServerLog(self.log_path)
             client = Client(transport, client_info=_client_info(), list_roots_callback=self._roots,
                             logging_callback=self.server_log, message_handler=self._on_message,
-                            log_level="info")
+                            sampling_callback=self._sample, log_level="info")
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
                     await client.__aenter__()
@@ -300,6 +306,12 @@ class McpConnection:
 
     async def _roots(self, context: ClientRequestContext) -> ListRootsResult:
         return roots_result(self.cwd)
+
+    async def _sample(self, context: ClientRequestContext,
+                      params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        from baton.tools.mcp.sampling import answer
+
+        return await answer(self.sampler, self.name, params)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         from mcp_types import PromptListChangedNotification, ToolListChangedNotification

@@ -26,6 +26,7 @@ from baton.tools.mcp.prompts import (
     read_mention,
     split_arguments,
 )
+from baton.tools.mcp.sampling import Sampler, SamplingAnswer, SamplingRefused, SamplingRequest
 from baton.tools.mcp.tool import make_mcp_tool
 from baton.tools.tool_env import ToolEnvironment
 
@@ -68,6 +69,8 @@ class McpManager:
         self._late_noticed: set[str] = set()
         self._previous: dict[str, str] = {}
         self._stopping: set[asyncio.Future[None]] = set()
+        self.sampler: Sampler | None = None
+        """Answers servers' sampling requests (the session sets it; :mod:`tools.mcp.sampling`)."""
         self.one_at_a_time = asyncio.Lock()
         """Calls to tools not marked read-only take turns (see :mod:`tools.mcp.tool`)."""
 
@@ -90,6 +93,7 @@ class McpManager:
                 task.add_done_callback(self._stopping.discard)
             connection = McpConnection(config, self.log_dir, cwd=self.cwd, on_change=self._changed,
                                        environment=self.environment)
+            connection.sampler = self._sample
             self.connections[config.name] = connection
             if self._started:
                 connection.start()
@@ -151,6 +155,11 @@ class McpManager:
         if bad:
             text += " ✗ " + ",".join(bad)
         return text
+
+    async def _sample(self, request: SamplingRequest) -> SamplingAnswer:
+        if self.sampler is None:
+            raise SamplingRefused("this baton session does not answer sampling requests")
+        return await self.sampler(request)
 
     def prompt_commands(self) -> list[tuple[str, ServerPrompt]]:
         """``(command name, prompt)`` of every ready server's prompts (``/mcp__server__prompt``)."""

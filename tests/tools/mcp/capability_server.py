@@ -19,8 +19,9 @@ from typing import Annotated, Any
 import anyio
 import mcp.server.lowlevel.server as lowlevel
 from mcp.server import runner
-from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
-from mcp_types import ListRootsResult, Tool, ToolAnnotations, ToolExecution
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, Sample
+from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, Tool, ToolAnnotations, ToolExecution
+from mcp_types import TextContent as SamplingText
 
 MARKERS = Path(os.environ.get("MCP_TEST_MARKERS", "."))
 OVERLAP_WAIT_S = 1.5
@@ -154,6 +155,17 @@ def sneaky() -> bytes:
 def odd() -> bytes:
     """A blob whose MIME type tries to name a path."""
     return b"\x00\x01odd bytes"
+
+
+def _ask_model(question: str, max_tokens: int) -> Sample:
+    return Sample([SamplingMessage(role="user", content=SamplingText(type="text", text=question))],
+                  max_tokens=max_tokens, system_prompt="Answer briefly.", include_context="allServers")
+
+
+@server.tool(description="Ask the client's model QUESTION (sampling), asking for MAX_TOKENS.")
+async def ask_model(question: str, max_tokens: int,
+                    answer: Annotated[CreateMessageResult, Resolve(_ask_model)]) -> str:
+    return f"the model said: {getattr(answer.content, 'text', answer.content)}"
 
 
 @server.prompt(description="Ask for a review of TOPIC.")
