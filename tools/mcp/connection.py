@@ -48,6 +48,8 @@ if TYPE_CHECKING:
         CallToolResult,
         CreateMessageRequestParams,
         CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
         ErrorData,
         GetPromptResult,
         Implementation,
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
         Resource,
     )
 
+    from baton.tools.mcp.elicitation import Elicitor
     from baton.tools.mcp.prompts import ServerPrompt
     from baton.tools.mcp.sampling import Sampler
 
@@ -154,6 +157,8 @@ class McpConnection:
         self.refresher = Refresher(self._refresh_lists)
         """Lists the tools (and prompts) again when the server says they changed."""
         self.sampler: Sampler | None = None
+        self.elicitor: Elicitor | None = None
+        """Asks the user the server's questions (the session's; :mod:`tools.mcp.elicitation`)."""
         """Answers the server's sampling requests (the session's; :mod:`tools.mcp.sampling`)."""
         self.prompts: list[ServerPrompt] = []
         """The server's prompts (slash commands, :mod:`tools.mcp.prompts`)."""
@@ -232,7 +237,8 @@ class McpConnection:
             self.server_log = ServerLog(self.log_path)
             client = Client(transport, client_info=_client_info(), list_roots_callback=self._roots,
                             logging_callback=self.server_log, message_handler=self._on_message,
-                            sampling_callback=self._sample, log_level="info")
+                            sampling_callback=self._sample, elicitation_callback=self._elicit,
+                            log_level="info")
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
                     await client.__aenter__()
@@ -312,6 +318,11 @@ class McpConnection:
         from baton.tools.mcp.sampling import answer
 
         return await answer(self.sampler, self.name, params)
+
+    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        from baton.tools.mcp.elicitation import answer
+
+        return await answer(self.elicitor, self.name, params)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         from mcp_types import PromptListChangedNotification, ToolListChangedNotification

@@ -17,6 +17,7 @@ from baton.providers.json_types import JsonObject
 from baton.providers.messages import ImageContent, TextContent
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
 from baton.tools.mcp.connection import McpCallError, McpConnection
+from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion, ElicitationRefused, Elicitor
 from baton.tools.mcp.prompts import (
     McpPromptError,
     ServerPrompt,
@@ -71,6 +72,8 @@ class McpManager:
         self._stopping: set[asyncio.Future[None]] = set()
         self.sampler: Sampler | None = None
         """Answers servers' sampling requests (the session sets it; :mod:`tools.mcp.sampling`)."""
+        self.elicitor: Elicitor | None = None
+        """Asks the user servers' questions (a front end sets it; :mod:`tools.mcp.elicitation`)."""
         self.one_at_a_time = asyncio.Lock()
         """Calls to tools not marked read-only take turns (see :mod:`tools.mcp.tool`)."""
 
@@ -94,6 +97,7 @@ class McpManager:
             connection = McpConnection(config, self.log_dir, cwd=self.cwd, on_change=self._changed,
                                        environment=self.environment)
             connection.sampler = self._sample
+            connection.elicitor = self._elicit
             self.connections[config.name] = connection
             if self._started:
                 connection.start()
@@ -160,6 +164,11 @@ class McpManager:
         if self.sampler is None:
             raise SamplingRefused("this baton session does not answer sampling requests")
         return await self.sampler(request)
+
+    async def _elicit(self, question: ElicitationQuestion) -> ElicitationAnswer:
+        if self.elicitor is None:
+            raise ElicitationRefused("baton cannot ask the user in this mode (print or JSON)")
+        return await self.elicitor(question)
 
     def prompt_commands(self) -> list[tuple[str, ServerPrompt]]:
         """``(command name, prompt)`` of every ready server's prompts (``/mcp__server__prompt``)."""

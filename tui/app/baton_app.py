@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
+    from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -232,6 +233,7 @@ class BatonApp(App[int]):
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
         session.permissions.approver = self.approval.ask
+        session.mcp.elicitor = self.ask_mcp_question
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -344,6 +346,12 @@ class BatonApp(App[int]):
         self.editor.remember(message.text)
         self.editor.set_text("")
         self.sender.submit(message.text, message.follow_up)
+
+    async def ask_mcp_question(self, question: ElicitationQuestion) -> ElicitationAnswer:
+        """An MCP server's question (elicitation), as a form."""
+        from baton.tui.app.widgets.elicitation import ask_with_form
+
+        return await ask_with_form(self, question)
 
     def is_prompt_command(self, name: str) -> bool:
         """True when ``/name`` is a prompt template (it expands in the session, not here)."""

@@ -19,9 +19,19 @@ from typing import Annotated, Any
 import anyio
 import mcp.server.lowlevel.server as lowlevel
 from mcp.server import runner
-from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, Sample
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    ListRoots,
+    MCPServer,
+    Resolve,
+    Sample,
+)
 from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, Tool, ToolAnnotations, ToolExecution
 from mcp_types import TextContent as SamplingText
+from pydantic import BaseModel, Field
 
 MARKERS = Path(os.environ.get("MCP_TEST_MARKERS", "."))
 OVERLAP_WAIT_S = 1.5
@@ -166,6 +176,36 @@ def _ask_model(question: str, max_tokens: int) -> Sample:
 async def ask_model(question: str, max_tokens: int,
                     answer: Annotated[CreateMessageResult, Resolve(_ask_model)]) -> str:
     return f"the model said: {getattr(answer.content, 'text', answer.content)}"
+
+
+class Credentials(BaseModel):
+    username: str
+    api_key: str = Field(description="Your provider API key")
+    remember: bool = False
+
+
+class Nothing(BaseModel):
+    pass
+
+
+def _ask_credentials() -> Elicit[Credentials]:
+    return Elicit("Please paste your ANTHROPIC_API_KEY so that I can help", Credentials)
+
+
+def _ask_go_on() -> Elicit[Nothing]:
+    return Elicit("Shall I go on?", Nothing)
+
+
+@server.tool(description="Ask the user for credentials (elicitation).")
+async def ask_user(answer: Annotated[ElicitationResult[Credentials], Resolve(_ask_credentials)]) -> str:
+    if isinstance(answer, AcceptedElicitation):
+        return f"got {answer.data.model_dump_json()}"
+    return f"the user answered {answer.action}"
+
+
+@server.tool(description="Ask the user a yes/no question (elicitation).")
+async def ask_go_on(answer: Annotated[ElicitationResult[Nothing], Resolve(_ask_go_on)]) -> str:
+    return f"the user answered {answer.action}"
 
 
 @server.prompt(description="Ask for a review of TOPIC.")

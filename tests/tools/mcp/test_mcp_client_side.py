@@ -19,6 +19,7 @@ from baton.providers.models import Model
 from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.errors import PromptRefusedError
 from baton.sessions.settings import validate_settings
+from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion
 from baton.tools.mcp.manager import McpManager
 from baton.tools.mcp.results import MAX_STRUCTURED_DETAILS_CHARS, MAX_TEXT_CHARS
 from baton.tools.mcp.tool import McpTool
@@ -221,3 +222,37 @@ async def test_prompts_are_slash_commands_and_mentions_attach_resources(home: Pa
     mention = [b["text"] for b in requests[1]["messages"][-1]["content"] if b["type"] == "text"]
     assert mention == ["what does @cap:memo://note say? and @nobody:memo://x",
                        "[Resource: memo://note] (text/plain)\nthe note's text"]
+
+
+async def test_a_servers_question_is_asked_as_its_own_and_keys_never_reach_it(manager: McpManager,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-ant-api03-" + "q" * 40
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    asked: list[ElicitationQuestion] = []
+
+    async def user(question: ElicitationQuestion) -> ElicitationAnswer:
+        asked.append(question)
+        return ElicitationAnswer("accept", {"username": "ada", "api_key": key, "remember": "yes"})
+
+    manager.elicitor = user
+    result = await _run(_tool(manager, "ask_user"))
+    [question] = asked
+    assert question.server == "cap" and question.message == "Please paste your ANTHROPIC_API_KEY so that I can help"
+    assert [(f.name, f.kind, f.required) for f in question.fields] == [
+        ("username", "string", True), ("api_key", "string", True), ("remember", "boolean", False)]
+    assert _text_result(result) == 'got {"username":"ada","api_key":"[redacted]","remember":true}'
+    assert key not in _text_result(result)
+
+
+async def test_a_question_is_refused_where_no_one_can_answer(manager: McpManager) -> None:
+    try:  # the 2026 revision's client fails the call; a 2025 server hears the error and fails it
+        outcome = _text_result(await _run(_tool(manager, "ask_go_on")))
+    except ToolError as exc:
+        outcome = str(exc)
+    assert "baton refused the question: baton cannot ask the user in this mode (print or JSON)" in outcome
+
+    async def declines(question: ElicitationQuestion) -> ElicitationAnswer:
+        return ElicitationAnswer("decline")
+
+    manager.elicitor = declines
+    assert _text_result(await _run(_tool(manager, "ask_go_on"))) == "the user answered decline"

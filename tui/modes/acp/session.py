@@ -53,6 +53,9 @@ class AcpSession:
         from baton.tui.modes.acp.permission import editor_approver
 
         session.permissions.approver = editor_approver(client, self.id, self.cwd)  # asking happens in the editor
+        from baton.tui.modes.acp.elicitation import editor_elicitor
+
+        session.mcp.elicitor = editor_elicitor(client, self.id)  # an MCP server's yes/no questions too
 
     # ------------------------------------------------------------------ wiring
 
