@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,38 @@ def test_list_pages_resume_title_and_close(home: Path, workdir: Path, monkeypatc
     [path] = [p for p in default_session_dir(workdir).glob(f"*{stored[0]}.jsonl")]
     text = path.read_text()
     assert "hello again" in text and "Renamed in the editor" in text
+
+
+def test_an_mcp_servers_yes_no_question_is_asked_in_the_editor(home: Path, workdir: Path, tmp_path: Path) -> None:
+    from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply
+    from tests.replay_server import ReplayServer, Reply
+    from tests.tools.mcp.capability_server import __file__ as capability_server
+    from tests.tui.cli_harness import write_models_json
+    from tests.tui.test_acp_mode import AM, ApprovingEditor
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    replies = [Reply.sse(tool_call_reply(AM, "toolu_q1", "mcp__editor__ask_go_on", {})),
+               Reply.sse(tool_call_reply(AM, "toolu_q2", "mcp__editor__ask_user", {})),
+               Reply.sse(text_reply(AM, "Asked."))]
+
+    async def story() -> ApprovingEditor:
+        client = ApprovingEditor(["accept"])
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model", "--approval", "full") as conn:
+            await conn.initialize(protocol_version=1)
+            server = acp.schema.McpServerStdio(
+                name="editor", command=sys.executable, args=[str(Path(capability_server)), "stdio"],
+                env=[acp.schema.EnvVariable(name="MCP_TEST_MARKERS", value=str(markers))])
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[server])
+            result = await conn.prompt(session_id=new.session_id, prompt=[text_block("ask me")])
+            assert result.stop_reason == "end_turn"
+        return client
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        client = asyncio.run(story())
+        last = json.dumps(server.requests[-1].json())
+    [(question, options)] = client.asked
+    assert question.title == "MCP server 'editor' asks: Shall I go on?" and options == ["accept", "decline"]
+    assert "the user answered accept" in last
+    assert "the editor (ACP) shows no forms; only yes/no questions" in last
