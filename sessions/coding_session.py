@@ -47,6 +47,7 @@ from baton.sessions.events import ExtensionNoticeEvent, SessionChangedEvent, Ses
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.failover import SessionFailover
 from baton.sessions.listing import default_session_dir, find_session
+from baton.sessions.mcp_sampling import SessionSampler
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
@@ -154,6 +155,7 @@ class CodingSession:
         self.plan_mode = SessionPlanMode(self, frozenset(t.name for t in parts.tools) - set(parts.tool_names))
         """What plan mode offers the model, and the user's verdict on its plan."""
         install_web_search(self)
+        self.extensions.mcp.sampler = SessionSampler(self)  # servers' sampling: asked, bounded, counted
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -269,8 +271,14 @@ class CodingSession:
     # ------------------------------------------------------------------ prompting
 
     def prompt_commands(self) -> list[PromptCommand]:
-        """The prompt templates and skills usable as ``/name`` (name, description, argument hint)."""
-        return self.prompt_library.commands()
+        """The prompt templates, skills and MCP prompts usable as ``/name`` (name, description,
+        argument hint)."""
+        commands = self.prompt_library.commands()
+        taken = {c.name for c in commands}
+        for name, prompt in self.mcp.prompt_commands():
+            if name not in taken:
+                commands.append(PromptCommand(name, prompt.description or f"MCP prompt {prompt.name}", prompt.hint()))
+        return commands
 
     async def prompt(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Run the agent on ``text`` (plus images) until it is idle again: auto-compaction and

@@ -10,7 +10,7 @@ Hierarchy::
     ├── NoModelError              no model could be resolved for a new session
     ├── CompactionError           compaction could not run (nothing to compact, no key, ...)
     ├── SessionBusyError          the operation needs an idle session (also AgentBusyError)
-    └── PromptRefusedError        a prompt not sent (unknown skill, blocked by a hook)
+    └── PromptRefusedError        a prompt not sent (unknown skill, blocked by a hook, an MCP prompt refused)
 """
 
 from __future__ import annotations
@@ -58,4 +58,5 @@ class SessionBusyError(SessionError, AgentBusyError):
 
 
 class PromptRefusedError(SessionError):
-    """A prompt was not sent: an unknown ``/skill:``, or a ``UserPromptSubmit`` hook blocked it."""
+    """A prompt was not sent: an unknown ``/skill:``, a ``UserPromptSubmit`` hook blocked it, or an
+    MCP prompt command could not be expanded (a missing argument, the server's error)."""

@@ -198,6 +198,8 @@ class SessionExtensions:
             except Exception as exc:
                 self._notify("hooks", "warning", f"SessionStart hooks failed: {exc}")
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or ())]
+        if self.mcp.connections:
+            content = await self._mcp_content(text, content)
         out.append(UserMessage(content=content))
         if self.hooks.has("UserPromptSubmit"):
             verdict = await self.hooks.run("UserPromptSubmit", prompt=text)
@@ -205,6 +207,20 @@ class SessionExtensions:
                 raise PromptRefusedError(f"Prompt blocked by a UserPromptSubmit hook: {verdict.reason}")
             out += [_context_message("UserPromptSubmit", c) for c in verdict.context]
         return out
+
+    async def _mcp_content(self, text: str,
+                           content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
+        """A ``/mcp__server__prompt`` line becomes the server's prompt; ``@server:uri`` mentions
+        attach those resources after the prompt (:mod:`tools.mcp.prompts`)."""
+        from baton.tools.mcp.prompts import McpPromptError
+
+        try:
+            expanded = await self.mcp.expand_prompt(text)
+        except McpPromptError as exc:
+            raise PromptRefusedError(f"{text.split()[0]}: {exc}") from exc
+        if expanded is not None:
+            return [*expanded, *content[1:]]
+        return [*content, *await self.mcp.mentioned_resources(text)]
 
     async def stop_continuation(self, round_: int) -> AgentMessage | None:
         """Run the Stop hooks after a run ended; a message to continue with when one blocks."""

@@ -1,12 +1,14 @@
-"""Figures a session reports: message counts and spend, and how full the context is."""
+"""Figures a session reports: message counts and spend (MCP servers' sampling requests included),
+and how full the context is."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
-from baton.sessions.entries import MessageEntry
+from baton.providers.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
+from baton.sessions.entries import CustomEntry, MessageEntry
+from baton.sessions.mcp_sampling import SAMPLING_ENTRY
 from baton.sessions.store import SessionStore
 
 
@@ -39,12 +41,30 @@ class ContextUsage:
     percent: float
 
 
+def _sampling_usage(data: object) -> Usage | None:
+    """The usage an ``mcp_sampling`` entry records (``None`` when it holds none it can read)."""
+    raw = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Usage.model_validate(raw)
+    except ValueError:
+        return None
+
+
 def session_stats(store: SessionStore, session_file: Path | None) -> SessionStats:
     """Counts, tokens and cost over every message in ``store`` (all branches)."""
     users = assistants = calls = results = total = 0
     tokens_in = tokens_out = cache_read = cache_write = 0
     cost = 0.0
     for entry in store.entries:
+        if isinstance(entry, CustomEntry) and entry.custom_type == SAMPLING_ENTRY:  # an MCP server's request
+            usage = _sampling_usage(entry.data)
+            if usage is not None:
+                tokens_in, tokens_out = tokens_in + usage.input, tokens_out + usage.output
+                cache_read, cache_write = cache_read + usage.cache_read, cache_write + usage.cache_write
+                cost += usage.cost.total
+            continue
         if not isinstance(entry, MessageEntry):
             continue
         message = entry.message

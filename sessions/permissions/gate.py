@@ -260,6 +260,13 @@ class Permissions:
             logger.exception("could not build the change preview")
             return None
 
+    async def ask(self, request: ApprovalRequest, signal: asyncio.Event) -> ApprovalAnswer:
+        """Ask the user something that is not a tool call (an MCP server's sampling request), in
+        turn with the other questions; ``deny`` when no one can be asked."""
+        if self.approver is None:
+            return ApprovalAnswer("deny", reason="baton cannot ask the user in this mode")
+        return await self._ask(request, signal)
+
     async def _ask(self, request: ApprovalRequest, signal: asyncio.Event) -> ApprovalAnswer:
         """Ask the approver (one question at a time); an abort while waiting answers ``abort``."""
         assert self.approver is not None

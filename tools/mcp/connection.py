@@ -9,6 +9,12 @@ not JSON-RPC) fails its call at once with the reason and leaves the server conne
 (:mod:`tools.mcp.unreadable`). A stdio server's stderr goes to a log file, redacted
 (:mod:`tools.mcp.stderr_log`). A stdio server starts in the environment bash commands get (no
 credentials, :mod:`tools.tool_env`) plus the ``env`` its entry names.
+
+baton serves the client side of the protocol that :mod:`tools.mcp.client_side` describes (roots,
+log messages, list_changed), sends a ``progressToken`` with every call (progress reaches the
+tool's live updates), and does not offer tools that require task augmentation (baton runs no
+MCP tasks). It speaks the revision the SDK negotiates: 2026-07-28 with a server that has it,
+else the initialize handshake (2025-11-25 and older).
 """
 
 from __future__ import annotations
@@ -19,15 +25,16 @@ import importlib
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
 from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject
 from baton.providers.redact import redact
 from baton.tools.file_pins import changed_files
+from baton.tools.mcp.client_side import Refresher, ServerLog, roots_result
 from baton.tools.mcp.config import McpServerConfig
 from baton.tools.mcp.stderr_log import RedactedStderr
 from baton.tools.mcp.unreadable import PARSE_ERROR, UNREADABLE_PREFIX, quiet_sdk_parse_errors, readable_answers
@@ -36,13 +43,33 @@ from baton.tools.tool_env import ToolEnvironment
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import Transport
-    from mcp_types import CallToolResult, Implementation
+    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp_types import (
+        CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        GetPromptResult,
+        Implementation,
+        ListRootsResult,
+        ReadResourceResult,
+        Resource,
+    )
+
+    from baton.tools.mcp.elicitation import Elicitor
+    from baton.tools.mcp.prompts import ServerPrompt
+    from baton.tools.mcp.sampling import Sampler
 
 Status = Literal["stopped", "starting", "ready", "failed", "crashed"]
 MAX_RESTARTS_PER_MINUTE = 3
 CONNECT_TIMEOUT_S = 60.0
 """A server that has not finished its handshake by then has failed to start."""
 _SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+_Answer = TypeVar("_Answer")
+ProgressReport = Callable[[float, "float | None", "str | None"], None]
+"""``(progress, total, message)`` as the server reported them."""
 
 
 class McpCallError(BatonError):
@@ -124,6 +151,17 @@ class McpConnection:
         self._unreadable = 0
         """How many messages from the server could not be read (see :mod:`tools.mcp.unreadable`)."""
         self._last_unreadable = ""
+        self.skipped_tools: list[str] = []
+        """Tools the server lists that baton does not offer (they require task augmentation)."""
+        self.server_log = ServerLog(self.log_path)
+        self.refresher = Refresher(self._refresh_lists)
+        """Lists the tools (and prompts) again when the server says they changed."""
+        self.sampler: Sampler | None = None
+        self.elicitor: Elicitor | None = None
+        """Asks the user the server's questions (the session's; :mod:`tools.mcp.elicitation`)."""
+        """Answers the server's sampling requests (the session's; :mod:`tools.mcp.sampling`)."""
+        self.prompts: list[ServerPrompt] = []
+        """The server's prompts (slash commands, :mod:`tools.mcp.prompts`)."""
 
     @property
     def name(self) -> str:
@@ -196,21 +234,33 @@ class McpConnection:
                 stderr, log = RedactedStderr(log), None  # the pump closes the log at EOF
             transport = readable_answers(self._transport(stderr.writer if stderr is not None else None),
                                          self._note_unreadable)
-            client = Client(transport, client_info=_client_info())
+            self.server_log = ServerLog(self.log_path)
+            client = Client(transport, client_info=_client_info(), list_roots_callback=self._roots,
+                            logging_callback=self.server_log, message_handler=self._on_message,
+                            sampling_callback=self._sample, elicitation_callback=self._elicit,
+                            log_level="info")
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
                     await client.__aenter__()
             finally:
                 if stderr is not None:
                     stderr.release()  # started (or failed to): the server holds its own copy
+            listening: asyncio.Task[None] | None = None
             try:
                 self.tools = await self._list_tools(client)
+                self.prompts = await self._list_prompts(client)
                 self._client = client
                 self._set("ready", None)
                 self._ready.set()
+                listening = self._listen_for_changes(client)
                 await self._stop.wait()
             finally:
                 self._client = None
+                self.refresher.cancel()
+                if listening is not None:
+                    listening.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listening
                 with contextlib.suppress(BaseException):
                     await client.__aexit__(None, None, None)
         except asyncio.CancelledError:
@@ -260,12 +310,92 @@ class McpConnection:
                                        env={**self.environment.build(), **config.env}, cwd=str(cwd))
         return stdio_client(params, errlog=log if log is not None else sys.stderr)
 
-    async def _list_tools(self, client: Client) -> list[ServerTool]:
+    async def _roots(self, context: ClientRequestContext) -> ListRootsResult:
+        return roots_result(self.cwd)
+
+    async def _sample(self, context: ClientRequestContext,
+                      params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        from baton.tools.mcp.sampling import answer
+
+        return await answer(self.sampler, self.name, params)
+
+    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        from baton.tools.mcp.elicitation import answer
+
+        return await answer(self.elicitor, self.name, params)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        from mcp_types import PromptListChangedNotification, ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification | PromptListChangedNotification):
+            self.refresher.request()
+
+    def _listen_for_changes(self, client: Client) -> asyncio.Task[None] | None:
+        """On a 2026 connection, change notices come on a ``subscriptions/listen`` stream."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        capabilities = client.server_capabilities
+        tools = capabilities.tools is not None and capabilities.tools.list_changed is True
+        prompts = capabilities.prompts is not None and capabilities.prompts.list_changed is True
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (tools or prompts):
+            return None
+
+        async def listen() -> None:
+            try:
+                async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts) as changes:
+                    async for _ in changes:
+                        self.refresher.request()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the server refused or dropped it: tools are still listed at start
+                self.server_log.write("info", "baton", f"no change notices: {_describe(exc)}")
+
+        return asyncio.ensure_future(listen())
+
+    async def _refresh_lists(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        self.tools = await self._list_tools(client, refresh=True)
+        self.prompts = await self._list_prompts(client, refresh=True)
+        self.on_change(self)
+
+    async def _list_prompts(self, client: Client, *, refresh: bool = False) -> list[ServerPrompt]:
+        """The server's prompts (none when it has none, or cannot list them: a line in its log)."""
+        if client.server_capabilities.prompts is None:
+            return []
+        from baton.tools.mcp.prompts import ServerPrompt
+
+        prompts: list[ServerPrompt] = []
+        cursor: str | None = None
+        try:
+            for _ in range(100):
+                page = await client.list_prompts(cursor=cursor, cache_mode="refresh" if refresh else "use")
+                prompts += [ServerPrompt.from_sdk(p) for p in page.prompts]
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except Exception as exc:
+            self.server_log.write("info", "baton", f"its prompts could not be listed: {_describe(exc)}")
+            return []
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], *, timeout: float) -> GetPromptResult:
+        """``prompts/get`` (errors as for :meth:`call`)."""
+        client = await self._ensure_running(timeout)
+        return await self._request(f"MCP prompt {self.name}/{name}", f"the prompt {name}",
+                                   client.get_prompt(name, arguments), timeout, None)
+
+    async def _list_tools(self, client: Client, *, refresh: bool = False) -> list[ServerTool]:
         tools: list[ServerTool] = []
+        skipped: list[str] = []
         cursor: str | None = None
         for _ in range(100):
-            page = await client.list_tools(cursor=cursor)
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
             for tool in page.tools:
+                if tool.execution is not None and tool.execution.task_support == "required":
+                    skipped.append(tool.name)
+                    continue
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
                 hints = tool.annotations
                 read_only = hints is not None and hints.read_only_hint is True
@@ -273,6 +403,10 @@ class McpConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
+        if skipped and skipped != self.skipped_tools:
+            self.server_log.write("info", "baton", "not offered (they require task augmentation, which baton "
+                                                   f"does not run): {', '.join(skipped)}")
+        self.skipped_tools = skipped
         return tools
 
     def _set(self, status: Status, error: str | None) -> None:
@@ -301,14 +435,57 @@ class McpConnection:
         return self._client
 
     async def call(self, tool: str, arguments: JsonObject, *, timeout: float,
-                   signal: asyncio.Event | None = None) -> CallToolResult:
+                   signal: asyncio.Event | None = None, on_progress: ProgressReport | None = None) -> CallToolResult:
         """Call ``tool``; the SDK's ``CallToolResult``. Raises :class:`McpCallError` (crash,
         timeout, server unavailable) and :class:`asyncio.CancelledError`-free ``McpAborted`` when
-        ``signal`` is set (the server is sent a cancellation)."""
+        ``signal`` is set (the server is sent a cancellation). ``on_progress`` hears the server's
+        progress notices. When the server said its tools changed during the call, the call
+        returns once they are listed again, so the next request offers them."""
         client = await self._ensure_running(timeout)
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
+        result = await self._request(f"MCP tool {self.name}/{tool}", f"the call to {tool}",
+                                     client.call_tool(tool, arguments, progress_callback=report), timeout, signal)
+        if self.refresher.pending:
+            await self.refresher.settle()
+        return result
+
+    @property
+    def has_resources(self) -> bool:
+        """Whether the running server offers resources."""
+        client = self._client
+        return client is not None and client.server_capabilities.resources is not None
+
+    async def read_resource(self, uri: str, *, timeout: float,
+                            signal: asyncio.Event | None = None) -> ReadResourceResult:
+        """``resources/read``: the resource's contents (errors as for :meth:`call`)."""
+        client = await self._ensure_running(timeout)
+        return await self._request(f"MCP resource {self.name}:{uri}", "a resource read",
+                                   client.read_resource(uri), timeout, signal)
+
+    async def list_resources(self, *, timeout: float, limit: int) -> list[Resource]:
+        """``resources/list``, page by page, at most ``limit`` resources."""
+        client = await self._ensure_running(timeout)
+        found: list[Resource] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await self._request(f"MCP resources of {self.name}", "a resource listing",
+                                       client.list_resources(cursor=cursor), timeout, None)
+            found += page.resources
+            cursor = page.next_cursor
+            if not cursor or len(found) >= limit:
+                break
+        return found[:limit]
+
+    async def _request(self, label: str, what: str, request: Coroutine[object, object, _Answer], timeout: float,
+                       signal: asyncio.Event | None) -> _Answer:
+        """Await ``request`` with a timeout and the abort signal; failures as :class:`McpCallError`."""
         unreadable_before = self._unreadable
-        call = asyncio.ensure_future(client.call_tool(tool, arguments))
-        waiters: set[asyncio.Future[CallToolResult] | asyncio.Future[Literal[True]]] = {call}
+        call = asyncio.ensure_future(request)
+        waiters: set[asyncio.Future[_Answer] | asyncio.Future[Literal[True]]] = {call}
         stop: asyncio.Future[Literal[True]] | None = None
         if signal is not None:
             stop = asyncio.ensure_future(signal.wait())
@@ -323,28 +500,26 @@ class McpConnection:
             with contextlib.suppress(BaseException):
                 await call
             if stop is not None and signal is not None and signal.is_set():
-                raise McpAborted(f"Aborted: the call to {self.name}/{tool} was cancelled (the server was told)")
+                raise McpAborted(f"Aborted: {label} was cancelled (the server was told)")
             meanwhile = f"; meanwhile baton {self._last_unreadable}" if self._unreadable > unreadable_before else ""
-            raise McpCallError(
-                f"MCP tool {self.name}/{tool} timed out after {timeout:g}s (the server was told to stop){meanwhile}"
-            )
+            raise McpCallError(f"{label} timed out after {timeout:g}s (the server was told to stop){meanwhile}")
         try:
             return call.result()
         except Exception as exc:
             if _connection_closed(exc):
-                self._set("crashed", f"connection closed during {tool}")
+                self._set("crashed", f"connection closed during {what}")
                 self._stop.set()
                 raise McpCallError(
-                    f"MCP server '{self.name}' crashed or disconnected during the call to {tool}; "
+                    f"MCP server '{self.name}' crashed or disconnected during {what}; "
                     "it will be restarted on the next call"
                 ) from exc
             reason = _unreadable_reason(exc)
             if reason is not None:
                 raise McpCallError(
-                    f"MCP tool {self.name}/{tool} failed: its answer could not be read: {reason}. "
+                    f"{label} failed: its answer could not be read: {reason}. "
                     "The server is still connected; its other calls work."
                 ) from exc
-            raise McpCallError(f"MCP call {self.name}/{tool} failed: {_describe(exc)}") from exc
+            raise McpCallError(f"{label} failed: {_describe(exc)}") from exc
 
 
 class McpAborted(McpCallError):

@@ -12,10 +12,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.agent.tool import AgentTool
 from baton.providers.json_types import JsonObject
+from baton.providers.messages import ImageContent, TextContent
 from baton.tools.mcp.config import McpServerConfig, Source, parse_servers
-from baton.tools.mcp.connection import McpConnection
-from baton.tools.mcp.tool import McpTool, make_mcp_tool
+from baton.tools.mcp.connection import McpCallError, McpConnection
+from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion, ElicitationRefused, Elicitor
+from baton.tools.mcp.prompts import (
+    McpPromptError,
+    ServerPrompt,
+    command_name,
+    mentions,
+    prompt_content,
+    read_mention,
+    split_arguments,
+)
+from baton.tools.mcp.sampling import Sampler, SamplingAnswer, SamplingRefused, SamplingRequest
+from baton.tools.mcp.tool import make_mcp_tool
 from baton.tools.tool_env import ToolEnvironment
 
 Notify = Callable[[str, str], None]
@@ -53,10 +66,16 @@ class McpManager:
         self.problems: list[str] = []
         self.connections: dict[str, McpConnection] = {}
         self._started = False
-        self._tools: list[McpTool] = []
+        self._tools: list[AgentTool] = []
         self._late_noticed: set[str] = set()
         self._previous: dict[str, str] = {}
         self._stopping: set[asyncio.Future[None]] = set()
+        self.sampler: Sampler | None = None
+        """Answers servers' sampling requests (the session sets it; :mod:`tools.mcp.sampling`)."""
+        self.elicitor: Elicitor | None = None
+        """Asks the user servers' questions (a front end sets it; :mod:`tools.mcp.elicitation`)."""
+        self.one_at_a_time = asyncio.Lock()
+        """Calls to tools not marked read-only take turns (see :mod:`tools.mcp.tool`)."""
 
     # ---------------------------------------------------------------- configuration
 
@@ -77,6 +96,8 @@ class McpManager:
                 task.add_done_callback(self._stopping.discard)
             connection = McpConnection(config, self.log_dir, cwd=self.cwd, on_change=self._changed,
                                        environment=self.environment)
+            connection.sampler = self._sample
+            connection.elicitor = self._elicit
             self.connections[config.name] = connection
             if self._started:
                 connection.start()
@@ -113,8 +134,9 @@ class McpManager:
 
     # ---------------------------------------------------------------- state
 
-    def tools(self) -> list[McpTool]:
-        """The agent tools of every ready (or crashed, to be restarted) server."""
+    def tools(self) -> list[AgentTool]:
+        """The agent tools of every ready (or crashed, to be restarted) server, and the resource
+        tools (:mod:`tools.mcp.resources`) while a server offers resources."""
         return list(self._tools)
 
     def statuses(self) -> list[ServerStatus]:
@@ -137,6 +159,51 @@ class McpManager:
         if bad:
             text += " ✗ " + ",".join(bad)
         return text
+
+    async def _sample(self, request: SamplingRequest) -> SamplingAnswer:
+        if self.sampler is None:
+            raise SamplingRefused("this baton session does not answer sampling requests")
+        return await self.sampler(request)
+
+    async def _elicit(self, question: ElicitationQuestion) -> ElicitationAnswer:
+        if self.elicitor is None:
+            raise ElicitationRefused("baton cannot ask the user in this mode (print or JSON)")
+        return await self.elicitor(question)
+
+    def prompt_commands(self) -> list[tuple[str, ServerPrompt]]:
+        """``(command name, prompt)`` of every ready server's prompts (``/mcp__server__prompt``)."""
+        commands: list[tuple[str, ServerPrompt]] = []
+        for connection in self.connections.values():
+            if connection.status == "ready":
+                commands += [(command_name(connection.name, p.name), p) for p in connection.prompts]
+        return commands
+
+    async def expand_prompt(self, text: str) -> list[TextContent | ImageContent] | None:
+        """The content a ``/mcp__server__prompt args`` line stands for (``None``: ``text`` is no
+        MCP prompt). Raises :class:`~tools.mcp.prompts.McpPromptError` with the reason."""
+        head, _, rest = text.strip().partition(" ")
+        if not head.startswith("/mcp__"):
+            return None
+        wanted = head[1:].lower()
+        for connection in self.connections.values():
+            for prompt in connection.prompts if connection.status == "ready" else []:
+                if command_name(connection.name, prompt.name).lower() != wanted:
+                    continue
+                arguments = split_arguments(prompt, rest)
+                try:
+                    result = await connection.get_prompt(prompt.name, arguments, timeout=self.tool_timeout)
+                except McpCallError as exc:
+                    raise McpPromptError(str(exc)) from exc
+                return prompt_content(result)
+        return None
+
+    async def mentioned_resources(self, text: str) -> list[TextContent | ImageContent]:
+        """What the ``@server:uri`` mentions in ``text`` attach (:mod:`tools.mcp.prompts`)."""
+        servers = {c.name: c for c in self.connections.values() if c.has_resources}
+        content: list[TextContent | ImageContent] = []
+        for server, uri in mentions(text, set(servers)):
+            content += await read_mention(servers[server], uri, self.tool_timeout)
+        return content
 
     async def restart(self, name: str) -> None:
         """Restart one server (``/mcp restart NAME``); raises KeyError for an unknown name."""
@@ -168,15 +235,19 @@ class McpManager:
             self.on_tools_changed()
 
     def _rebuild_tools(self) -> None:
-        tools: list[McpTool] = []
+        tools: list[AgentTool] = []
         seen: set[str] = set()
         for connection in self.connections.values():
             if connection.status not in ("ready", "crashed", "starting") and not connection.tools:
                 continue
             for server_tool in connection.tools:
-                tool = make_mcp_tool(connection, server_tool, self.tool_timeout)
+                tool = make_mcp_tool(connection, server_tool, self.tool_timeout, self.one_at_a_time)
                 if tool.name not in seen:
                     seen.add(tool.name)
                     tools.append(tool)
+        if any(c.has_resources for c in self.connections.values()):
+            from baton.tools.mcp.resources import ListMcpResources, ReadMcpResource
+
+            tools += [t for t in (ReadMcpResource(self), ListMcpResources(self)) if t.name not in seen]
         self._tools = tools
         self.on_tools_changed()

@@ -3,7 +3,10 @@
 Text and image content go to the model; resource links and embedded resources become text
 naming their URI (embedded text included, binary summarised); audio and unknown blocks become
 readable JSON. ``structuredContent`` and ``_meta`` go to the details (for the UI and the session
-file), and ``isError`` makes the result an error the model sees as such. Like every value from
+file), and ``isError`` makes the result an error the model sees as such. A ``structuredContent``
+longer than :data:`MAX_STRUCTURED_DETAILS_CHARS` as JSON stays out of the details (they say how
+long it was): the text the model reads already carries it (the server's text blocks, or its JSON
+cut like any text), and every output that repeats the details would repeat it. Like every value from
 outside that becomes part of a message, the details are cut past
 :data:`~providers.json_depth.MAX_VALUE_DEPTH` levels (the model still reads the whole structure as
 text when the server sent no content). An answer nested too deeply for the SDK to read at all
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
 MAX_TEXT_CHARS = 200_000
+MAX_STRUCTURED_DETAILS_CHARS = 20_000
 
 
 def to_tool_result(result: CallToolResult | JsonMapping, server: str, tool: str) -> AgentToolResult[JsonObject]:
@@ -39,13 +43,16 @@ def to_tool_result(result: CallToolResult | JsonMapping, server: str, tool: str)
         if converted is not None:
             content.append(converted)
     structured = data.get("structuredContent")
+    structured_json = json.dumps(structured, ensure_ascii=False) if structured is not None else ""
     if not content and structured is not None:
-        content.append(TextContent(text=json.dumps(structured, indent=2, ensure_ascii=False)))
+        content.append(TextContent(text=_cap(json.dumps(structured, indent=2, ensure_ascii=False))))
     if not content:
         content.append(TextContent(text="(no output)"))
     details: JsonObject = {"server": server, "tool": tool}
-    if structured is not None:
+    if structured is not None and len(structured_json) <= MAX_STRUCTURED_DETAILS_CHARS:
         details["structuredContent"] = structured
+    elif structured is not None:
+        details["structuredContentOmitted"] = {"chars": len(structured_json), "limit": MAX_STRUCTURED_DETAILS_CHARS}
     meta = data.get("_meta")
     if meta:
         details["meta"] = meta

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonMapping, JsonValue
-from baton.tui.actions.action import NO_DATA, Action, ActionError, NoData, Report, RpcCommand
+from baton.tui.actions.action import NO_DATA, AcpCommand, Action, ActionError, NoData, Report, RpcCommand
 from baton.tui.actions.fields import optional_text, text_field
 from baton.tui.actions.text import home_relative, shorten
 
@@ -61,6 +61,7 @@ NAME: Action[str, SessionName] = Action(
     "name", "/name [name]", "Name this session (shown in /resume)",
     parse=lambda session, text: text.strip(), run=name_session, report=name_report,
     rpc=RpcCommand("set_session_name", parse=_name_from_rpc, reply=_no_data),
+    acp=AcpCommand(hint="a name for the session (ACP editors also get it as the session_info_update title)"),
 )
 
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from baton.providers.models import Model
     from baton.sessions import CodingSession
     from baton.sessions.plan_mode import PlanAnswer, PlanRequest
+    from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -241,6 +242,7 @@ class BatonApp(App[int]):
         from baton.tools.todo_write import latest_todos
 
         self.todos.show_todos(latest_todos(session.messages) or [], collapsed=True)
+        session.mcp.elicitor = self.ask_mcp_question
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -353,6 +355,12 @@ class BatonApp(App[int]):
         self.editor.remember(message.text)
         self.editor.set_text("")
         self.sender.submit(message.text, message.follow_up)
+
+    async def ask_mcp_question(self, question: ElicitationQuestion) -> ElicitationAnswer:
+        """An MCP server's question (elicitation), as a form."""
+        from baton.tui.app.widgets.elicitation import ask_with_form
+
+        return await ask_with_form(self, question)
 
     def is_prompt_command(self, name: str) -> bool:
         """True when ``/name`` is a prompt template (it expands in the session, not here)."""

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
+LIST_PAGE = 50
+"""Sessions per ``session/list`` answer; ``nextCursor`` leads to the next page."""
+_CURSOR_PREFIX = "baton-list:"
 
 
 def as_dict(value: object) -> JsonObject:
@@ -94,8 +97,8 @@ class BatonAcpAgent:
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
-                "sessionCapabilities": {"list": {}},
+                "mcpCapabilities": {"http": True, "sse": False},
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
             },
             "agentInfo": {"name": "baton", "title": "Baton", "version": __version__},
             "authMethods": [],
@@ -115,37 +118,67 @@ class BatonAcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: object = None, **_: object) -> JsonObject:
         """Open a stored session and replay it as updates, then answer."""
-        from baton.sessions.errors import SessionError
-
-        existing = self.sessions.pop(session_id, None)
-        if existing is not None:
-            await existing.close()
-        from baton.sessions.listing import find_session
-
-        try:
-            path = find_session(session_id, cwd, self._session_dir())
-        except (SessionError, OSError) as exc:
-            raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id}: {exc}") from exc
-        session = await self._open(cwd, str(path), True)
-        acp_session = self._adopt(session, mcp_servers)
+        acp_session = await self._open_stored(cwd, session_id, mcp_servers)
         acp_session.replay()
         acp_session.announce()
         return acp_session.describe()
 
+    async def resume_session(self, cwd: str, session_id: str, mcp_servers: object = None, **_: object) -> JsonObject:
+        """``session/resume``: open a stored session (or keep it, when open already) without
+        replaying it; the editor has the conversation."""
+        open_already = self.sessions.get(session_id)
+        if open_already is not None and open_already.cwd == cwd:
+            servers = [as_dict(s) for s in mcp_servers] if isinstance(mcp_servers, list) else []
+            if servers:
+                connect_mcp_servers(open_already.session, servers)
+            return open_already.describe()
+        acp_session = await self._open_stored(cwd, session_id, mcp_servers)
+        acp_session.announce()
+        return acp_session.describe()
+
+    async def close_session(self, session_id: str, **_: object) -> JsonObject:
+        """``session/close``: abort its run (saved as aborted), stop its MCP servers, forget it."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise AcpError(RESOURCE_NOT_FOUND, f"No open session {session_id}")
+        session.cancel()
+        await session.close()
+        return {}
+
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: object) -> JsonObject:
-        """baton's sessions of ``cwd`` (newest first)."""
+        """baton's sessions of ``cwd`` (newest first), :data:`LIST_PAGE` at a time."""
         from baton.sessions.listing import list_sessions
 
+        start = _cursor_offset(cursor)
         if not cwd:
             return {"sessions": []}
+        infos = list_sessions(cwd, self._session_dir())
         sessions: list[JsonValue] = []
-        for info in list_sessions(cwd, self._session_dir()):
+        for info in infos[start:start + LIST_PAGE]:
             title = info.name or " ".join((info.first_message or "").split())[:80]
             entry: JsonObject = {"sessionId": info.id, "cwd": info.cwd, "updatedAt": info.modified.isoformat()}
             if title:
                 entry["title"] = title
             sessions.append(entry)
-        return {"sessions": sessions}
+        answer: JsonObject = {"sessions": sessions}
+        if start + LIST_PAGE < len(infos):
+            answer["nextCursor"] = f"{_CURSOR_PREFIX}{start + LIST_PAGE}"
+        return answer
+
+    async def _open_stored(self, cwd: str, session_id: str, mcp_servers: object) -> AcpSession:
+        """Open a stored session by id (closing this connection's copy of it first)."""
+        from baton.sessions.errors import SessionError
+        from baton.sessions.listing import find_session
+
+        existing = self.sessions.pop(session_id, None)
+        if existing is not None:
+            await existing.close()
+        try:
+            path = find_session(session_id, cwd, self._session_dir())
+        except (SessionError, OSError) as exc:
+            raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id}: {exc}") from exc
+        session = await self._open(cwd, str(path), True)
+        return self._adopt(session, mcp_servers)
 
     def _session_dir(self) -> Path | None:
         return Path(self.args.session_dir).expanduser() if self.args.session_dir else None
@@ -272,10 +305,16 @@ class BatonAcpAgent:
         return {}
 
     async def handle_unstable(self, method: str, params: object) -> JsonObject | None:
-        """Methods the SDK's router does not know; ``None`` when ``method`` is not one of them."""
+        """Methods the SDK's router does not know or keeps behind its unstable flag
+        (``session/resume``, ``session/close`` in SDK 0.12); ``None`` for any other method."""
+        raw = params if isinstance(params, dict) else {}
+        if method == "session/resume":
+            return await self.resume_session(_required_text(raw, "cwd"), _required_text(raw, "sessionId"),
+                                             raw.get("mcpServers") or [])
+        if method == "session/close":
+            return await self.close_session(_required_text(raw, "sessionId"))
         if method != "session/set_model":
             return None
-        raw = params if isinstance(params, dict) else {}
         session_id, model_id = raw.get("sessionId"), raw.get("modelId")
         if not isinstance(session_id, str) or not isinstance(model_id, str):
             raise AcpError(INVALID_PARAMS, '"sessionId" and "modelId" are required strings')
@@ -293,6 +332,16 @@ class BatonAcpAgent:
                 await session.close()
             except Exception:
                 logger.exception("closing session %s failed", session.id)
+
+
+def _cursor_offset(cursor: str | None) -> int:
+    """Where a ``session/list`` cursor (one this agent gave) continues."""
+    if cursor is None:
+        return 0
+    number = cursor.removeprefix(_CURSOR_PREFIX)
+    if not cursor.startswith(_CURSOR_PREFIX) or not number.isdigit():
+        raise AcpError(INVALID_PARAMS, f"Not a cursor baton gave: {cursor[:80]!r}")
+    return int(number)
 
 
 def connect_mcp_servers(session: CodingSession, servers: list[JsonObject]) -> None:

@@ -44,6 +44,8 @@ class AcpSession:
         self.cwd = str(session.cwd)
         self.cancelled = False
         self._run_usage: dict[str, int] = {}
+        self._title: str | None = None
+        """The title the editor was last told (``session_info_update``)."""
         self.mapper = UpdateMapper(self.cwd, self.send, usage=self.usage_update)
         self._unsubscribe = session.subscribe(self._on_event)
         self._attach_file_access()
@@ -54,6 +56,9 @@ class AcpSession:
         from baton.tui.modes.acp.plan import editor_plan_approver
 
         session.plan_mode.approver = editor_plan_approver(client, self.id)
+        from baton.tui.modes.acp.elicitation import editor_elicitor
+
+        session.mcp.elicitor = editor_elicitor(client, self.id)  # an MCP server's yes/no questions too
 
     # ------------------------------------------------------------------ wiring
 
@@ -146,9 +151,21 @@ class AcpSession:
         names = {c["name"] for c in templates}
         commands += [_command_entry(a) for a in acp_commands() if a.name not in names]
         self.send({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+        self.send_title()
         ignored = ignored_project_notice(self.session, ACP_TRUST_HINT)
         if ignored is not None:
             self.notice("Project settings ignored", str(ignored["text"]), "other", {"notice": "project_trust"})
+
+    def send_title(self) -> None:
+        """``session_info_update`` when the session's name differs from what the editor knows."""
+        name = self.session.session_name
+        if name is None or name == self._title:
+            return
+        from datetime import UTC, datetime
+
+        self._title = name
+        self.send({"sessionUpdate": "session_info_update", "title": name,
+                   "updatedAt": datetime.now(UTC).isoformat(timespec="seconds")})
 
     def replay(self) -> None:
         """Send the stored conversation as updates (``session/load``): the whole current branch,
@@ -223,6 +240,7 @@ class AcpSession:
             raise AcpError(INTERNAL_ERROR, str(exc)) from exc
         if report is not None:
             self._report(action, report, "other")
+        self.send_title()
         usage = self.usage_update()
         if usage is not None:
             self.send(usage)
