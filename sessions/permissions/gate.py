@@ -25,7 +25,7 @@ from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baton.sessions.permissions.blocked import blocked_places, blocked_reason
 from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
-from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
+from baton.sessions.permissions.persist import LOCAL_RULES_FILE, RuleSaveError, save_allow_rule
 from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
@@ -217,7 +217,7 @@ class Permissions:
             if sandboxed:
                 self._absent[call.id] = self._absent_protected()
             rule = await self._remember(answer, request)
-            reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
+            reason = "allowed by the user" + (f" (saved {rule} to {LOCAL_RULES_FILE})" if rule else "")
             self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
             await self._event(call.id, call.name, decision, "allow", "user", reason, rule=rule, needed=True)
             return None
