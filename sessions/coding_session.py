@@ -59,6 +59,7 @@ from baton.sessions.tokens import count_text_tokens, start_loading_tokenizer
 from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import UserBash
+from baton.tools import tool_type
 from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
@@ -137,6 +138,9 @@ class CodingSession:
         self.extensions.on_trust(lambda: adopt_trusted_settings(self))
         self.permissions = install_permissions(self, options.approval)
         """The permission policy, sandbox and approver."""
+        self.extensions.hooks.approval_mode = lambda: self.permissions.policy.mode
+        self.permissions.on_wait = lambda request: self.extensions.notify_waiting(
+            tool_type(request.tool_name).claude_code_name or request.tool_name)
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:

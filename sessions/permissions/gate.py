@@ -106,6 +106,8 @@ class Permissions:
         self._sandboxed_runs = 0
         self.warnings: list[str] = []
         self.on_rule_saved: Callable[[str], object] | None = None
+        self.on_wait: Callable[[ApprovalRequest], object] | None = None
+        """Called as a question is put to the user (the Notification hooks)."""
         """Called with each rule an "allow always" answer saved to the project's settings."""
         self.pins = PathPins()
         """The real path each allowed file-tool call was judged by; the tool opens that one."""
@@ -253,6 +255,11 @@ class Permissions:
         async with self._ask_lock:
             if signal.is_set():
                 return ApprovalAnswer("abort")
+            if self.on_wait is not None:
+                try:
+                    self.on_wait(request)
+                except Exception:  # a notification never stops the question
+                    logger.exception("could not announce the approval")
             question = asyncio.ensure_future(self.approver(request))
             stop = asyncio.ensure_future(signal.wait())
             try:
