@@ -361,6 +361,19 @@ class CodingSession:
         await self.events.emit(SessionChangedEvent("fork"))
         return text
 
+    async def clone(self) -> None:
+        """A new session file holding the whole current branch (pi's ``clone``: a fork at the
+        current leaf, which it includes); the session continues there."""
+        leaf = self.store.leaf_id
+        if leaf is None:
+            raise SessionError("Cannot clone session: no current entry selected")
+        await self._stop()
+        old = self.store
+        self.store = old.fork(leaf, self.session_dir if old.is_persisted else None)
+        old.close()
+        self._load_branch("fork")
+        await self.events.emit(SessionChangedEvent("fork"))
+
     def navigate(self, entry_id: str) -> str | None:
         """Move to another point of the tree (``/tree``); the branch left stays in the file.
 

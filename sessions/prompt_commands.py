@@ -18,16 +18,23 @@ from baton.tools.project_files import ProjectFiles
 
 logger = logging.getLogger(__name__)
 
-_INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*)(?:[ \t]+(.*))?$", re.DOTALL)
+_INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*(?::[A-Za-z][\w.-]*)*)(?:[ \t]+(.*))?$", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
 class PromptCommand:
-    """A command for ``/`` completion: ``name`` (without the slash), description, argument hint."""
+    """A command for ``/`` completion: ``name`` (without the slash), description, argument hint,
+    and where it comes from (pi's ``sourceInfo``)."""
 
     name: str
     description: str
     argument_hint: str = ""
+    path: Path | None = None
+    """The file it was read from."""
+    base_dir: Path | None = None
+    """The folder it was discovered in (``.claude/commands``, a skill's folder)."""
+    scope: str = "project"
+    """``project`` or ``user`` (found in the user's own folders)."""
 
 
 class PromptCommands:
@@ -58,9 +65,14 @@ class PromptCommands:
 
     def commands(self) -> list[PromptCommand]:
         """Every template and skill as a ``/`` command."""
-        out = [PromptCommand(t.name, t.description, t.argument_hint) for t in self.templates.values()]
-        out += [PromptCommand(f"skill:{s.name}", s.description, "[args]") for s in self.skills]
+        out = [PromptCommand(t.name, t.description, t.argument_hint, t.path, t.root, self._scope(t.path))
+               for t in self.templates.values()]
+        out += [PromptCommand(f"skill:{s.name}", s.description, "[args]", s.path, s.base_dir, self._scope(s.path))
+                for s in self.skills]
         return out
+
+    def _scope(self, path: Path) -> str:
+        return "user" if self.files is not None and self.files.is_users(path) else "project"
 
     def expand(self, text: str) -> str:
         """``text`` with a leading template or ``/skill:`` invocation expanded (else unchanged).
