@@ -253,8 +253,13 @@ class CodingSession:
         while a prompt is running (use :meth:`steer` / :meth:`follow_up`)."""
         if self.is_running:
             raise SessionBusyError("The session is already running; use steer() or follow_up() to queue a message")
+        template = self.prompt_library.template_for(text)
         text = self.prompt_library.expand(text)
         with self._running():
+            if template is not None:
+                from baton.sessions.command_context import with_command_context
+
+                text = await with_command_context(self, template, text)
             self.bash.flush()
             await self.compaction.before_prompt()
             self.recorder.raise_save_error()

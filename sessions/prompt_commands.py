@@ -95,6 +95,13 @@ class PromptCommands:
         template = self.templates.get(name.lower())
         return expand_template(template, args) if template is not None else text
 
+    def template_for(self, text: str) -> PromptTemplate | None:
+        """The template ``text`` invokes (``None``: none, or a skill)."""
+        match = _INVOCATION.match(text.strip())
+        if match is None or match.group(1).startswith("skill:"):
+            return None
+        return self.templates.get(match.group(1).lower())
+
     def expand_or_keep(self, text: str) -> str:
         """:meth:`expand` for a queued message: one naming an unknown skill is sent as typed (a
         warning in the log) rather than refused, as the run it joins is already going."""

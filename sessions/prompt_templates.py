@@ -55,12 +55,24 @@ class PromptTemplate:
     """Its ``allowed-tools`` front matter: the rules its ``!`cmd` `` lines must match."""
 
 
+_BANG = re.compile(r"!`([^`\n]+)`")
+
+
+def bang_commands(body: str) -> list[str]:
+    """The commands a command file runs before its prompt is sent (Claude Code's ``!`cmd` ``)."""
+    return [match.group(1).strip() for match in _BANG.finditer(body) if match.group(1).strip()]
+
+
+def project_template_dirs(cwd: Path) -> list[Path]:
+    """The project's own template folders (the rest of :func:`template_dirs` is the user's)."""
+    return [cwd / ".baton" / "prompts", cwd / ".claude" / "commands"]
+
+
 def template_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
     """Where templates are looked for, in precedence order."""
     user_home = home or Path.home()
     return [
-        cwd / ".baton" / "prompts",
-        cwd / ".claude" / "commands",
+        *project_template_dirs(cwd),
         baton_home() / "prompts",
         user_home / ".claude" / "commands",
     ]
