@@ -112,3 +112,19 @@ def test_the_users_own_command_file_runs_its_allowed_command(home: Path, workdir
     result, sent = run(home, workdir, "/mine")
     assert result.returncode == 0, result.stderr
     assert "Mine: from-my-file" in user_text(sent)
+
+
+def test_init_asks_the_model_to_survey_and_write_agents_md(home: Path, workdir: Path) -> None:
+    from tests.provider_scripts import tool_call_reply
+
+    (workdir / "README.md").write_text("# demo\n")
+    replies = [Reply.sse(tool_call_reply(API, "call_1", "write", {"path": "AGENTS.md", "content": "# Agents\n"})),
+               Reply.sse(text_reply(API, "Wrote AGENTS.md."))]
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay": models_json_provider(API, server.url)})
+        result = run_baton(home, workdir, "-p", "--model", MODEL, "/init focus on the tests")
+        first = "\n".join(r.body.decode() for r in server.requests[:1])
+    assert result.returncode == 0, result.stderr
+    text = user_text(first)
+    assert "Survey this project and write an AGENTS.md" in text and "Pay particular attention to: focus on the tests" in text
+    assert (workdir / "AGENTS.md").read_text() == "# Agents\n"
