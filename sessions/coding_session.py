@@ -43,6 +43,7 @@ from baton.sessions.event_hub import EventHub, Listener
 from baton.sessions.events import SessionChangedEvent, SessionChangeReason
 from baton.sessions.extensions import SessionExtensions
 from baton.sessions.listing import default_session_dir, find_session
+from baton.sessions.memory import MemoryFile
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
@@ -365,6 +366,20 @@ class CodingSession:
         self._load_branch("fork")
         await self.events.emit(SessionChangedEvent("fork"))
         return text
+
+    def remember(self, target: MemoryFile, text: str) -> None:
+        """``# text``: append a line to the memory file ``target`` and read the context files
+        again, so the model sees it from the next request (raises :class:`MemoryFileError`)."""
+        from baton.sessions.memory import append_memory
+        from baton.sessions.opening import build_session_prompt
+
+        append_memory(target, text)
+        if self.options.system_prompt is None:
+            tools = [t for t in self.agent.tools if t.name in self.tool_names]
+            prompt, files = build_session_prompt(self.options, self.cwd, tools, self.prompt_library, [])
+            self.agent.system_prompt = prompt
+            self.context_files = [f.path for f in files]
+            self._context_texts = [f.content for f in files]
 
     async def clone(self) -> None:
         """A new session file holding the whole current branch (pi's ``clone``: a fork at the

@@ -126,5 +126,6 @@ def test_init_asks_the_model_to_survey_and_write_agents_md(home: Path, workdir: 
         first = "\n".join(r.body.decode() for r in server.requests[:1])
     assert result.returncode == 0, result.stderr
     text = user_text(first)
-    assert "Survey this project and write an AGENTS.md" in text and "Pay particular attention to: focus on the tests" in text
+    assert "Survey this project and write an AGENTS.md" in text
+    assert "Pay particular attention to: focus on the tests" in text
     assert (workdir / "AGENTS.md").read_text() == "# Agents\n"
