@@ -312,6 +312,6 @@ def ignored_summary(pending: ProjectTrust | None, refused: list[str], project: P
         changed = f"; {pending.changed_text()}" if pending.changed else ""
         parts.append(f"ignoring the untrusted {', '.join(pending.what)} of {project}{changed} ({how_to_trust})")
     if refused:
-        parts.append(f"ignoring {', '.join(refused)} from {project}/.baton/settings.json "
+        parts.append(f"ignoring {', '.join(refused)} from the settings of {project} "
                      "(only your own settings can loosen these)")
     return "; ".join(parts) or None
