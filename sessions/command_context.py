@@ -44,6 +44,8 @@ async def with_command_context(session: CodingSession, template: PromptTemplate,
     if commands:
         refusal = _refusal(session, template)
         for command in dict.fromkeys(commands):
+            if f"!`{command}`" not in text:
+                continue  # an argument was put into it: what would run is not what the file says
             why = refusal or _not_allowed(session, template, command)
             output = f"[not run: {why}]" if why else await _run(session, command)
             if why:

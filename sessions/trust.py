@@ -119,7 +119,8 @@ def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
             hook_pins[hook.command] = shell_command_pins(hook.command, project)
     for name, digest, commands in command_file_commands(project):
         parts[COMMAND_PREFIX + name] = digest
-        runs += [f"/{name} command: !`{one_line(command, 120)}`" for command in commands]
+        allows += [f"/{name} runs !`{one_line(command, 120)}` (in the sandbox, when an allow rule matches it)"
+                   for command in commands]
     commanding = [name for name in parts if name.startswith(COMMAND_PREFIX)]
     if commanding:
         what.append(f"commands ({', '.join('/' + one_line(n.removeprefix(COMMAND_PREFIX), 40) for n in commanding)})")
