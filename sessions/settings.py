@@ -1,8 +1,8 @@
 """User settings: ``$BATON_HOME/settings.json``, and a project's settings files over them.
 
 A project's settings are, in this order (later files over earlier ones): Claude Code's
-``.claude/settings.json`` and ``.claude/settings.local.json`` (only their ``permissions`` rules
-and ``hooks``: the rest is Claude Code's own), then ``.baton/settings.json`` and the personal,
+``.claude/settings.json`` and ``.claude/settings.local.json`` (only their ``permissions`` rules,
+``permissions.defaultMode`` as ``approval`` and ``hooks``: the rest is Claude Code's own), then ``.baton/settings.json`` and the personal,
 uncommitted ``.baton/settings.local.json`` (where "allow always" rules are saved). They are one
 project as far as trust goes: all of them are data until the user trusts the project.
 
@@ -42,6 +42,9 @@ LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".baton"
 CLAUDE_DIR = ".claude"
 _CLAUDE_RULE_KINDS = ("allow", "deny", "ask")
+_CLAUDE_MODES = {"default": "ask", "dontAsk": "ask", "acceptEdits": "auto", "bypassPermissions": "full"}
+"""Claude Code's ``permissions.defaultMode`` as baton's ``approval`` (which a project may only make
+stricter: ``bypassPermissions`` is ignored, with a notice)."""
 _JOINED_LISTS = ("permissions", "hooks", "bash", "sandbox")
 
 
@@ -330,6 +333,9 @@ def _claude_part(data: JsonMapping) -> JsonObject:
         rules: JsonObject = {k: v for k, v in permissions.items() if k in _CLAUDE_RULE_KINDS}
         if rules:
             out["permissions"] = rules
+        mode = permissions.get("defaultMode")
+        if isinstance(mode, str) and mode in _CLAUDE_MODES:
+            out["approval"] = _CLAUDE_MODES[mode]
     if "hooks" in data:
         out["hooks"] = data["hooks"]
     return out

@@ -85,9 +85,20 @@ def test_a_trusted_claude_hook_runs_with_claude_codes_input(home: Path, workdir:
     assert payload["tool_name"] == "Bash" and payload["tool_input"]["command"] == "echo hi"
 
 
-def test_claude_settings_keep_only_rules_and_hooks(home: Path, workdir: Path) -> None:
+def test_claude_settings_keep_only_rules_modes_and_hooks(home: Path, workdir: Path) -> None:
     """Claude Code's other keys (its model names, env) mean nothing to baton: not applied, not asked about."""
-    claude_settings(workdir, {"model": "opus", "env": {"X": "1"}, "permissions": {"defaultMode": "bypassPermissions"}})
+    claude_settings(workdir, {"model": "opus", "env": {"X": "1"}, "permissions": {"additionalDirectories": ["/"]}})
     result, _ = run(home, workdir, [Reply.sse(text_reply(API, "Done."))])
     assert result.returncode == 0, result.stderr
     assert "ignoring" not in result.stderr and "opus" not in result.stderr
+
+
+def test_claude_default_mode_may_tighten_but_bypass_is_ignored_with_a_notice(home: Path, workdir: Path) -> None:
+    claude_settings(workdir, {"permissions": {"defaultMode": "bypassPermissions"}})
+    result, _ = run(home, workdir, call("bash", {"command": "touch made.txt"}))
+    assert result.returncode == 0, result.stderr
+    assert 'ignoring approval: "full"' in result.stderr
+    claude_settings(workdir, {"permissions": {"defaultMode": "default"}})  # Claude Code asks: so does baton
+    result, sent = run(home, workdir, call("bash", {"command": "touch asked.txt"}))
+    assert result.returncode == 0, result.stderr
+    assert not (workdir / "asked.txt").exists() and "needs approval" in result.stderr
