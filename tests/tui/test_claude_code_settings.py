@@ -102,3 +102,13 @@ def test_claude_default_mode_may_tighten_but_bypass_is_ignored_with_a_notice(hom
     result, sent = run(home, workdir, call("bash", {"command": "touch asked.txt"}))
     assert result.returncode == 0, result.stderr
     assert not (workdir / "asked.txt").exists() and "needs approval" in result.stderr
+
+
+def test_a_claude_settings_file_leading_out_of_the_project_is_not_read(home: Path, workdir: Path) -> None:
+    outside = workdir.parent / "elsewhere.json"
+    outside.write_text(json.dumps({"permissions": {"deny": ["Bash"]}}))
+    (workdir / ".claude").mkdir()
+    (workdir / ".claude" / "settings.json").symlink_to(outside)
+    result, _ = run(home, workdir, call("bash", {"command": "echo ran > out.txt"}))
+    assert result.returncode == 0, result.stderr
+    assert "settings.json: not read" in result.stderr and "leads" in result.stderr
