@@ -2,9 +2,10 @@
 
 A project's settings are, in this order (later files over earlier ones): Claude Code's
 ``.claude/settings.json`` and ``.claude/settings.local.json`` (only their ``permissions`` rules,
-``permissions.defaultMode`` as ``approval`` and ``hooks``: the rest is Claude Code's own), then ``.baton/settings.json`` and the personal,
-uncommitted ``.baton/settings.local.json`` (where "allow always" rules are saved). They are one
-project as far as trust goes: all of them are data until the user trusts the project.
+``permissions.defaultMode`` as ``approval`` and ``hooks``: the rest is Claude Code's own), then
+``.baton/settings.json`` and the personal, uncommitted ``.baton/settings.local.json`` (where
+"allow always" rules are saved). They are one project as far as trust goes: all of them are data
+until the user trusts the project.
 
 Keys may be written snake_case (``default_model``) or in pi's camelCase (``defaultModel``), so
 a pi ``settings.json`` works as is (pi's separate ``defaultProvider`` + ``defaultModel`` pair is

@@ -99,7 +99,7 @@ def test_claude_default_mode_may_tighten_but_bypass_is_ignored_with_a_notice(hom
     assert result.returncode == 0, result.stderr
     assert 'ignoring approval: "full"' in result.stderr
     claude_settings(workdir, {"permissions": {"defaultMode": "default"}})  # Claude Code asks: so does baton
-    result, sent = run(home, workdir, call("bash", {"command": "touch asked.txt"}))
+    result, _ = run(home, workdir, call("bash", {"command": "touch asked.txt"}))
     assert result.returncode == 0, result.stderr
     assert not (workdir / "asked.txt").exists() and "needs approval" in result.stderr
 
