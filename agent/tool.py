@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -125,6 +126,17 @@ class AgentTool(ABC, Generic[P, D]):
     Code match and read; ``None``: the tool's own name."""
 
     @classmethod
+    def claude_code_call(cls, args: JsonMapping, cwd: str) -> tuple[str, JsonObject]:
+        """The call as Claude Code's hooks receive it: its tool name and ``tool_input`` with
+        Claude Code's field names (``file_path`` absolute); the call's own arguments stay beside
+        them. A tool whose arguments differ from Claude Code's maps them (``edit``, ``bash``)."""
+        out: JsonObject = dict(args)
+        path = cls.path_of(args)
+        if path is not None and "file_path" not in out:
+            out["file_path"] = _absolute(path, cwd)
+        return cls.claude_code_name or cls.name, out
+
+    @classmethod
     def changes_files(cls) -> bool:
         """Whether the tool changes the file its path argument names (``edit``, ``write``)."""
         return cls.path_parameter is not None and not cls.read_only
@@ -171,6 +183,12 @@ def short_title(text: str) -> str:
 
 
 _SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """A path argument made absolute as the tools read it (a leading ``@`` dropped, ``~`` expanded)."""
+    cleaned = path.strip().removeprefix("@")
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(cleaned) if cleaned.startswith("~") else cleaned))
 
 
 def parameters_schema(model: type[BaseModel]) -> JsonObject:

@@ -48,6 +48,7 @@ from baton.sessions.extensions import SessionExtensions
 from baton.sessions.failover import SessionFailover
 from baton.sessions.listing import default_session_dir, find_session
 from baton.sessions.mcp_sampling import SessionSampler
+from baton.sessions.memory import MemoryFile
 from baton.sessions.model_switching import SessionModels
 from baton.sessions.opening import SessionParts, adopt_trusted_settings, read_parts
 from baton.sessions.options import SessionOptions
@@ -69,6 +70,7 @@ from baton.sessions.tool_gates import ToolGates
 from baton.sessions.tree import TreeNode, build_tree
 from baton.sessions.user_bash import UserBash
 from baton.sessions.web_search import install_web_search
+from baton.tools import tool_type
 from baton.tools.mcp.manager import McpManager
 
 logger = logging.getLogger(__name__)
@@ -156,6 +158,9 @@ class CodingSession:
         """What plan mode offers the model, and the user's verdict on its plan."""
         install_web_search(self)
         self.extensions.mcp.sampler = SessionSampler(self)  # servers' sampling: asked, bounded, counted
+        self.extensions.hooks.approval_mode = lambda: self.permissions.policy.mode
+        self.permissions.on_wait = lambda request: self.extensions.notify_waiting(
+            tool_type(request.tool_name).claude_code_name or request.tool_name)
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
         if options.preload_tokenizer:
@@ -287,8 +292,13 @@ class CodingSession:
         while a prompt is running (use :meth:`steer` / :meth:`follow_up`)."""
         if self.is_running:
             raise SessionBusyError("The session is already running; use steer() or follow_up() to queue a message")
+        template = self.prompt_library.template_for(text)
         text = self.prompt_library.expand(text)
         with self._running():
+            if template is not None:
+                from baton.sessions.command_context import with_command_context
+
+                text = await with_command_context(self, template, text)
             self.bash.flush()
             await self.failover.before_prompt()
             await self.compaction.before_prompt()
@@ -395,6 +405,33 @@ class CodingSession:
         self._load_branch("fork")
         await self.events.emit(SessionChangedEvent("fork"))
         return text
+
+    def remember(self, target: MemoryFile, text: str) -> None:
+        """``# text``: append a line to the memory file ``target`` and read the context files
+        again, so the model sees it from the next request (raises :class:`MemoryFileError`)."""
+        from baton.sessions.memory import append_memory
+        from baton.sessions.opening import build_session_prompt
+
+        append_memory(target, text)
+        if self.options.system_prompt is None:
+            tools = [t for t in self.agent.tools if t.name in self.tool_names]
+            prompt, files = build_session_prompt(self.options, self.cwd, tools, self.prompt_library, [])
+            self.agent.system_prompt = prompt
+            self.context_files = [f.path for f in files]
+            self._context_texts = [f.content for f in files]
+
+    async def clone(self) -> None:
+        """A new session file holding the whole current branch (pi's ``clone``: a fork at the
+        current leaf, which it includes); the session continues there."""
+        leaf = self.store.leaf_id
+        if leaf is None:
+            raise SessionError("Cannot clone session: no current entry selected")
+        await self._stop()
+        old = self.store
+        self.store = old.fork(leaf, self.session_dir if old.is_persisted else None)
+        old.close()
+        self._load_branch("fork")
+        await self.events.emit(SessionChangedEvent("fork"))
 
     def navigate(self, entry_id: str) -> str | None:
         """Move to another point of the tree (``/tree``); the branch left stays in the file.

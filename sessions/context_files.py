@@ -1,9 +1,11 @@
 """Project instructions the system prompt carries: ``AGENTS.md`` / ``CLAUDE.md`` files and the
 ``SYSTEM.md`` / ``APPEND_SYSTEM.md`` overrides.
 
-Context files are read from ``$BATON_HOME``, then every ancestor of the working directory from
-the root down, then the working directory itself; in each place ``AGENTS.md`` wins over
-``CLAUDE.md``. ``.baton/SYSTEM.md`` in the working directory (else ``$BATON_HOME/SYSTEM.md``)
+Context files are read from ``$BATON_HOME`` and ``~/.claude/CLAUDE.md`` (the user's), then every
+ancestor of the working directory from the root down, then the working directory itself; in each
+place ``AGENTS.md``, then Claude Code's ``CLAUDE.md`` and ``.claude/CLAUDE.md`` beside it (a file
+read once: a symlink to another, or the same text, is not repeated). ``.baton/SYSTEM.md`` in the
+working directory (else ``$BATON_HOME/SYSTEM.md``)
 replaces the default prompt; ``APPEND_SYSTEM.md`` in the same places is appended to it.
 
 They go to the provider in the system prompt, so a project's file follows the read policy of
@@ -21,7 +23,7 @@ from baton.providers.bounded_read import FileRefusedError, format_cap
 from baton.providers.paths import baton_home
 from baton.tools.project_files import ProjectFiles
 
-CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
+CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
 PROJECT_CONFIG_DIR = ".baton"
 MAX_CONTEXT_FILE_BYTES = 256 * 1024
 
@@ -53,33 +55,38 @@ def _read(path: Path, files: ProjectFiles, warnings: list[str] | None) -> str | 
     return text
 
 
-def _context_file_in(directory: Path, files: ProjectFiles, warnings: list[str] | None) -> ContextFile | None:
-    for name in CONTEXT_FILE_NAMES:
+def _context_files_in(directory: Path, files: ProjectFiles, warnings: list[str] | None,
+                      names: tuple[str, ...] = CONTEXT_FILE_NAMES) -> list[ContextFile]:
+    out: list[ContextFile] = []
+    for name in names:
         content = _read(directory / name, files, warnings)
         if content is not None:
-            return ContextFile(directory / name, content)
-    return None
+            out.append(ContextFile(directory / name, content))
+    return out
 
 
 def load_context_files(cwd: Path, home: Path | None = None, warnings: list[str] | None = None) -> list[ContextFile]:
-    """``AGENTS.md`` (or ``CLAUDE.md``) from ``$BATON_HOME``, each ancestor of ``cwd`` (root
-    first) and ``cwd`` itself, each file once; a refused file adds one line to ``warnings``."""
+    """``AGENTS.md`` and ``CLAUDE.md`` from ``$BATON_HOME`` and ``~/.claude``, each ancestor of
+    ``cwd`` (root first) and ``cwd`` itself, each file once; a refused file adds one line to
+    ``warnings``."""
     files = ProjectFiles.for_dir(cwd, baton_dir=home)
     found: list[ContextFile] = []
     seen: set[Path] = set()
+    texts: set[str] = set()
 
-    def add(item: ContextFile | None) -> None:
-        if item is None:
-            return
-        key = item.path.resolve()
-        if key not in seen:
-            seen.add(key)
-            found.append(item)
+    def add(items: list[ContextFile]) -> None:
+        for item in items:
+            key = item.path.resolve()
+            if key not in seen and item.content not in texts:
+                seen.add(key)
+                texts.add(item.content)
+                found.append(item)
 
-    add(_context_file_in(home or baton_home(), files, warnings))
+    add(_context_files_in(home or baton_home(), files, warnings, ("AGENTS.md", "CLAUDE.md")))
+    add(_context_files_in(Path.home() / ".claude", files, warnings, ("CLAUDE.md",)))
     start = cwd.resolve()
     for directory in [*reversed(start.parents), start]:
-        add(_context_file_in(directory, files, warnings))
+        add(_context_files_in(directory, files, warnings))
     return found
 
 

@@ -26,7 +26,7 @@ from baton.sessions.errors import PromptRefusedError
 from baton.sessions.event_hub import NoticeLevel
 from baton.sessions.events import McpStatusEvent
 from baton.sessions.hooks.config import CommandHook, parse_hooks
-from baton.sessions.hooks.manager import HookManager
+from baton.sessions.hooks.manager import HookManager, HookVerdict
 from baton.sessions.trust import ProjectTrust, ignored_summary, remember_trust, unreadable_mcp_file
 from baton.tools.mcp.config import McpServerConfig, merge_servers, read_config_file
 from baton.tools.mcp.manager import McpManager
@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 HOOK_CONTEXT_TYPE = "hook_context"
 MAX_STOP_CONTINUATIONS = 5
+NOTIFICATION_PERMISSION = "permission_prompt"
+"""The Notification type of an approval the session waits for (Claude Code's name)."""
 """A Stop hook may send the model back to work this many times in a row, no more."""
 
 Notify = Callable[[str, NoticeLevel, str], None]
@@ -70,6 +72,7 @@ class SessionExtensions:
         self._notify: Notify = lambda source, level, text: logger.warning("%s: %s", source, text)
         self._session_start: asyncio.Task[list[str]] | None = None
         self._on_trust: list[Callable[[], object]] = []
+        self._background: set[asyncio.Future[HookVerdict]] = set()
 
     @classmethod
     def create(cls, cwd: Path, settings: Settings, *, options: SessionOptions | None = None,
@@ -242,8 +245,29 @@ class SessionExtensions:
         """Start the MCP servers now (the app calls this after its first paint)."""
         self.mcp.start()
 
+    def notify_waiting(self, tool_name: str) -> None:
+        """The session waits for the user's approval of a ``tool_name`` call: the Notification
+        hooks run in the background (Claude Code's ``permission_prompt``); they cannot answer it."""
+        if not self.hooks.has("Notification"):
+            return
+        message = f"baton needs your permission to use {tool_name}"
+        task = asyncio.ensure_future(self.hooks.run("Notification", match=NOTIFICATION_PERMISSION,
+                                                    message=message, notification_type=NOTIFICATION_PERMISSION))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def close(self) -> None:
-        """Stop what still runs: the MCP servers, a SessionStart hook nobody waited for."""
+        """Run the SessionEnd hooks, then stop what still runs: the MCP servers, a SessionStart
+        hook nobody waited for, Notification hooks still running."""
+        if self.hooks.has("SessionEnd"):
+            try:
+                await self.hooks.run("SessionEnd", reason="other")
+            except Exception as exc:  # a hook never keeps baton from closing
+                logger.warning("SessionEnd hooks failed: %s", exc)
+        for waiting in list(self._background):
+            waiting.cancel()
+            with contextlib.suppress(BaseException):
+                await waiting
         task, self._session_start = self._session_start, None
         if task is not None and not task.done():
             task.cancel()

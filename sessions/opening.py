@@ -84,21 +84,9 @@ def read_parts(
         tool_names.append("ask_model")  # a second opinion, only where an advisor is configured
     tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
-    files = load_context_files(cwd, warnings=refused) if options.context_files else []
     library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
-    custom = read_text_or_file(options.system_prompt) or load_system_md(cwd, warnings=refused)
-    appends = [a for a in (load_append_system_md(cwd, warnings=refused),
-                           read_text_or_file(options.append_system_prompt)) if a]
+    prompt, files = build_session_prompt(options, cwd, tools, library, refused)
     library.warnings[:0] = refused  # the library's warnings are the prompt's files' warnings
-    prompt = build_system_prompt(
-        cwd=cwd,
-        tools=tool_names,
-        tool_descriptions={t.name: t.description for t in tools},
-        custom_prompt=custom,
-        append="\n\n".join(appends) or None,
-        context_files=files,
-        skills_section=skills_prompt_section(library.skills),
-    )
     return SessionParts(
         options=options, settings=settings, store=store, cwd=cwd, session_dir=session_dir,
         model=model, thinking=clamp_thinking_level(model, requested), requested_thinking=requested,
@@ -118,6 +106,26 @@ def _make_tools(names: list[str], cwd: Path, environment: ToolEnvironment, slots
         if isinstance(tool, BashTool):
             tool.environment, tool.slots = environment, slots
     return tools
+
+
+def build_session_prompt(options: SessionOptions, cwd: Path, tools: list[AgentTool], library: PromptCommands,
+                         refused: list[str]) -> tuple[str, list[ContextFile]]:
+    """The system prompt a session in ``cwd`` gets (context files read now) and those files;
+    files not read add a line each to ``refused``."""
+    files = load_context_files(cwd, warnings=refused) if options.context_files else []
+    custom = read_text_or_file(options.system_prompt) or load_system_md(cwd, warnings=refused)
+    appends = [a for a in (load_append_system_md(cwd, warnings=refused),
+                           read_text_or_file(options.append_system_prompt)) if a]
+    prompt = build_system_prompt(
+        cwd=cwd,
+        tools=[t.name for t in tools],
+        tool_descriptions={t.name: t.description for t in tools},
+        custom_prompt=custom,
+        append="\n\n".join(appends) or None,
+        context_files=files,
+        skills_section=skills_prompt_section(library.skills),
+    )
+    return prompt, files
 
 
 def adopt_trusted_settings(session: CodingSession) -> None:

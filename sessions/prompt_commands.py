@@ -18,16 +18,47 @@ from baton.tools.project_files import ProjectFiles
 
 logger = logging.getLogger(__name__)
 
-_INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*)(?:[ \t]+(.*))?$", re.DOTALL)
+INIT_COMMAND = "init"
+_INIT_PROMPT = """Survey this project and write an AGENTS.md file at its root for coding agents that \
+will work on it later (if an AGENTS.md exists, improve it instead; keep what is still true).
+
+Look before you write: list the top-level files and folders, read the README, the build and \
+package files (pyproject.toml, package.json, Makefile, Cargo.toml, go.mod, ...), the CI \
+configuration, any CLAUDE.md or .cursor/.github instructions, and a few representative source \
+and test files.
+
+AGENTS.md should be short (well under 200 lines) and specific to this project:
+- what the project is, in two or three sentences;
+- how to set it up, build, lint, type-check and run the tests (the exact commands, including how \
+to run a single test);
+- the layout: the main folders and what lives where;
+- the conventions a newcomer would get wrong (style, naming, error handling, commit messages);
+- anything that must not be done (generated files, secrets, slow or destructive commands).
+
+Do not invent commands you have not seen in the project's files; say "unknown" instead."""
+
+
+def init_prompt(focus: str) -> str:
+    """The prompt ``/init`` sends (``focus``: what the user asked it to pay attention to)."""
+    return _INIT_PROMPT + (f"\n\nPay particular attention to: {focus.strip()}" if focus.strip() else "")
+
+_INVOCATION = re.compile(r"^/((?:skill:)?[A-Za-z][\w.-]*(?::[A-Za-z][\w.-]*)*)(?:[ \t]+(.*))?$", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
 class PromptCommand:
-    """A command for ``/`` completion: ``name`` (without the slash), description, argument hint."""
+    """A command for ``/`` completion: ``name`` (without the slash), description, argument hint,
+    and where it comes from (pi's ``sourceInfo``)."""
 
     name: str
     description: str
     argument_hint: str = ""
+    path: Path | None = None
+    """The file it was read from."""
+    base_dir: Path | None = None
+    """The folder it was discovered in (``.claude/commands``, a skill's folder)."""
+    scope: str = "project"
+    """``project`` or ``user`` (found in the user's own folders)."""
 
 
 class PromptCommands:
@@ -57,10 +88,16 @@ class PromptCommands:
         return cls(skills, templates, warnings, files)
 
     def commands(self) -> list[PromptCommand]:
-        """Every template and skill as a ``/`` command."""
-        out = [PromptCommand(t.name, t.description, t.argument_hint) for t in self.templates.values()]
-        out += [PromptCommand(f"skill:{s.name}", s.description, "[args]") for s in self.skills]
+        """Every template and skill as a ``/`` command (and ``/init``)."""
+        out = [PromptCommand(INIT_COMMAND, "Survey the project and write an AGENTS.md for it", "[focus]", scope="user")]
+        out += [PromptCommand(t.name, t.description, t.argument_hint, t.path, t.root, self._scope(t.path))
+                for t in self.templates.values()]
+        out += [PromptCommand(f"skill:{s.name}", s.description, "[args]", s.path, s.base_dir, self._scope(s.path))
+                for s in self.skills]
         return out
+
+    def _scope(self, path: Path) -> str:
+        return "user" if self.files is not None and self.files.is_users(path) else "project"
 
     def expand(self, text: str) -> str:
         """``text`` with a leading template or ``/skill:`` invocation expanded (else unchanged).
@@ -70,6 +107,8 @@ class PromptCommands:
         if match is None:
             return text
         name, args = match.group(1), match.group(2) or ""
+        if name == INIT_COMMAND:
+            return init_prompt(args)
         if name.startswith("skill:"):
             wanted = name.removeprefix("skill:")
             skill = next((s for s in self.skills if s.name == wanted), None)
@@ -82,6 +121,13 @@ class PromptCommands:
                 raise PromptRefusedError(str(exc)) from exc
         template = self.templates.get(name.lower())
         return expand_template(template, args) if template is not None else text
+
+    def template_for(self, text: str) -> PromptTemplate | None:
+        """The template ``text`` invokes (``None``: none, or a skill)."""
+        match = _INVOCATION.match(text.strip())
+        if match is None or match.group(1).startswith("skill:"):
+            return None
+        return self.templates.get(match.group(1).lower())
 
     def expand_or_keep(self, text: str) -> str:
         """:meth:`expand` for a queued message: one naming an unknown skill is sent as typed (a

@@ -11,6 +11,7 @@ project is refused, as is a FIFO or device: one warning each).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterable
@@ -22,13 +23,15 @@ from baton.sessions.frontmatter import read_front_matter_file
 from baton.tools.project_files import ProjectFiles
 
 MAX_TEMPLATE_BYTES = 256 * 1024
+MAX_NAMESPACE_DEPTH = 4
+"""How deep subfolders of a commands folder name namespaces (``a:b:c:d:name``)."""
 
 BUILTIN_COMMANDS = frozenset(
     {
-        "model", "thinking", "compact", "new", "resume", "fork", "tree", "session", "export", "copy",
+        "model", "thinking", "compact", "new", "resume", "fork", "clone", "tree", "session", "export", "copy",
         "name", "hotkeys", "quit", "exit", "help", "clear", "mcp", "skill", "settings", "login",
         "logout", "permissions", "hooks", "reload", "changelog", "share", "undo", "rewind", "context", "theme",
-        "approval", "agents", "plan", "tools",
+        "approval", "agents", "plan", "tools", "init",
     }
 )
 """Names a template may not take: the interactive app's own commands (checked by a test)."""
@@ -46,14 +49,30 @@ class PromptTemplate:
     argument_hint: str
     body: str
     path: Path
+    root: Path | None = None
+    """The folder it was discovered in."""
+    allowed_tools: tuple[str, ...] = ()
+    """Its ``allowed-tools`` front matter: the rules its ``!`cmd` `` lines must match."""
+
+
+_BANG = re.compile(r"!`([^`\n]+)`")
+
+
+def bang_commands(body: str) -> list[str]:
+    """The commands a command file runs before its prompt is sent (Claude Code's ``!`cmd` ``)."""
+    return [match.group(1).strip() for match in _BANG.finditer(body) if match.group(1).strip()]
+
+
+def project_template_dirs(cwd: Path) -> list[Path]:
+    """The project's own template folders (the rest of :func:`template_dirs` is the user's)."""
+    return [cwd / ".baton" / "prompts", cwd / ".claude" / "commands"]
 
 
 def template_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
     """Where templates are looked for, in precedence order."""
     user_home = home or Path.home()
     return [
-        cwd / ".baton" / "prompts",
-        cwd / ".claude" / "commands",
+        *project_template_dirs(cwd),
         baton_home() / "prompts",
         user_home / ".claude" / "commands",
     ]
@@ -62,19 +81,16 @@ def template_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
 def load_templates(
     dirs: Iterable[Path], warnings: list[str], files: ProjectFiles | None = None
 ) -> list[PromptTemplate]:
-    """Every ``*.md`` template directly in ``dirs``; problems appended to ``warnings``.
-    ``files``: the read policy for project files."""
+    """Every ``*.md`` template in ``dirs``, a subfolder naming a namespace as in Claude Code
+    (``frontend/component.md`` is ``/frontend:component``); problems appended to ``warnings``.
+    ``files``: the read policy for project files. A symlinked subfolder is not entered."""
     found: dict[str, PromptTemplate] = {}
     for root in dirs:
-        try:
-            paths = sorted(p for p in root.iterdir() if p.suffix == ".md" and not p.is_dir())
-        except OSError:
-            continue
-        for path in paths:
-            template = _read(path, warnings, files)
+        for path, name in _template_files(root):
+            template = _read(path, name, root, warnings, files)
             if template is None:
                 continue
-            if template.name in BUILTIN_COMMANDS:
+            if template.name in BUILTIN_COMMANDS or template.name.split(":", 1)[0] == "skill":
                 warnings.append(f"prompt template {path} ignored: /{template.name} is a built-in command")
             elif template.name in found:
                 warnings.append(
@@ -85,9 +101,29 @@ def load_templates(
     return list(found.values())
 
 
-def _read(path: Path, warnings: list[str], files: ProjectFiles | None) -> PromptTemplate | None:
-    name = path.stem
-    if not _NAME.match(name):
+def _template_files(root: Path, prefix: str = "", depth: int = 0) -> list[tuple[Path, str]]:
+    """``(path, command name)`` of every ``.md`` file under ``root`` (subfolders as namespaces)."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    out: list[tuple[Path, str]] = []
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_dir:
+            if depth < MAX_NAMESPACE_DEPTH and not entry.name.startswith("."):
+                out += _template_files(path, f"{prefix}{entry.name}:", depth + 1)
+        elif path.suffix == ".md":
+            out.append((path, prefix + path.stem))
+    return out
+
+
+def _read(path: Path, name: str, root: Path, warnings: list[str], files: ProjectFiles | None) -> PromptTemplate | None:
+    if not all(_NAME.match(part) for part in name.split(":")):
         warnings.append(f"prompt template {path} ignored: '{name}' is not a valid command name")
         return None
     doc = read_front_matter_file(path, MAX_TEMPLATE_BYTES, "prompt template", warnings, files)
@@ -99,7 +135,29 @@ def _read(path: Path, warnings: list[str], files: ProjectFiles | None) -> Prompt
         description = first[:80]
     hint = doc.meta.get("argument-hint", doc.meta.get("argument_hint", ""))
     hint_text = " ".join(str(h) for h in hint) if isinstance(hint, list) else str(hint or "")
-    return PromptTemplate(name.lower(), " ".join(description.split()), hint_text, doc.body, path)
+    allowed = doc.meta.get("allowed-tools", doc.meta.get("allowed_tools", ""))
+    allowed_list = [str(a) for a in allowed] if isinstance(allowed, list) else _split_tools(str(allowed or ""))
+    return PromptTemplate(name.lower(), " ".join(description.split()), hint_text, doc.body, path, root,
+                          tuple(allowed_list))
+
+
+def _split_tools(text: str) -> list[str]:
+    """``Bash(git add:*), Bash(git status:*)`` as its rules (commas inside parentheses kept)."""
+    out: list[str] = []
+    depth = 0
+    current = ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    out.append(current.strip())
+    return [rule for rule in out if rule]
 
 
 def split_arguments(args: str) -> list[str]:
@@ -128,4 +186,7 @@ def expand_template(template: PromptTemplate, args: str) -> str:
         index = int(token[1:]) - 1
         return words[index] if index < len(words) else ""
 
-    return _PLACEHOLDER.sub(replace, template.body).strip()
+    body = template.body
+    if args.strip() and _PLACEHOLDER.search(body) is None:  # Claude Code: arguments are never dropped
+        return f"{body.strip()}\n\nARGUMENTS: {args.strip()}"
+    return _PLACEHOLDER.sub(replace, body).strip()

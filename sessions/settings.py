@@ -1,4 +1,11 @@
-"""User settings: ``$BATON_HOME/settings.json``, and a project's ``.baton/settings.json`` over them.
+"""User settings: ``$BATON_HOME/settings.json``, and a project's settings files over them.
+
+A project's settings are, in this order (later files over earlier ones): Claude Code's
+``.claude/settings.json`` and ``.claude/settings.local.json`` (only their ``permissions`` rules,
+``permissions.defaultMode`` as ``approval`` and ``hooks``: the rest is Claude Code's own), then
+``.baton/settings.json`` and the personal, uncommitted ``.baton/settings.local.json`` (where
+"allow always" rules are saved). They are one project as far as trust goes: all of them are data
+until the user trusts the project.
 
 Keys may be written snake_case (``default_model``) or in pi's camelCase (``defaultModel``), so
 a pi ``settings.json`` works as is (pi's separate ``defaultProvider`` + ``defaultModel`` pair is
@@ -32,7 +39,13 @@ if TYPE_CHECKING:
     from baton.sessions.trust import ProjectTrust
 
 SETTINGS_FILE = "settings.json"
+LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".baton"
+CLAUDE_DIR = ".claude"
+_CLAUDE_RULE_KINDS = ("allow", "deny", "ask")
+_CLAUDE_MODES = {"default": "ask", "dontAsk": "ask", "acceptEdits": "auto", "bypassPermissions": "full", "plan": "plan"}
+"""Claude Code's ``permissions.defaultMode`` as baton's ``approval`` (which a project may only make
+stricter: ``bypassPermissions`` is ignored, with a notice)."""
 _JOINED_LISTS = ("permissions", "hooks", "bash", "sandbox")
 
 
@@ -279,6 +292,18 @@ def project_settings_path(project_dir: Path) -> Path:
     return project_dir / PROJECT_DIR / SETTINGS_FILE
 
 
+def project_local_settings_path(project_dir: Path) -> Path:
+    """``<project>/.baton/settings.local.json`` (personal, kept out of git)."""
+    return project_dir / PROJECT_DIR / LOCAL_SETTINGS_FILE
+
+
+def project_settings_files(project_dir: Path) -> tuple[Path, ...]:
+    """The project's settings files, in merge order (later over earlier)."""
+    claude = project_dir / CLAUDE_DIR
+    return (claude / SETTINGS_FILE, claude / LOCAL_SETTINGS_FILE, project_settings_path(project_dir),
+            project_local_settings_path(project_dir))
+
+
 def settings_path(home: Path | None = None) -> Path:
     """``$BATON_HOME/settings.json``."""
     return (home or baton_home()) / SETTINGS_FILE
@@ -302,11 +327,7 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     project_data: JsonObject = {}
     project_file: Path | None = None
     if project_dir is not None:
-        candidate = project_settings_path(project_dir)
-        if candidate.resolve() != target.resolve():
-            project_data = _read_object(candidate, problems, ProjectFiles.for_dir(project_dir))
-            if project_data or candidate.is_file():
-                project_file = candidate
+        project_data, project_file = _read_project(project_dir, target, problems)
     data = _from_pi(global_data)
     held: JsonObject = {}
     refused: list[str] = []
@@ -330,6 +351,44 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     settings._trusted = trusted
     settings._base_problems = base_problems
     return settings
+
+
+def _read_project(project_dir: Path, target: Path, problems: list[str]) -> tuple[JsonObject, Path | None]:
+    """The project's settings files merged (see the module docstring), and the path of its
+    ``.baton/settings.json`` when it exists (``None`` otherwise)."""
+    files = ProjectFiles.for_dir(project_dir)
+    merged: JsonObject = {}
+    main = project_settings_path(project_dir)
+    main_file: Path | None = None
+    for candidate in project_settings_files(project_dir):
+        if candidate.resolve() == target.resolve():
+            continue  # the project is $BATON_HOME's parent and this is the user's own file
+        if candidate.parent.name == CLAUDE_DIR and files.is_users(candidate):
+            continue  # the working directory is the home directory: ~/.claude is the user's own
+        data = _read_object(candidate, problems, files)
+        if candidate.parent.name == CLAUDE_DIR:
+            data = _claude_part(data)
+        if data:
+            merged = merge_settings(merged, data)
+        if candidate == main and (data or candidate.is_file()):
+            main_file = candidate
+    return merged, main_file
+
+
+def _claude_part(data: JsonMapping) -> JsonObject:
+    """What baton takes from a Claude Code settings object: its permission rules and hooks."""
+    out: JsonObject = {}
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict):
+        rules: JsonObject = {k: v for k, v in permissions.items() if k in _CLAUDE_RULE_KINDS}
+        if rules:
+            out["permissions"] = rules
+        mode = permissions.get("defaultMode")
+        if isinstance(mode, str) and mode in _CLAUDE_MODES:
+            out["approval"] = _CLAUDE_MODES[mode]
+    if "hooks" in data:
+        out["hooks"] = data["hooks"]
+    return out
 
 
 def _value_at(settings: Settings, parts: tuple[str, ...]) -> object:

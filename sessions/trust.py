@@ -33,6 +33,8 @@ TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
 SETTINGS_PART = "settings"
 _FILE_PREFIX = "file:"
+COMMAND_PREFIX = "command:"
+"""A trust part: a project command file's body (with the ``!`cmd` `` lines it runs)."""
 """A ``.mcp.json`` larger than this is not read (it is judged by its size alone)."""
 
 
@@ -115,6 +117,13 @@ def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
         for hook in parse_hooks(hooks_raw, "project", []):
             runs.append(f"{hook.event} hook: {one_line(hook.command)}")
             hook_pins[hook.command] = shell_command_pins(hook.command, project)
+    for name, digest, commands in command_file_commands(project):
+        parts[COMMAND_PREFIX + name] = digest
+        allows += [f"/{name} runs !`{one_line(command, 120)}` (in the sandbox, when an allow rule matches it)"
+                   for command in commands]
+    commanding = [name for name in parts if name.startswith(COMMAND_PREFIX)]
+    if commanding:
+        what.append(f"commands ({', '.join('/' + one_line(n.removeprefix(COMMAND_PREFIX), 40) for n in commanding)})")
     mcp_bytes = _read_mcp(project, mcp_problems)
     if mcp_bytes.strip():
         parts[PROJECT_MCP_FILE] = _sha(mcp_bytes)
@@ -136,6 +145,24 @@ def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
     changed = _changed_since(project, digest, parts)
     return ProjectTrust(project, digest, what, allows, runs, [one_line(f, 200) for f in shown_files], parts,
                         changed, hook_pins, tuple(servers), tuple(mcp_problems))
+
+
+def command_file_commands(project: Path) -> list[tuple[str, str, list[str]]]:
+    """The project's command files that run commands (``!`cmd` ``): ``(name, digest of the body,
+    the commands)`` each."""
+    from baton.sessions.prompt_templates import bang_commands, load_templates, project_template_dirs
+
+    out: list[tuple[str, str, list[str]]] = []
+    for template in load_templates(project_template_dirs(project), [], ProjectFiles.for_dir(project)):
+        commands = bang_commands(template.body)
+        if commands:
+            out.append((template.name, body_digest(template.body), commands))
+    return out
+
+
+def body_digest(body: str) -> str:
+    """The digest a command file's body is trusted by."""
+    return _sha(body.encode("utf-8"))
 
 
 def _setting_names(held: JsonMapping) -> list[str]:
@@ -256,6 +283,8 @@ def _changed_since(project: Path, digest: str, parts: dict[str, str]) -> list[st
 def _part_label(name: str) -> str:
     if name == SETTINGS_PART:
         return "the project's settings"
+    if name.startswith(COMMAND_PREFIX):
+        return f"the /{name.removeprefix(COMMAND_PREFIX)} command"
     return name.removeprefix(_FILE_PREFIX)
 
 
@@ -284,6 +313,6 @@ def ignored_summary(pending: ProjectTrust | None, refused: list[str], project: P
         changed = f"; {pending.changed_text()}" if pending.changed else ""
         parts.append(f"ignoring the untrusted {', '.join(pending.what)} of {project}{changed} ({how_to_trust})")
     if refused:
-        parts.append(f"ignoring {', '.join(refused)} from {project}/.baton/settings.json "
+        parts.append(f"ignoring {', '.join(refused)} from the settings of {project} "
                      "(only your own settings can loosen these)")
     return "; ".join(parts) or None

@@ -161,6 +161,16 @@ class BashTool(AgentTool[BashParams, JsonObject]):
     )
     parameters = BashParams
 
+    @classmethod
+    def claude_code_call(cls, args: JsonMapping, cwd: str) -> tuple[str, JsonObject]:
+        """Claude Code's ``Bash`` input: ``command``, ``timeout`` in milliseconds (and a
+        ``description`` only when the model gave one: baton's bash asks for none)."""
+        name, out = super().claude_code_call(args, cwd)
+        timeout = args.get("timeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            out["timeout"] = int(timeout * 1000)
+        return name, out
+
     def __init__(
         self,
         cwd: str,

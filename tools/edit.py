@@ -142,6 +142,25 @@ class EditTool(AgentTool[EditParams, JsonObject]):
     )
     parameters = EditParams
 
+    @classmethod
+    def claude_code_call(cls, args: JsonMapping, cwd: str) -> tuple[str, JsonObject]:
+        """One replacement is Claude Code's ``Edit`` (``old_string``/``new_string``/``replace_all``),
+        several its ``MultiEdit`` (``edits: [{old_string, new_string, replace_all}]``)."""
+        _, out = super().claude_code_call(args, cwd)
+        pairs = [(args.get("oldText"), args.get("newText"))] if "oldText" in args or "newText" in args else []
+        items = args.get("edits")
+        if isinstance(items, list):
+            pairs += [(e.get("oldText"), e.get("newText")) for e in items if isinstance(e, dict)]
+        shaped: list[JsonObject] = [{"old_string": old if isinstance(old, str) else "",
+                                     "new_string": new if isinstance(new, str) else "", "replace_all": False}
+                                    for old, new in pairs]
+        if len(shaped) > 1:
+            out["edits"] = list(shaped)
+            return "MultiEdit", out
+        if shaped:
+            out.update(shaped[0])
+        return "Edit", out
+
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.file_access: FileAccess | None = None

@@ -4,7 +4,8 @@
 
 ``matcher`` is a regular expression over the tool name (empty or ``*``: every tool); baton's tool
 names match both as they are (``bash``) and under Claude Code's names (``Bash``, each tool's
-``claude_code_name``), so existing hooks work unchanged. Bad entries are reported (one line each)
+``claude_code_name``), so existing hooks work unchanged. ``Notification`` hooks match the
+notification's type (``permission_prompt``), other events ignore the matcher. Bad entries are reported (one line each)
 and skipped.
 """
 
@@ -17,8 +18,10 @@ from typing import Literal
 from baton.providers.json_types import JsonValue
 from baton.tools.file_pins import FilePin
 
-HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact"]
-EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact")
+HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact",
+                    "Notification", "SessionEnd"]
+EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact",
+                                 "Notification", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT_S = 60.0
 

@@ -8,8 +8,16 @@
 - JSON on stdout: ``{"decision": "block", "reason": ...}``, ``{"continue": false, "stopReason": ...}``,
   and ``hookSpecificOutput`` with ``permissionDecision`` (``allow|deny|ask``, PreToolUse) or
   ``additionalContext``.
-Hooks run one after another in the order configured; hooks never crash baton. A project hook
-whose workspace script changed since the user trusted it does not run (a warning, once).
+All of an event's matching hooks run at once, as in Claude Code; their outcomes are then read in
+the order configured: any block wins (every blocking hook's reason is kept), and every hook's
+context and feedback is kept. Hooks never crash baton. A project hook whose workspace script
+changed since the user trusted it does not run (a warning, once).
+
+The input is Claude Code's: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
+``permission_mode`` (baton's ``ask`` is ``default``, ``auto`` ``acceptEdits``, ``full``
+``bypassPermissions``), and for tool events ``tool_name``, ``tool_use_id`` and ``tool_input`` in
+Claude Code's shape (each tool's :meth:`AgentTool.claude_code_call`), and ``tool_response`` as
+Claude Code sends it.
 """
 
 from __future__ import annotations
@@ -47,6 +55,15 @@ class HookVerdict:
     feedback: list[str] = field(default_factory=list)
     """Exit-2 stderr for events that cannot block (PostToolUse): shown to the model."""
 
+    def block(self, reason: str) -> None:
+        """A hook blocked: the verdict blocks, with every blocking hook's reason."""
+        self.blocked = True
+        self.reason = f"{self.reason}\n{reason}" if self.reason else reason
+
+
+CLAUDE_MODES = {"ask": "default", "auto": "acceptEdits", "full": "bypassPermissions", "plan": "plan"}
+"""baton's approval modes under Claude Code's ``permission_mode`` names."""
+
 
 Notify = Callable[[str], None]
 
@@ -74,6 +91,8 @@ class HookManager:
         """The session file's path now (``None`` while it exists only in memory)."""
         self.warn: Notify = warn or (lambda text: logger.warning("%s", text))
         self.permission_hints: dict[str, str] | None = None
+        self.approval_mode: Callable[[], str] = lambda: "auto"
+        """baton's approval mode now (``ask``, ``auto``, ``full``), sent as Claude Code's ``permission_mode``."""
         self._refused: set[str] = set()
 
     def add(self, hooks: list[CommandHook]) -> None:
@@ -84,11 +103,17 @@ class HookManager:
         """Whether any hook is configured for ``event``."""
         return any(h.event == event for h in self.hooks)
 
-    async def run(self, event: HookEvent, tool: AgentTool | None = None, **fields: JsonValue) -> HookVerdict:
-        """Run ``event``'s matching hooks in order (for a tool event, those matching ``tool``'s
-        name or Claude Code's name for it); the first block stops the rest."""
+    async def run(self, event: HookEvent, tool: AgentTool | None = None, *, tool_name: str | None = None,
+                  match: str | None = None, **fields: JsonValue) -> HookVerdict:
+        """Run ``event``'s matching hooks, all at once (for a tool event, those matching ``tool``'s
+        name, Claude Code's name for it or ``tool_name``, the name the call is sent under; for other
+        events with a matcher, those matching ``match``); any block wins."""
         verdict = HookVerdict()
-        names = (tool.name, tool.claude_code_name or tool.name) if tool is not None else ()
+        names: tuple[str, ...] = ()
+        if tool is not None:
+            names = tuple(dict.fromkeys((tool.name, tool.claude_code_name or tool.name, tool_name or tool.name)))
+        elif match is not None:
+            names = (match,)
         chosen = [h for h in self.hooks if h.event == event and h.matches(*names)]
         if not chosen:
             return verdict
@@ -96,24 +121,26 @@ class HookManager:
             "session_id": self.session_id(),
             "transcript_path": self.transcript_path() or "",
             "cwd": str(self.cwd),
+            "permission_mode": CLAUDE_MODES.get(self.approval_mode(), "default"),
             "hook_event_name": event,
             **fields,
         }
         if tool is not None:
-            payload["tool_name"] = tool.claude_code_name or tool.name
+            payload["tool_name"] = tool_name or tool.claude_code_name or tool.name
             payload["baton_tool_name"] = tool.name
-        for hook in chosen:
-            if not self._still_trusted(hook):
-                continue
-            try:
-                outcome = await run_hook_command(hook.command, payload, self.cwd, hook.timeout, self.environment)
-            except Exception as exc:  # never let a hook take the session down
-                self.warn(f"{event} hook '{hook.command}' failed: {exc}")
-                continue
-            self._apply(hook, outcome, verdict)
-            if verdict.blocked:
-                break
+        runnable = [hook for hook in chosen if self._still_trusted(hook)]
+        outcomes = await asyncio.gather(*(self._run_one(hook, payload) for hook in runnable))
+        for hook, outcome in zip(runnable, outcomes, strict=True):
+            if outcome is not None:
+                self._apply(hook, outcome, verdict)
         return verdict
+
+    async def _run_one(self, hook: CommandHook, payload: JsonObject) -> HookOutcome | None:
+        try:
+            return await run_hook_command(hook.command, payload, self.cwd, hook.timeout, self.environment)
+        except Exception as exc:  # never let a hook take the session down
+            self.warn(f"{hook.event} hook '{hook.command}' failed: {exc}")
+            return None
 
     def _still_trusted(self, hook: CommandHook) -> bool:
         """Whether the files a project hook runs are still those the user trusted (checked right
@@ -140,7 +167,7 @@ class HookManager:
             if event == "PostToolUse":
                 verdict.feedback.append(reason)
             elif event in ("PreToolUse", "UserPromptSubmit", "Stop"):
-                verdict.blocked, verdict.reason = True, reason
+                verdict.block(reason)
             else:
                 self.warn(f"{event} hook '{hook.command}': {reason}")
             return
@@ -163,11 +190,11 @@ class HookManager:
             return
         if data.get("decision") == "block" and hook.event != "PreToolUse":
             if hook.event != "PostToolUse":
-                verdict.blocked, verdict.reason = True, reason or f"blocked by {hook.event} hook '{hook.command}'"
+                verdict.block(reason or f"blocked by {hook.event} hook '{hook.command}'")
                 return
             verdict.feedback.append(reason or f"PostToolUse hook '{hook.command}' flagged this result")
         if data.get("continue") is False and hook.event in ("PreToolUse", "UserPromptSubmit"):
-            verdict.blocked, verdict.reason = True, reason or f"stopped by {hook.event} hook '{hook.command}'"
+            verdict.block(reason or f"stopped by {hook.event} hook '{hook.command}'")
             return
         extra = specific.get("additionalContext")
         if isinstance(extra, str) and extra.strip():
@@ -185,16 +212,17 @@ class HookManager:
             permission = permission or ("allow" if decision == "approve" else "deny")
         if permission not in ("allow", "deny", "ask"):
             if decision == "block":
-                verdict.blocked, verdict.reason = True, reason or f"blocked by PreToolUse hook '{hook.command}'"
+                verdict.block(reason or f"blocked by PreToolUse hook '{hook.command}'")
                 return True
             return False
         reason = str(specific.get("permissionDecisionReason") or reason)
         if permission == "deny":
-            verdict.blocked, verdict.reason = True, reason or f"denied by PreToolUse hook '{hook.command}'"
+            verdict.block(reason or f"denied by PreToolUse hook '{hook.command}'")
             return True
-        verdict.permission = str(permission)
+        if verdict.permission != "ask":  # of two hooks, "ask" is the stricter answer
+            verdict.permission = str(permission)
         if data.get("continue") is False:
-            verdict.blocked, verdict.reason = True, reason or f"stopped by PreToolUse hook '{hook.command}'"
+            verdict.block(reason or f"stopped by PreToolUse hook '{hook.command}'")
             return True
         return False
 
@@ -203,7 +231,9 @@ class HookManager:
     async def before_tool(self, context: ToolCallContext, signal: asyncio.Event) -> BeforeToolCallResult | None:
         """The PreToolUse gate."""
         call = context.tool_call
-        verdict = await self.run("PreToolUse", context.tool, tool_input=_tool_input(call.arguments, context.tool))
+        name, tool_input = context.tool.claude_code_call(call.arguments, str(self.cwd))
+        verdict = await self.run("PreToolUse", context.tool, tool_name=name, tool_input=tool_input,
+                                 tool_use_id=call.id)
         if verdict.blocked:
             return BeforeToolCallResult(block=True, reason=verdict.reason)
         if verdict.permission in ("allow", "ask") and self.permission_hints is not None:
@@ -213,12 +243,11 @@ class HookManager:
     async def after_tool(self, context: AfterToolCallContext, signal: asyncio.Event) -> AfterToolCallResult | None:
         """The PostToolUse gate: exit-2 stderr and additional context are appended to the result."""
         call = context.tool_call
-        response: JsonObject = {
-            "content": "".join(b.text for b in context.result.content if isinstance(b, TextContent)),
-            "is_error": context.is_error,
-        }
+        name, tool_input = context.tool.claude_code_call(call.arguments, str(self.cwd))
+        text = "".join(b.text for b in context.result.content if isinstance(b, TextContent))
         verdict = await self.run(
-            "PostToolUse", context.tool, tool_input=_tool_input(call.arguments, context.tool), tool_response=response
+            "PostToolUse", context.tool, tool_name=name, tool_input=tool_input, tool_use_id=call.id,
+            tool_response=tool_response(name, tool_input, text, context.is_error),
         )
         if not verdict.feedback:
             return None
@@ -226,10 +255,21 @@ class HookManager:
         return AfterToolCallResult(content=[*context.result.content, *notes])
 
 
-def _tool_input(arguments: JsonMapping, tool: AgentTool) -> JsonObject:
-    """The tool's arguments, with Claude Code's ``file_path`` beside the tool's path argument."""
-    out = dict(arguments)
-    parameter = tool.path_parameter
-    if parameter is not None and parameter.name in out and "file_path" not in out:
-        out["file_path"] = out[parameter.name]
+def tool_response(name: str, tool_input: JsonMapping, text: str, is_error: bool) -> JsonObject:
+    """The ``tool_response`` of a PostToolUse input, as Claude Code sends it: ``Bash``'s
+    ``stdout``/``stderr``/``interrupted``, a file tool's ``filePath`` and ``success`` (with the
+    edit's or write's own fields); baton's ``content`` and ``is_error`` beside them."""
+    out: JsonObject = {"content": text, "is_error": is_error}
+    if name == "Bash":
+        out.update(stdout=text, stderr="", interrupted=False, isImage=False)
+    path = tool_input.get("file_path")
+    if isinstance(path, str):
+        out.update(filePath=path, success=not is_error)
+        if name == "Write":
+            out.update(type="create", content=tool_input.get("content", ""))
+        elif name in ("Edit", "MultiEdit"):
+            for key, claude in (("old_string", "oldString"), ("new_string", "newString"), ("replace_all", "replaceAll"),
+                                ("edits", "edits")):
+                if key in tool_input:
+                    out[claude] = tool_input[key]
     return out

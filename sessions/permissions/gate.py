@@ -25,7 +25,7 @@ from baton.providers.messages import TextContent
 from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baton.sessions.permissions.blocked import blocked_places, blocked_reason
 from baton.sessions.permissions.events import ApprovalModeChangeEvent, ToolApprovalEvent
-from baton.sessions.permissions.persist import RuleSaveError, save_allow_rule
+from baton.sessions.permissions.persist import LOCAL_RULES_FILE, RuleSaveError, save_allow_rule
 from baton.sessions.permissions.policy import APPROVAL_MODES, ApprovalMode, Decision, Policy
 from baton.sessions.permissions.preview import change_preview
 from baton.sessions.permissions.rules import RuleError, parse_rule
@@ -110,6 +110,8 @@ class Permissions:
         self._sandboxed_runs = 0
         self.warnings: list[str] = []
         self.on_rule_saved: Callable[[str], object] | None = None
+        self.on_wait: Callable[[ApprovalRequest], object] | None = None
+        """Called as a question is put to the user (the Notification hooks)."""
         """Called with each rule an "allow always" answer saved to the project's settings."""
         self.pins = PathPins()
         """The real path each allowed file-tool call was judged by; the tool opens that one."""
@@ -230,7 +232,7 @@ class Permissions:
             if sandboxed:
                 self._absent[call.id] = self._absent_protected()
             rule = await self._remember(answer, request)
-            reason = "allowed by the user" + (f" (saved {rule})" if rule else "")
+            reason = "allowed by the user" + (f" (saved {rule} to {LOCAL_RULES_FILE})" if rule else "")
             self._settle(call.id, call.name, decision, "allow", "user", reason, rule)
             await self._event(call.id, call.name, decision, "allow", "user", reason, rule=rule, needed=True)
             return None
@@ -273,6 +275,11 @@ class Permissions:
         async with self._ask_lock:
             if signal.is_set():
                 return ApprovalAnswer("abort")
+            if self.on_wait is not None:
+                try:
+                    self.on_wait(request)
+                except Exception:  # a notification never stops the question
+                    logger.exception("could not announce the approval")
             question = asyncio.ensure_future(self.approver(request))
             stop = asyncio.ensure_future(signal.wait())
             try:

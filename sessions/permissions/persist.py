@@ -1,5 +1,6 @@
-"""Saving an "allow always" rule to the project's ``.baton/settings.json``, and keeping the
-project's trust with it (the rule is the user's own answer)."""
+"""Saving an "allow always" rule to the project's personal ``.baton/settings.local.json`` (kept out
+of git through ``.git/info/exclude``, so the shared ``.baton/settings.json`` is never rewritten), and
+keeping the project's trust with it (the rule is the user's own answer)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from pathlib import Path
 from baton.providers.bounded_read import MAX_CONFIG_BYTES
 from baton.providers.json_depth import load_config_json
 from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
-from baton.sessions.settings import Settings, load_settings, project_settings_path
+from baton.sessions.permissions.git_exclude import exclude_from_git
+from baton.sessions.settings import Settings, load_settings, project_local_settings_path
 from baton.sessions.trust import SETTINGS_PART, remember_parts
 from baton.tools.fs_atomic import atomic_write
 from baton.tools.project_files import ProjectFiles
+
+LOCAL_RULES_FILE = ".baton/settings.local.json"
+"""Where "allow always" rules go, as the user reads it (relative to the project)."""
 
 
 class RuleSaveError(OSError):
@@ -22,9 +27,10 @@ class RuleSaveError(OSError):
 
 
 def save_allow_rule(project_dir: Path, rule: str) -> Path:
-    """Append ``rule`` to ``permissions.allow`` in the project's settings (creating the file);
-    the rest of the file is kept as it was. Returns the file's path."""
-    path = project_settings_path(project_dir)
+    """Append ``rule`` to ``permissions.allow`` in the project's ``.baton/settings.local.json``
+    (creating the file, and listing it in the repository's ``.git/info/exclude``); the rest of the
+    file is kept as it was. Returns the file's path."""
+    path = project_local_settings_path(project_dir)
     files = ProjectFiles.for_dir(project_dir)
     refused = files.refusal(path)
     if refused is not None:  # e.g. .baton -> ~/.baton: the rule would land in the user's own settings
@@ -50,6 +56,7 @@ def save_allow_rule(project_dir: Path, rule: str) -> Path:
     # a fresh temporary name made O_EXCL|O_NOFOLLOW: a planted ``settings.json.tmp`` symlink is
     # never written through
     atomic_write(str(path), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    exclude_from_git(str(path), str(project_dir))
     return path
 
 

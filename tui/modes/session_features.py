@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 def prompt_commands(session: CodingSession) -> list[JsonObject]:
     """Prompt templates and skills as pi's ``get_commands`` entries (``name``, ``source``:
-    ``skill`` or ``prompt``, ``description`` and ``argumentHint`` when they have them)."""
+    ``skill`` or ``prompt``, ``sourceInfo``, ``description`` and ``argumentHint`` when they have
+    them). ``sourceInfo`` is pi's: the file, ``source: "auto"`` (discovered, not configured),
+    ``scope`` ``project`` or ``user``, ``origin: "top-level"`` and the folder it was found in."""
     out: list[JsonObject] = []
     for command in session.prompt_commands():
         if not command.name:
@@ -25,6 +27,11 @@ def prompt_commands(session: CodingSession) -> list[JsonObject]:
             entry["description"] = command.description
         if command.argument_hint:
             entry["argumentHint"] = command.argument_hint
+        info: JsonObject = {"path": str(command.path or ""), "source": "auto", "scope": command.scope,
+                            "origin": "top-level"}
+        if command.base_dir is not None:
+            info["baseDir"] = str(command.base_dir)
+        entry["sourceInfo"] = info
         out.append(entry)
     return out
 

@@ -64,15 +64,17 @@ async def test_without_a_sandbox_auto_asks_for_bash_and_says_why(ws: Path) -> No
     assert asked.asked[0].reason == "the sandbox is unavailable, so commands ask"
 
 
-async def test_allow_always_saves_the_edited_rule_next_to_existing_settings(ws: Path) -> None:
+async def test_allow_always_saves_the_edited_rule_to_the_personal_file_leaving_the_shared_one(ws: Path) -> None:
     (ws / ".baton").mkdir()
-    (ws / ".baton" / "settings.json").write_text(json.dumps({"theme": "dark", "permissions": {"deny": ["x"]}}))
+    shared = json.dumps({"theme": "dark", "permissions": {"deny": ["x"]}})
+    (ws / ".baton" / "settings.json").write_text(shared)
     outcome = await run_call(ws, "bash", {"command": "echo   unit-ok"}, approval="ask",
                              answers=[ApprovalAnswer("allow_always", rule="bash(echo:*)")])
     assert not outcome.is_error and outcome.result_text.strip() == "unit-ok"
     assert outcome.asked[0].proposed_rule == "bash(echo unit-ok)"
-    saved = json.loads((ws / ".baton" / "settings.json").read_text())
-    assert saved == {"theme": "dark", "permissions": {"deny": ["x"], "allow": ["bash(echo:*)"]}}
+    saved = json.loads((ws / ".baton" / "settings.local.json").read_text())
+    assert saved == {"permissions": {"allow": ["bash(echo:*)"]}}
+    assert (ws / ".baton" / "settings.json").read_text() == shared  # never reformatted
     assert outcome.approvals[0]["rule"] == "bash(echo:*)"
     again = await run_call(ws, "bash", {"command": "echo second"}, approval="ask", answers=[],
                            settings={"permissions": {"allow": saved["permissions"]["allow"]}})

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from baton.sessions.permissions.persist import LOCAL_RULES_FILE
 from baton.tui.app.render import clean, one_line, safe
 from baton.tui.app.widgets.tool_render import render_diff
 
@@ -157,7 +158,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         return safe(f"{request.tool_name}({args})", "$text")
 
     def _refresh_rule(self) -> None:
-        text = f"always allow: {self._rule}" if self._rule else "no rule to save for this call"
+        text = f"always allow: {self._rule}  (a saves it to {LOCAL_RULES_FILE})" if self._rule \
+            else "no rule to save for this call"
         self.query_one("#approval-rule", Static).update(safe(text, "$text-muted"))
 
     def _refresh_keys(self) -> None:
