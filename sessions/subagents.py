@@ -195,7 +195,19 @@ class SubagentRunner:
         async with self._slot(signal):
             if signal.is_set():
                 raise ToolError("Aborted before the subagent started")
-            return await _Run(self, agent, model, tool_call_id, params, signal, on_update).run()
+            result = await _Run(self, agent, model, tool_call_id, params, signal, on_update).run()
+        await self._subagent_stopped(agent.name, tool_call_id)
+        return result
+
+    async def _subagent_stopped(self, agent: str, tool_call_id: str) -> None:
+        """Claude Code's ``SubagentStop`` hooks (their verdict cannot undo a finished subagent)."""
+        hooks = self.session.extensions.hooks
+        if not hooks.has("SubagentStop"):
+            return
+        try:
+            await hooks.run("SubagentStop", stop_hook_active=False, agent_type=agent, tool_use_id=tool_call_id)
+        except Exception as exc:  # a hook must never fail the task that already ended
+            logger.warning("SubagentStop hooks failed: %s", exc)
 
     @contextlib.asynccontextmanager
     async def _slot(self, signal: asyncio.Event) -> AsyncIterator[None]:

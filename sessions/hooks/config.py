@@ -19,9 +19,9 @@ from baton.providers.json_types import JsonValue
 from baton.tools.file_pins import FilePin
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact",
-                    "Notification", "SessionEnd"]
+                    "Notification", "SessionEnd", "SubagentStop"]
 EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PreCompact",
-                                 "Notification", "SessionEnd")
+                                 "Notification", "SessionEnd", "SubagentStop")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT_S = 60.0
 

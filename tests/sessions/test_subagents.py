@@ -363,3 +363,20 @@ async def test_the_users_hooks_see_and_block_a_subagents_calls(tmp_path: Path, b
     bash = next(e for e in nested if e["type"] == "tool_execution_end" and e["toolName"] == "bash")
     assert bash["isError"] and "subagents may not run commands" in text_of(bash["result"])
     assert not marker.exists()
+
+
+async def test_subagent_stop_hooks_hear_each_finished_subagent(tmp_path: Path, baton_home: Path) -> None:
+    # Claude Code's SubagentStop: the user's hook learns which agent ended, for which task call
+    write_agent(baton_home / "agents", "quiet", model="replay-o/child-model")
+    heard = tmp_path / "heard.json"
+
+    def child(body: dict[str, Any]) -> Reply:
+        return Reply.sse(text_reply(CHILD_API, "done"))
+
+    hooks = {"SubagentStop": [{"hooks": [{"type": "command", "command": f"cat > {heard}"}]}]}
+    script = TwoProtocols([task_calls_reply([("toolu_s", {"description": "d", "prompt": "p", "agent": "quiet"})]),
+                           Reply.sse(text_reply(PARENT_API, "ok"))], child)
+    await _run(tmp_path, script, settings={"hooks": hooks})
+    payload = json.loads(heard.read_text())
+    assert payload["hook_event_name"] == "SubagentStop"
+    assert payload["agent_type"] == "quiet" and payload["tool_use_id"] == "toolu_s"
