@@ -53,6 +53,18 @@ ANSWER = """The answer is **5**.
 def five() -> int:
     return 5
 ```
+
+A wide table and long lines must not widen the page on a phone:
+
+| """ + " | ".join(f"column_{n}" for n in range(12)) + """ |
+|""" + "---|" * 12 + """
+| """ + " | ".join(f"value_number_{n}" for n in range(12)) + """ |
+
+`""" + "x" * 200 + """` and https://example.invalid/""" + "a" * 200 + """
+
+```
+""" + "y" * 300 + """
+```
 """
 
 
