@@ -61,10 +61,15 @@ def clean(text: str) -> str:
 # Markdown
 
 
+_PROSE_ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "`": "\\`", "~": "\\~"})
+
+
 def md_text(text: str) -> str:
-    """Prose for Markdown: control sequences stripped, HTML markup neutralised, and ``[``
-    escaped so that no link, image or link definition forms."""
-    return html.escape(clean(text), quote=False).replace("[", "\\[")
+    """Prose for Markdown: control sequences stripped, HTML markup neutralised, ``[`` escaped so
+    that no link, image or link definition forms, and backticks and tildes so that no fence or code
+    span opens (one opened in prose would end inside a later fence, leaving its raw code outside);
+    backslashes first, so that one in the text cannot undo an escape."""
+    return html.escape(clean(text), quote=False).translate(_PROSE_ESCAPES)
 
 
 def md_line(text: str) -> str:

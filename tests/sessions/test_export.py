@@ -228,3 +228,28 @@ def test_html_export_redacts_keys_before_markup_could_split_them(
     plain = re.sub(r"<[^>]+>", "", text)
     assert "Xy7Qw2Er5Ty8Ui1Op4As6Df9" not in plain and "Ty8Ui1Op4" not in text
     assert "[redacted]" in text
+
+
+@pytest.mark.parametrize("text", ["<script>\n```\n~~~", "\\[l](http://evil.test/x) !\\[i](http://evil.test/t.png)"],
+                         ids=["fence-in-prose", "escaped-backslash-before-bracket"])
+def test_markdown_prose_cannot_open_a_fence_or_undo_an_escape(tmp_path: Path, text: str) -> None:
+    """A fence opened in prose would shift every later fence, leaving code (written raw) outside one;
+    a backslash in prose before an escaped ``[`` would escape the escape."""
+    from markdown_it import MarkdownIt
+
+    markdown = export_session(hostile_session_file(tmp_path, text), tmp_path / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []
+
+
+def test_markdown_prose_cannot_close_a_fence_of_tool_output(tmp_path: Path) -> None:
+    """A ``~~~`` fence opened by a user's prose would otherwise end inside a tool result's fence."""
+    from markdown_it import MarkdownIt
+
+    store = SessionStore.create(tmp_path, tmp_path)
+    store.append_message(UserMessage(content="look:\n~~~"))
+    store.append_message(ToolResultMessage(tool_call_id="c1", tool_name="bash",
+                                           content=[TextContent(text="x\n~~~\n<img src=x onerror=alert(1)>")]))
+    store.close()
+    assert store.path is not None
+    markdown = export_session(store.path, tmp_path / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []
