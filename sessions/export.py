@@ -1,19 +1,15 @@
-"""Export a session branch to a self-contained HTML page or to Markdown.
+"""Export a session branch to Markdown, or to a self-contained HTML page (:mod:`sessions.export_html`),
+and write either file.
 
-Model and tool output is untrusted. In HTML every piece of text goes through ``html.escape``
-after terminal control sequences are stripped; the page carries no script at all and a
-Content-Security-Policy that forbids scripts and remote loads, so nothing in a transcript can
-run or phone home. Images are embedded only as ``data:`` URIs of known image types whose payload
-is plain base64. In Markdown, prose is escaped the same way (renderers pass raw HTML through) and
-its ``[`` too, so no link or image can form (a ``javascript:`` link, a remote image that phones
-home when the file is viewed); names go in code spans and code in fences, each longer than any
-backtick run inside it, so nothing breaks out of them.
+Model and tool output is untrusted. In Markdown, prose is HTML-escaped (renderers pass raw HTML
+through) and its ``[`` too, so no link or image can form (a ``javascript:`` link, a remote image that
+phones home when the file is viewed); names go in code spans and code in fences, each longer than any
+backtick run inside it, so nothing breaks out of them. Keys are redacted from the finished file.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -27,7 +23,6 @@ from baton.agent.messages import (
     CompactionSummaryMessage,
     CustomMessage,
 )
-from baton.providers.json_types import JsonValue
 from baton.providers.messages import (
     AssistantMessage,
     ImageContent,
@@ -47,33 +42,14 @@ from baton.sessions.entries import (
     SessionEntry,
     ThinkingLevelChangeEntry,
 )
+from baton.sessions.export_html import render_html
+from baton.sessions.export_tools import json_text
 from baton.sessions.store import SessionStore
 from baton.tools.sanitize import strip_control_sequences
 
-_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_BASE64 = re.compile(r"^[A-Za-z0-9+/\r\n]*={0,2}$")
-
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-
-STYLE = """
-body{font:14px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;color:#1d1f23}
-main{max-width:960px;margin:0 auto;padding:24px}
-header{border-bottom:1px solid #d8dbe0;margin-bottom:16px}
-h1{font-size:20px;margin:0 0 8px}
-.meta{color:#5b616b;font-size:12px}
-.msg{background:#fff;border:1px solid #e1e4e8;border-radius:6px;padding:10px 14px;margin:10px 0}
-.role{font-size:11px;font-weight:600;text-transform:uppercase;color:#5b616b;margin-bottom:4px}
-.user{border-left:4px solid #3b82f6}.assistant{border-left:4px solid #10b981}
-.tool{border-left:4px solid #a855f7}.tool.error{border-left-color:#ef4444}
-.note{background:#fffbea;border-left:4px solid #f59e0b}.bash{border-left:4px solid #64748b}
-.text{white-space:pre-wrap;word-wrap:break-word}
-pre{white-space:pre-wrap;word-wrap:break-word;background:#f1f3f5;padding:8px;border-radius:4px;
-font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;margin:6px 0}
-details summary{cursor:pointer;color:#5b616b}
-.thinking{color:#5b616b;font-style:italic}
-.error-text{color:#b91c1c}
-img{max-width:100%;border:1px solid #e1e4e8;border-radius:4px}
-"""
+__all__ = [
+    "default_export_path", "export_session", "normalize_format", "render_html", "render_markdown", "write_export",
+]
 
 
 def clean(text: str) -> str:
@@ -81,124 +57,19 @@ def clean(text: str) -> str:
     return strip_control_sequences(text)
 
 
-def esc(text: str) -> str:
-    """Safe to put in HTML text or a quoted attribute."""
-    return html.escape(clean(text), quote=True)
-
-
-def _image_html(image: ImageContent) -> str:
-    data = image.data
-    if image.mime_type not in _IMAGE_TYPES or not _BASE64.match(data):
-        return f'<div class="meta">[image omitted: {esc(image.mime_type)}]</div>'
-    return f'<img alt="image" src="data:{image.mime_type};base64,{data}">'
-
-
-def _blocks_html(content: str | Sequence[TextContent | ImageContent]) -> str:
-    if isinstance(content, str):
-        return f'<div class="text">{esc(content)}</div>'
-    parts = []
-    for block in content:
-        if isinstance(block, TextContent):
-            parts.append(f'<div class="text">{esc(block.text)}</div>')
-        elif isinstance(block, ImageContent):
-            parts.append(_image_html(block))
-    return "".join(parts)
-
-
-def _json(value: JsonValue) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _section(css: str, role: str, body: str) -> str:
-    return f'<section class="msg {css}"><div class="role">{esc(role)}</div>{body}</section>\n'
-
-
-def _assistant_html(message: AssistantMessage) -> str:
-    parts = []
-    for block in message.content:
-        if isinstance(block, TextContent):
-            parts.append(f'<div class="text">{esc(block.text)}</div>')
-        elif isinstance(block, ThinkingContent):
-            if block.thinking.strip():
-                thinking = f'<div class="text thinking">{esc(block.thinking)}</div>'
-                parts.append(f"<details><summary>thinking</summary>{thinking}</details>")
-        elif isinstance(block, ToolCall):
-            summary = f"<summary>tool call: {esc(block.name)}</summary>"
-            parts.append(f"<details open>{summary}<pre>{esc(_json(block.arguments))}</pre></details>")
-    if message.stop_reason in ("error", "aborted"):
-        parts.append(f'<div class="error-text">[{esc(message.stop_reason)}] {esc(message.error_message or "")}</div>')
-    role = f"assistant · {message.provider}/{message.model}"
-    return _section("assistant", role, "".join(parts))
-
-
-def _entry_html(entry: SessionEntry) -> str:
-    if isinstance(entry, MessageEntry):
-        message = entry.message
-        if isinstance(message, UserMessage):
-            return _section("user", "user", _blocks_html(message.content))
-        if isinstance(message, AssistantMessage):
-            return _assistant_html(message)
-        if isinstance(message, ToolResultMessage):
-            css = "tool error" if message.is_error else "tool"
-            texts = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-            images = "".join(_image_html(b) for b in message.content if isinstance(b, ImageContent))
-            body = f"<pre>{esc(texts)}</pre>{images}"
-            return _section(css, f"tool result · {message.tool_name}", body)
-        if isinstance(message, BashExecutionMessage):
-            status = "cancelled" if message.cancelled else f"exit {message.exit_code}"
-            body = f"<pre>$ {esc(message.command)}\n{esc(message.output)}</pre>"
-            return _section("bash", f"bash · {status}", body)
-        if isinstance(message, CustomMessage):
-            return _section("note", f"{message.custom_type}", _blocks_html(message.content))
-        if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-            return _section("note", message.role, f'<div class="text">{esc(message.summary)}</div>')
-        return ""
-    if isinstance(entry, CompactionEntry):
-        body = f'<details><summary>summary</summary><div class="text">{esc(entry.summary)}</div></details>'
-        return _section("note", f"compaction · {entry.tokens_before:,} tokens before", body)
-    if isinstance(entry, BranchSummaryEntry):
-        return _section("note", "branch summary", f'<div class="text">{esc(entry.summary)}</div>')
-    if isinstance(entry, CustomMessageEntry):
-        return _section("note", entry.custom_type, _blocks_html(entry.content))
-    if isinstance(entry, ModelChangeEntry):
-        return f'<div class="meta">model → {esc(entry.provider)}/{esc(entry.model_id)}</div>\n'
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        return f'<div class="meta">thinking → {esc(entry.thinking_level)}</div>\n'
-    return ""
-
-
-def render_html(store: SessionStore, leaf_id: str | None = None) -> str:
-    """The branch root → ``leaf_id`` (default: the current leaf) as one HTML page."""
-    title = store.name or f"Session {store.session_id}"
-    meta = [
-        f"id {store.session_id}",
-        f"cwd {store.cwd}",
-        f"started {store.header.timestamp}",
-    ]
-    if store.path is not None:
-        meta.append(f"file {store.path.name}")
-    body = "".join(_entry_html(e) for e in store.branch_path(leaf_id))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n"
-        f'<header><h1>{esc(title)}</h1><div class="meta">{" · ".join(esc(m) for m in meta)}</div></header>\n'
-        f"{body}</main>\n</body>\n</html>\n"
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Markdown
 
 
+_PROSE_ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "`": "\\`", "~": "\\~"})
+
+
 def md_text(text: str) -> str:
-    """Prose for Markdown: control sequences stripped, HTML markup neutralised, and ``[``
-    escaped so that no link, image or link definition forms."""
-    return html.escape(clean(text), quote=False).replace("[", "\\[")
+    """Prose for Markdown: control sequences stripped, HTML markup neutralised, ``[`` escaped so
+    that no link, image or link definition forms, and backticks and tildes so that no fence or code
+    span opens (one opened in prose would end inside a later fence, leaving its raw code outside);
+    backslashes first, so that one in the text cannot undo an escape."""
+    return html.escape(clean(text), quote=False).translate(_PROSE_ESCAPES)
 
 
 def md_line(text: str) -> str:
@@ -278,7 +149,7 @@ def _assistant_markdown(message: AssistantMessage) -> str:
             quoted = "\n".join(f"> {line}" for line in md_text(block.thinking).split("\n"))
             parts.append(f"> *thinking*\n{quoted}")
         elif isinstance(block, ToolCall):
-            parts.append(f"**Tool call:** {code_span(block.name)}\n\n{fence(_json(block.arguments), 'json')}")
+            parts.append(f"**Tool call:** {code_span(block.name)}\n\n{fence(json_text(block.arguments), 'json')}")
     if message.stop_reason in ("error", "aborted"):
         parts.append(f"*\\[{md_line(message.stop_reason)}] {md_line(message.error_message or '')}*")
     return "\n\n".join(parts)

@@ -111,7 +111,9 @@ HOSTILE = (EVIL + "`<b onmouseover=alert(3)>`[l](javascript:alert(4))![i](http:/
            "\n[ref]: javascript:alert(5)\n\u202etxt.sh\u2066x\u2069")
 _SAFE_TAGS = frozenset({"html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3",
                         "div", "section", "details", "summary", "pre", "img", "p", "code", "em", "strong",
-                        "blockquote", "ul", "li", "hr", "br"})
+                        "blockquote", "ul", "ol", "li", "hr", "br", "span", "s", "h4", "h5", "h6",
+                        "table", "thead", "tbody", "tr", "th", "td"})
+_ALIGN = re.compile(r"text-align:(left|right|center)")
 
 
 class _Unsafe(html.parser.HTMLParser):
@@ -125,7 +127,8 @@ class _Unsafe(html.parser.HTMLParser):
         for name, value in attrs:
             lowered = (value or "").lower()
             remote = tag == "img" and name == "src" and not lowered.startswith("data:image/")
-            if name.startswith("on") or "javascript:" in lowered or remote or name in ("href", "action"):
+            styled = name == "style" and not _ALIGN.fullmatch(lowered)
+            if styled or name.startswith("on") or "javascript:" in lowered or remote or name in ("href", "action"):
                 self.found.append((tag, name, value or ""))
 
 
@@ -204,4 +207,49 @@ def test_exports_never_render_markup_whatever_the_text(tmp_path_factory: pytest.
     path = hostile_session_file(directory, text)
     assert unsafe_markup(export_session(path, directory / "out.html").read_text()) == []
     markdown = export_session(path, directory / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []
+
+
+def test_html_export_redacts_keys_before_markup_could_split_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-proj-Xy7Qw2Er5Ty8Ui1Op4As6Df9"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    store = SessionStore.create(tmp_path, tmp_path)
+    code = f"client = make({key}-1)\nprint({key})"
+    write = ToolCall(id="w1", name="write", arguments={"path": "a.py", "content": f"token = {key} - 1\n"})
+    store.append_message(AssistantMessage(
+        api="x", provider="p", model="m", stop_reason="toolUse",
+        content=[TextContent(text=f"```python\n{code}\n```\n\nsee *{key}* and `{key}`"), write]))
+    store.close()
+    assert store.path is not None
+    text = export_session(store.path, tmp_path / "out.html").read_text()
+    assert '<span class="' in text, "the code is highlighted"
+    plain = re.sub(r"<[^>]+>", "", text)
+    assert "Xy7Qw2Er5Ty8Ui1Op4As6Df9" not in plain and "Ty8Ui1Op4" not in text
+    assert "[redacted]" in text
+
+
+@pytest.mark.parametrize("text", ["<script>\n```\n~~~", "\\[l](http://evil.test/x) !\\[i](http://evil.test/t.png)"],
+                         ids=["fence-in-prose", "escaped-backslash-before-bracket"])
+def test_markdown_prose_cannot_open_a_fence_or_undo_an_escape(tmp_path: Path, text: str) -> None:
+    """A fence opened in prose would shift every later fence, leaving code (written raw) outside one;
+    a backslash in prose before an escaped ``[`` would escape the escape."""
+    from markdown_it import MarkdownIt
+
+    markdown = export_session(hostile_session_file(tmp_path, text), tmp_path / "out.md").read_text()
+    assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []
+
+
+def test_markdown_prose_cannot_close_a_fence_of_tool_output(tmp_path: Path) -> None:
+    """A ``~~~`` fence opened by a user's prose would otherwise end inside a tool result's fence."""
+    from markdown_it import MarkdownIt
+
+    store = SessionStore.create(tmp_path, tmp_path)
+    store.append_message(UserMessage(content="look:\n~~~"))
+    store.append_message(ToolResultMessage(tool_call_id="c1", tool_name="bash",
+                                           content=[TextContent(text="x\n~~~\n<img src=x onerror=alert(1)>")]))
+    store.close()
+    assert store.path is not None
+    markdown = export_session(store.path, tmp_path / "out.md").read_text()
     assert unsafe_markup(MarkdownIt("commonmark").render(markdown)) == []
