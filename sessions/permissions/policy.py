@@ -291,6 +291,8 @@ class Policy:
             return made("allow", "mode", f"{tool} only asks the model you configured for it")
         if target.traits.kind == "fetch":
             return made("ask", "mode", f"{tool} reaches the network and no rule allows it")
+        if target.traits.read_only:
+            return made("ask", "mode", f"{tool} reads from outside the workspace (a server or another place)")
         return made("ask", "mode", f"{tool} is not known to be read-only")
 
     def _hidden(self, target: _Target) -> str | None:
