@@ -109,6 +109,10 @@ class AgentTool(ABC, Generic[P, D]):
     """The tool changes nothing (no file, no process, nothing outside). Checkpoints are taken
     before any other tool runs; a read-only tool with a path reads inside the workspace unasked,
     one that is not read-only changes files there."""
+    session_only: ClassVar[bool] = False
+    """The tool only reaches what this session itself started (``bash_output``, ``kill_shell`` on
+    its background commands): nothing the permission policy would ask about, so it runs unasked
+    in every mode (deny and ask rules still apply)."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

@@ -31,6 +31,7 @@ from baton.providers.messages import ImageContent, TextContent, UserMessage
 from baton.providers.models import Model, ThinkingLevel
 from baton.sessions import compaction as compaction_mod
 from baton.sessions.after_run import finish_run, provider_retry_notifier, run_stop_hooks
+from baton.sessions.background_jobs import SessionBackground
 from baton.sessions.checkpoints.records import Checkpoint
 from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult
 from baton.sessions.checkpoints.tracker import attach as attach_checkpoints
@@ -131,6 +132,8 @@ class CodingSession:
         self._unsubscribe_agent = self.agent.subscribe(self._on_agent_event)
         self.bash = UserBash(self)
         """The user's ``!cmd`` commands."""
+        self.background = SessionBackground(self, parts.background)
+        """Background commands (``run_in_background``, ``!& cmd``): ``background.registry``."""
         self.extensions = SessionExtensions.create(self.cwd, settings, options=options, environment=self.tool_env)
         """Hooks and MCP servers, and the project trust they need."""
         self.extensions.attach(self)  # first: a permission policy registered later sees the hooks' hints
@@ -216,6 +219,7 @@ class CodingSession:
             *self.extensions.problems,
             *([notice] if notice else []),
             *self.permissions.warnings,
+            *([lost] if (lost := self.background.lost_notice) else []),
         ]
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -480,6 +484,7 @@ class CodingSession:
             return
         self._closed = True
         await self._stop()
+        await self.background.registry.close()
         await self.extensions.close()
         await self.permissions.close()
         self.bash.flush()
@@ -510,6 +515,7 @@ class CodingSession:
         self.agent.replace_messages(ctx.messages)
         if reason == "resume":
             self.models.restore(ctx)
+            self.background.session_file_changed()
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
 

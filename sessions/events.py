@@ -189,6 +189,20 @@ class QueueChangedEvent:
         return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
 
 
+@dataclass(slots=True)
+class BackgroundProcessesEvent:
+    """A background command started or ended (``shell_id``, its ``state`` now); ``running``:
+    how many run now. baton's own event: the RPC mode leaves it out of its output."""
+
+    running: int
+    shell_id: str
+    state: str
+    type: Literal["background_processes"] = "background_processes"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "running": self.running, "shellId": self.shell_id, "state": self.state}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -202,6 +216,7 @@ SessionEvent: TypeAlias = (
     | ExtensionNoticeEvent
     | McpStatusEvent
     | QueueChangedEvent
+    | BackgroundProcessesEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

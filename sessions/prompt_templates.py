@@ -28,7 +28,7 @@ BUILTIN_COMMANDS = frozenset(
         "model", "thinking", "compact", "new", "resume", "fork", "tree", "session", "export", "copy",
         "name", "hotkeys", "quit", "exit", "help", "clear", "mcp", "skill", "settings", "login",
         "logout", "permissions", "hooks", "reload", "changelog", "share", "undo", "rewind", "context", "theme",
-        "approval",
+        "approval", "ps",
     }
 )
 """Names a template may not take: the interactive app's own commands (checked by a test)."""

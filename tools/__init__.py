@@ -36,6 +36,8 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "grep": ("baton.tools.grep", "GrepTool"),
     "find": ("baton.tools.find", "FindTool"),
     "ls": ("baton.tools.ls", "LsTool"),
+    "bash_output": ("baton.tools.bash_output", "BashOutputTool"),
+    "kill_shell": ("baton.tools.kill_shell", "KillShellTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
@@ -43,6 +45,8 @@ TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
 """The tools a session has unless told otherwise."""
+COMPANIONS: dict[str, tuple[str, ...]] = {"bash": ("bash_output", "kill_shell")}
+"""Tools that come with another: a session with bash can read and end its background commands."""
 
 MCP_PREFIX = "mcp__"
 
@@ -103,7 +107,15 @@ def details_type_for(name: str) -> type | None:
 
 def read_only_tool_names() -> tuple[str, ...]:
     """The registered tools that change nothing (read, grep, find, ls), in registry order."""
-    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only)
+    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only and not tool_class(name).session_only)
+
+
+def with_companions(names: list[str]) -> list[str]:
+    """``names`` with the :data:`COMPANIONS` of each appended (once, after the rest)."""
+    out = list(dict.fromkeys(names))
+    for name in list(out):
+        out += [c for c in COMPANIONS.get(name, ()) if c not in out]
+    return out
 
 
 def _make(name: str, cwd: str, images: bool) -> AgentTool:
@@ -144,6 +156,7 @@ def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 
 
 __all__ = [
+    "COMPANIONS",
     "DEFAULT_TOOL_NAMES",
     "MCP_PREFIX",
     "TOOL_MODULES",

@@ -220,6 +220,8 @@ class Policy:
         tool = target.tool
         if mode == "full":
             return made("allow", "mode", "approval mode full")
+        if target.traits.session_only and target.mcp is None:
+            return made("allow", "mode", "reaches only what this session started")
         if target.command is not None:
             if mode == "auto" and self.sandbox_available:
                 return made("allow", "mode", "runs in the sandbox")

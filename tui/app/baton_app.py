@@ -35,6 +35,7 @@ from baton.tui.app.busy import Busy
 from baton.tui.app.commands import ParsedCommand, command_list, dispatch
 from baton.tui.app.completer import Completer
 from baton.tui.app.notices import APPROVAL_MEANINGS, model_switched
+from baton.tui.app.notify import Notifier
 from baton.tui.app.render import one_line
 from baton.tui.app.sending import Sender
 from baton.tui.app.themes import THEME_ALIASES
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
+    from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -133,6 +135,8 @@ class BatonApp(App[int]):
         self.editor = PromptEditor(id="editor", completer=self.completer, completion=self.completion, history=history)
         self.status_bar = StatusBar(id="status")
         self.approval = ApprovalPanel(id="approval")
+        self.notifier = Notifier(self)
+        """Tells the user that a run ended or an approval waits (``notify`` setting)."""
         self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- the session and the transcript ------------------------------------------------------------
@@ -223,6 +227,11 @@ class BatonApp(App[int]):
         self.activity.stop()
         await self._attach_session()
 
+    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The session's approver: the approval panel, with a word to the user when away."""
+        self.notifier.approval_waiting(request.tool_name)
+        return await self.approval.ask(request)
+
     async def _attach_session(self) -> None:
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         from baton.tui.app.session_events import SessionEvents
@@ -231,7 +240,7 @@ class BatonApp(App[int]):
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
-        session.permissions.approver = self.approval.ask
+        session.permissions.approver = self._ask_approval
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:

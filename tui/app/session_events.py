@@ -21,6 +21,7 @@ from baton.sessions.events import (
     AutoCompactionStartEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    BackgroundProcessesEvent,
     ExtensionNoticeEvent,
     McpStatusEvent,
     ModelChangeEvent,
@@ -58,7 +59,7 @@ class SessionEvents:
                 self._agent_started()
             case AgentEndEvent():
                 self._agent_ended()
-            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent():
+            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent() | BackgroundProcessesEvent():
                 self.app.refresh_status()
             case ExtensionNoticeEvent(source=source, text=text, level=level):
                 self.app.notice(f"{source}: {one_line(text, 300)}", level)
@@ -86,10 +87,12 @@ class SessionEvents:
             self.app.transcript.in_next_flush(self.app.refresh_status)
 
     def _agent_started(self) -> None:
+        self.app.notifier.run_started()
         self.app.set_busy(replace(self.app.busy, agent_running=True))
         self.app.activity.start()
 
     def _agent_ended(self) -> None:
+        self.app.notifier.run_ended(f"the run in {self.app.cwd.name or self.app.cwd} ended")
         self.app.set_busy(replace(self.app.busy, agent_running=False))
         self.app.refresh_status()
 
