@@ -57,7 +57,8 @@ async def main():
     tool = BashTool(os.getcwd())
     tool.background.set_limit(8)
     await tool.execute('warm', {'command': 'echo warm'}, None)
-    command = "python3 -c \\"import sys\\nwhile True: sys.stdout.write('a line of output from a busy server\\\\\\\\n')\\""
+    line = "'a line of output from a busy server\\\\\\\\n'"
+    command = "python3 -c \\"import sys\\nwhile True: sys.stdout.write(" + line + ")\\""
     for i in range(8):
         await tool.execute(f'c{i}', {'command': command, 'run_in_background': True}, None)
     usage = resource.getrusage(resource.RUSAGE_SELF)
