@@ -53,7 +53,7 @@ class SessionBackground:
         self._session = session
         self.registry = registry
         registry.on_change = self._changed
-        self.registry.lost.update(lost_processes(session.store.entries))
+        self._read_lost()
 
     @property
     def lost_notice(self) -> str | None:
@@ -65,11 +65,19 @@ class SessionBackground:
         return f"Background processes lost when the baton that ran them ended: {listed}"
 
     def session_file_changed(self) -> None:
-        """The session moved to another file (resume, new, fork): read which commands it lost."""
-        self.registry.lost.update(lost_processes(self._session.store.entries))
+        """The session moved to another file or branch (resume, new, fork): read which commands
+        that file lost, and say so."""
+        self._read_lost()
         notice = self.lost_notice
         if notice:
             self._session.events.notice("background", "warning", notice)
+
+    def _read_lost(self) -> None:
+        """The file's lost commands, less those this baton still runs (a fork, or a file left
+        with ``/new`` and resumed again: same id, same command)."""
+        ours = {p.id: p.command for p in self.registry.all()}
+        lost = lost_processes(self._session.store.entries)
+        self.registry.lost = {i: c for i, c in lost.items() if ours.get(i) != c}
 
     async def run_user(self, command: str) -> BackgroundProcess:
         """Start the user's ``!& command`` in the background (outside the sandbox, in the

@@ -515,7 +515,7 @@ class CodingSession:
         self.agent.replace_messages(ctx.messages)
         if reason == "resume":
             self.models.restore(ctx)
-            self.background.session_file_changed()
+        self.background.session_file_changed()
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
 

@@ -342,8 +342,8 @@ def test_acp_background_commands_are_batons_own_when_the_editor_has_terminals(ho
     # An editor's terminal lives only as long as its call: a background command runs as baton's own
     # (the same permission decision and sandbox), and bash_output reads it.
     replies = [
-        Reply.sse(tool_call_reply(AM, "toolu_bg", "bash", {"command": "echo from-the-background; touch started; sleep 30",
-                                                           "run_in_background": True})),
+        Reply.sse(tool_call_reply(AM, "toolu_bg", "bash", {
+            "command": "echo from-the-background; touch started; sleep 30", "run_in_background": True})),
         Reply.sse(tool_call_reply(AM, "toolu_out", "bash",
                                   {"command": "for i in $(seq 100); do [ -e started ] && break; sleep 0.1; done"})),
         Reply.sse(tool_call_reply(AM, "toolu_read", "bash_output", {"bash_id": "bash_1"})),
