@@ -6,8 +6,10 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
 from textual import events
 
+from baton.agent.tool import ToolError
 from baton.providers.faux import FauxProvider, FauxResponse
 from baton.providers.models import Model
 from baton.tui.app.baton_app import BatonApp
@@ -87,3 +89,42 @@ async def test_a_short_run_with_the_focus_is_not_worth_a_word(project: Path, mod
         await settle(pilot, app)
         assert app.notifier.sent == [("bell", "baton: the run in project ended")]
     await session.close()
+
+
+async def test_an_approval_waiting_while_the_user_is_away_is_worth_a_word(project: Path, model_a: Model,
+                                                                        faux_a: FauxProvider) -> None:
+    faux_a.add(FauxResponse.tool_call("bash", {"command": "echo hi"}), FauxResponse.text("Done."))
+    session = await open_session(project, model_a, tools=["bash"],
+                                 settings={"approval": "ask", "notify": {"method": "osc", "afterSeconds": 3600}})
+    app = BatonApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.app_focus, 5, "the blur")
+        app.sender.submit("go", follow_up=False)
+        await wait_until(pilot, lambda: app.approval.display, 10, "the approval panel")
+        assert app.notifier.sent[0] == ("osc9", "baton: approval needed for bash")
+        await pilot.press("n")
+        await settle(pilot, app)
+    await session.close()
+
+
+async def test_each_session_has_its_own_background_commands(project: Path, model_a: Model,
+                                                            faux_a: FauxProvider) -> None:
+    # An ACP process hosts several sessions: one's commands are not another's, nor its limit.
+    first = await open_session(project, model_a, tools=["bash"], settings={"tools": {"maxBackground": 1}})
+    second = await open_session(project, model_a, tools=["bash"])
+    try:
+        tools = {t.name: t for t in first.agent.tools}
+        started = await tools["bash"].execute("c1", {"command": "sleep 600", "run_in_background": True})
+        assert not started.is_error
+        with pytest.raises(ToolError, match="At most 1 background commands"):
+            await tools["bash"].execute("c2", {"command": "sleep 600", "run_in_background": True})
+        other = {t.name: t for t in second.agent.tools}
+        assert second.background.registry.all() == []
+        with pytest.raises(ToolError, match="No background shell with id 'bash_1'"):
+            await other["bash_output"].execute("o", {"bash_id": "bash_1"})
+        assert (await other["bash"].execute("c3", {"command": "true", "run_in_background": True})).is_error is False
+    finally:
+        await first.close()
+        await second.close()
+    assert all(not p.running for p in [*first.background.registry.all(), *second.background.registry.all()])
