@@ -121,6 +121,10 @@ class AgentTool(ABC, Generic[P, D]):
     url_parameter: ClassVar[str | None] = None
     """The argument naming the URL a tool fetches, if it fetches one the model names: the
     permission policy judges such a call by the URL's host (``web_fetch(domain:example.com)``)."""
+    session_only: ClassVar[bool] = False
+    """The tool only reaches what this session itself started (``bash_output``, ``kill_shell`` on
+    its background commands): nothing the permission policy would ask about, so it runs unasked
+    in every mode (deny and ask rules still apply)."""
     claude_code_name: ClassVar[str | None] = None
     """Claude Code's name for the same tool (``Bash``, ``Read``...), which hooks written for Claude
     Code match and read; ``None``: the tool's own name."""

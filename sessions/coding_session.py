@@ -33,6 +33,7 @@ from baton.sessions import compaction as compaction_mod
 from baton.sessions.advisor import attach as attach_advisor
 from baton.sessions.after_run import finish_run, provider_retry_notifier, run_stop_hooks
 from baton.sessions.agents import AgentDefinition
+from baton.sessions.background_jobs import SessionBackground
 from baton.sessions.budget import open_budget, within_budget
 from baton.sessions.checkpoints.records import Checkpoint
 from baton.sessions.checkpoints.tracker import RestoreMode, RewindResult
@@ -148,6 +149,8 @@ class CodingSession:
         self._unsubscribe_agent = self.agent.subscribe(self._on_agent_event)
         self.bash = UserBash(self)
         """The user's ``!cmd`` commands."""
+        self.background = SessionBackground(self, parts.background)
+        """Background commands (``run_in_background``, ``!& cmd``): ``background.registry``."""
         self.extensions = SessionExtensions.create(self.cwd, settings, options=options, environment=self.tool_env)
         """Hooks and MCP servers, and the project trust they need."""
         self.extensions.attach(self)  # first: a permission policy registered later sees the hooks' hints
@@ -245,6 +248,7 @@ class CodingSession:
             *([notice] if notice else []),
             *self.permissions.warnings,
             *(self.subagents.catalog.warnings if self.subagents is not None else []),
+            *([lost] if (lost := self.background.lost_notice) else []),
         ]
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -565,6 +569,7 @@ class CodingSession:
             return
         self._closed = True
         await self._stop()
+        await self.background.registry.close()
         await self.extensions.close()
         await self.permissions.close()
         self.bash.flush()
@@ -596,6 +601,7 @@ class CodingSession:
         if reason == "resume":
             self.models.restore(ctx)
             self.permissions.set_mode(resumed_mode(self.permissions.mode, self.store, None))
+        self.background.session_file_changed()
         self.recorder.record_settings_if_changed()
         self.recorder.repair_interrupted_tool_calls()
 

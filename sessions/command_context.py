@@ -30,7 +30,10 @@ from baton.sessions.prompt_templates import PromptTemplate, bang_commands
 from baton.sessions.trust import COMMAND_PREFIX, body_digest
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from baton.sessions.coding_session import CodingSession
+    from baton.tools.shell import StartedCommand
 
 MAX_REFERENCES = 20
 _REFERENCE = re.compile(r"(?<![\w`@/])@((?:~/|\./|\.\./|/)?[\w.-][\w./~-]*)")
@@ -93,7 +96,11 @@ async def _run(session: CodingSession, command: str) -> str:
     tool = BashTool(str(session.cwd), environment=session.tool_env, slots=session.process_slots)
     sandbox = permissions.sandbox
     if sandbox is not None and permissions.policy.mode != "full":
-        tool.command_launcher = lambda argv, call_id, cwd, env, fd: sandbox.start(argv, cwd, env, fd)
+        def in_sandbox(argv: list[str], call_id: str, cwd: str, env: dict[str, str], fd: int, /, *,
+                       background: bool = False) -> Awaitable[StartedCommand]:
+            return sandbox.start(argv, cwd, env, fd)
+
+        tool.command_launcher = in_sandbox
     try:
         result = await tool.execute(f"command-file-{next(_ids)}", {"command": command}, session.abort_signal,
                                     lambda partial: None)

@@ -265,6 +265,20 @@ def todo_update_for(event: AgentEvent) -> TodoUpdateEvent | None:
     return TodoUpdateEvent(todos, event.tool_call_id) if todos is not None else None
 
 
+@dataclass(slots=True)
+class BackgroundProcessesEvent:
+    """A background command started or ended (``shell_id``, its ``state`` now); ``running``:
+    how many run now. baton's own event: the RPC mode leaves it out of its output."""
+
+    running: int
+    shell_id: str
+    state: str
+    type: Literal["background_processes"] = "background_processes"
+
+    def to_dict(self) -> JsonObject:
+        return {"type": self.type, "running": self.running, "shellId": self.shell_id, "state": self.state}
+
+
 SessionEvent: TypeAlias = (
     AutoCompactionStartEvent
     | AutoCompactionEndEvent
@@ -282,6 +296,7 @@ SessionEvent: TypeAlias = (
     | SubagentEvent
     | PlanProposedEvent
     | TodoUpdateEvent
+    | BackgroundProcessesEvent
 )
 AnySessionEvent: TypeAlias = AgentEvent | SessionEvent
 """Everything a session subscriber receives."""

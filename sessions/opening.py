@@ -31,7 +31,11 @@ from baton.sessions.skills import skills_prompt_section
 from baton.sessions.store import SessionStore
 from baton.sessions.system_prompt import build_system_prompt
 from baton.sessions.web_search import default_tool_names
+from baton.tools import with_companions
+from baton.tools.background import BackgroundProcesses
 from baton.tools.bash import BashTool
+from baton.tools.bash_output import BashOutputTool
+from baton.tools.kill_shell import KillShellTool
 from baton.tools.process_slots import ProcessSlots
 from baton.tools.tool_env import ToolEnvironment
 
@@ -66,6 +70,8 @@ class SessionParts:
     """The environment this session's commands, hooks and servers start in."""
     process_slots: ProcessSlots
     """How many of this session's commands may run at once."""
+    background: BackgroundProcesses
+    """This session's background commands (shared by bash, bash_output and kill_shell)."""
 
 
 def read_parts(
@@ -79,10 +85,11 @@ def read_parts(
     )
     tool_env = ToolEnvironment(settings.bash.pass_env)
     slots = ProcessSlots(settings.tools.max_processes)
-    tool_names = default_tool_names() if options.tools is None else list(options.tools)
+    background = BackgroundProcesses(settings.tools.max_background)
+    tool_names = with_companions(default_tool_names() if options.tools is None else list(options.tools))
     if options.tools is None and settings.models.advisor:
         tool_names.append("ask_model")  # a second opinion, only where an advisor is configured
-    tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots)
+    tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots, background)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
     library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
     prompt, files = build_session_prompt(options, cwd, tools, library, refused)
@@ -92,11 +99,14 @@ def read_parts(
         model=model, thinking=clamp_thinking_level(model, requested), requested_thinking=requested,
         messages=ctx.messages, tool_names=tool_names, tools=tools, system_prompt=prompt,
         context_files=files, prompt_library=library, tool_env=tool_env, process_slots=slots,
+        background=background,
     )
 
 
-def _make_tools(names: list[str], cwd: Path, environment: ToolEnvironment, slots: ProcessSlots) -> list[AgentTool]:
-    """The tools named, bash running its commands with the session's environment and slots."""
+def _make_tools(names: list[str], cwd: Path, environment: ToolEnvironment, slots: ProcessSlots,
+                background: BackgroundProcesses) -> list[AgentTool]:
+    """The tools named, bash running its commands with the session's environment and slots, and
+    the background tools sharing the session's background commands."""
     if not names:
         return []
     from baton.tools import tools_by_name
@@ -105,6 +115,8 @@ def _make_tools(names: list[str], cwd: Path, environment: ToolEnvironment, slots
     for tool in tools:
         if isinstance(tool, BashTool):
             tool.environment, tool.slots = environment, slots
+        if isinstance(tool, BashTool | BashOutputTool | KillShellTool):
+            tool.background = background
     return tools
 
 
@@ -144,6 +156,7 @@ def adopt_trusted_settings(session: CodingSession) -> None:
     session.process_slots.set_limit(session.settings.tools.max_processes)
     if session.subagents is not None:
         session.subagents.reload()  # the project's agents are read now
+    session.background.registry.set_limit(session.settings.tools.max_background)
     later = [key for key in held if to_snake(key) in AT_START_ONLY]
     if later:
         session.events.notice("trust", "info", f"{', '.join(later)} from the project apply from the next start")

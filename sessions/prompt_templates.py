@@ -31,7 +31,7 @@ BUILTIN_COMMANDS = frozenset(
         "model", "thinking", "compact", "new", "resume", "fork", "clone", "tree", "session", "export", "copy",
         "name", "hotkeys", "quit", "exit", "help", "clear", "mcp", "skill", "settings", "login",
         "logout", "permissions", "hooks", "reload", "changelog", "share", "undo", "rewind", "context", "theme",
-        "approval", "agents", "plan", "tools", "init",
+        "approval", "agents", "plan", "tools", "init", "ps",
     }
 )
 """Names a template may not take: the interactive app's own commands (checked by a test)."""

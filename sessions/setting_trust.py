@@ -73,6 +73,14 @@ def _stricter_mode(project: JsonValue, user: object) -> bool:
     return isinstance(project, str) and project in _APPROVAL_STRICTNESS and _APPROVAL_STRICTNESS[project] <= mine
 
 
+def _builtin_notify(project: JsonValue) -> bool:
+    """``notify`` (a method, or ``{method, afterSeconds}``) that names no command."""
+    from baton.sessions.settings import NOTIFY_METHODS
+
+    method = project.get("method", "auto") if isinstance(project, dict) else project
+    return isinstance(method, str) and method in NOTIFY_METHODS
+
+
 @dataclass(frozen=True, slots=True)
 class SettingRule:
     """How one project setting is treated (see the module docstring)."""
@@ -116,6 +124,7 @@ SETTING_RULES: dict[str, SettingRule] = {
     "checkpoints.max_file_bytes": SettingRule("tightens", _at_least, "leaves files over this size out of rewind"),
     "checkpoints.keep_days": SettingRule("tightens", _keeps_longer, "prunes snapshots sooner"),
     "tools.max_processes": SettingRule("tightens", _at_most, "lets more commands run at once"),
+    "tools.max_background": SettingRule("tightens", _at_most, "lets more background commands run at once"),
     "mcp.tool_timeout_ms": SettingRule("tightens", _at_most, "lets MCP calls run longer"),
     "mcp.startup_timeout_ms": SettingRule("tightens", _at_most, "makes prompts wait longer for MCP servers"),
     "models.default": SettingRule("trust", effect="subagents and titles go to this model"),
@@ -129,6 +138,8 @@ SETTING_RULES: dict[str, SettingRule] = {
     "sandbox.network": SettingRule("user_only", _is(False)),
     "sandbox.hidden_paths": JOINS,
     "models_update_url": SettingRule("user_only", lambda project, user: False),
+    # A notify command runs on the user's machine: a project may pick a built-in way, never a command.
+    "notify": SettingRule("user_only", lambda project, user: _builtin_notify(project)),
 }
 _SECTIONS = frozenset(key.split(".", 1)[0] for key in SETTING_RULES if "." in key)
 UNKNOWN = SettingRule("trust", effect="a setting baton does not classify")

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic.alias_generators import to_camel, to_snake
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, FileRefusedError, read_regular_text
@@ -135,6 +135,30 @@ class ToolsSettings(_Section):
 
     max_processes: int = Field(default=8, ge=1, le=1024)
     """At most this many tool processes (bash commands) run at once; further calls wait."""
+    max_background: int = Field(default=8, ge=1, le=64)
+    """At most this many background commands (``run_in_background``, ``!&``) run at once;
+    further starts are refused."""
+
+
+NOTIFY_METHODS = ("auto", "bell", "osc", "off")
+"""The built-in ways to notify; any other ``notify.method`` is a command (the user's own settings only)."""
+
+
+class NotifySettings(_Section):
+    """How the app tells the user that a run ended or an approval waits, when the terminal is not
+    focused or the run took long. ``notify: "bell"`` is short for ``notify: {"method": "bell"}``."""
+
+    method: str = "auto"
+    """``auto`` (OSC 9 / OSC 777 where the terminal is known to show them, the bell otherwise),
+    ``bell``, ``osc``, ``off``, or a shell command run with the message as ``$1`` (and in
+    ``BATON_NOTIFY_MESSAGE``). A command is code: only the user's own settings may set one."""
+    after_seconds: float = Field(default=10, ge=0)
+    """Notify for a run that took at least this long even when the terminal has the focus."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: object) -> object:
+        return {"method": data} if isinstance(data, str) else data
 
 
 class ModelRoleSettings(_Section):
@@ -196,6 +220,7 @@ class Settings(_Section):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     models: ModelRoleSettings = Field(default_factory=ModelRoleSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    notify: NotifySettings = Field(default_factory=NotifySettings)
     thinking_handoff: Literal["text", "drop"] = "text"
     """What another model's thinking becomes when the conversation moves: text (pi) or nothing."""
     theme: str | None = None

@@ -42,6 +42,8 @@ TOOL_MODULES: dict[str, tuple[str, str]] = {
     "ask_model": ("baton.tools.ask_model", "AskModelTool"),
     "todo_write": ("baton.tools.todo_write", "TodoWriteTool"),
     "exit_plan_mode": ("baton.tools.exit_plan_mode", "ExitPlanModeTool"),
+    "bash_output": ("baton.tools.bash_output", "BashOutputTool"),
+    "kill_shell": ("baton.tools.kill_shell", "KillShellTool"),
 }
 """The registry: every tool baton makes by name -> (module, class), in the order the system
 prompt lists them. A tool is registered by one line here."""
@@ -49,6 +51,8 @@ TOOL_NAMES: tuple[str, ...] = tuple(TOOL_MODULES)
 """The built-in tools."""
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "web_fetch", "task", "todo_write")
 """The tools a session has unless told otherwise."""
+COMPANIONS: dict[str, tuple[str, ...]] = {"bash": ("bash_output", "kill_shell")}
+"""Tools that come with another: a session with bash can read and end its background commands."""
 
 MCP_PREFIX = "mcp__"
 
@@ -108,9 +112,19 @@ def details_type_for(name: str) -> type | None:
 
 
 def read_only_tool_names() -> tuple[str, ...]:
-    """The registered tools that read and change nothing (read, grep, find, ls), in registry
-    order; the session's own tools (kind ``think``: the task list, the plan) are left out."""
-    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only and tool_class(name).kind != "think")
+    """The registered tools that read and change nothing (read, grep, find, ls, web_fetch,
+    web_search), in registry order; the session's own tools (kind ``think``: the task list, the
+    plan; ``session_only``: a background command's output) are left out."""
+    return tuple(name for name in TOOL_MODULES if tool_class(name).read_only and tool_class(name).kind != "think"
+                 and not tool_class(name).session_only)
+
+
+def with_companions(names: list[str]) -> list[str]:
+    """``names`` with the :data:`COMPANIONS` of each appended (once, after the rest)."""
+    out = list(dict.fromkeys(names))
+    for name in list(out):
+        out += [c for c in COMPANIONS.get(name, ()) if c not in out]
+    return out
 
 
 def _make(name: str, cwd: str, images: bool) -> AgentTool:
@@ -156,6 +170,7 @@ def all_tools(cwd: str, *, images: bool = True) -> list[AgentTool]:
 
 
 __all__ = [
+    "COMPANIONS",
     "DEFAULT_TOOL_NAMES",
     "MCP_PREFIX",
     "TOOL_MODULES",

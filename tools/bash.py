@@ -31,6 +31,7 @@ from pydantic import Field
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
 from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.providers.messages import TextContent
+from baton.tools.background import BackgroundError, BackgroundProcesses
 from baton.tools.details import BashDetails
 from baton.tools.output_buffer import OutputBuffer, OutputSnapshot
 from baton.tools.params import ToolParams
@@ -69,6 +70,13 @@ class BashParams(ToolParams):
         description=(
             "Timeout in seconds. Defaults to 180 (3 minutes) when omitted; pass 0 to disable the "
             "timer, or a larger number of seconds for a longer limit."
+        ),
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description=(
+            "Set to true to run this command in the background (a dev server, a watcher): the call "
+            "returns at once with a shell id; read its output with bash_output and end it with kill_shell."
         ),
     )
 
@@ -157,7 +165,8 @@ class BashTool(AgentTool[BashParams, JsonObject]):
         "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
         f"truncated to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit "
         "first). If truncated, full output is saved to a temp file. Timeout defaults to 180 seconds; pass "
-        "a timeout in seconds for a longer limit, or 0 to disable the timer."
+        "a timeout in seconds for a longer limit, or 0 to disable the timer. With run_in_background, the "
+        "command keeps running after the call returns (no timeout); it ends when baton exits."
     )
     parameters = BashParams
 
@@ -187,6 +196,8 @@ class BashTool(AgentTool[BashParams, JsonObject]):
         self.command_launcher = command_launcher
         self.environment = environment or ToolEnvironment()
         self.slots = slots or ProcessSlots()
+        self.background = BackgroundProcesses()
+        """The session's background commands (``run_in_background``; see :mod:`tools.background`)."""
 
     def _timeout(self, requested: float | None) -> float | None:
         if requested is None:
@@ -205,7 +216,10 @@ class BashTool(AgentTool[BashParams, JsonObject]):
         self, tool_call_id: str, params: BashParams, signal: asyncio.Event, on_update: OnUpdate
     ) -> AgentToolResult[JsonObject]:
         """Run ``params.command`` (see the module docstring) once a process slot is free
-        (:mod:`tools.process_slots`: at most ``tools.maxProcesses`` commands at once)."""
+        (:mod:`tools.process_slots`: at most ``tools.maxProcesses`` commands at once); with
+        ``run_in_background``, start it in the background and return its shell id at once."""
+        if params.run_in_background:
+            return await self._run_in_background(params.command, tool_call_id)
         async with self.slots.slot(signal) as got_slot:
             if not got_slot:
                 raise ToolError("Command aborted", _details(params.command, aborted=True))
@@ -242,6 +256,30 @@ class BashTool(AgentTool[BashParams, JsonObject]):
         duration_ms = round((time.monotonic() - started) * 1000)
         result = _result(args.command, proc.returncode, buffer, duration_ms, timeout, ending)
         return _report_stopped(result, ending.stopped) if ending.stopped is not None else result
+
+    async def _run_in_background(self, command: str, tool_call_id: str) -> AgentToolResult[JsonObject]:
+        """Start ``command`` as a background command of the session (it holds no process slot)."""
+        if not os.path.isdir(self.cwd):
+            raise ToolError(f"Working directory does not exist: {self.cwd}\nCannot execute bash commands.")
+        env = self.env if self.env is not None else self.environment.build()
+
+        async def launch(argv: list[str], output_fd: int) -> StartedCommand:
+            if self.command_launcher is not None:
+                return await self.command_launcher(argv, tool_call_id, self.cwd, env, output_fd, background=True)
+            return await start_command(argv, self.cwd, env, output_fd)
+
+        try:
+            process = await self.background.start(command, launch, shell_command(command))
+        except BackgroundError as exc:
+            raise ToolError(str(exc), _details(command, background=True)) from None
+        except CommandLaunchError as exc:
+            raise ToolError(str(exc)) from None
+        except OSError as exc:
+            raise ToolError(f"Failed to start the shell: {exc.strerror or exc}") from None
+        text = (f"Command running in background with ID: {process.id}. Read its output with bash_output "
+                f"(bash_id {process.id!r}) and end it with kill_shell. Full log: {process.ring.log_path}")
+        details = _details(command, background=True, shellId=process.id, fullOutputPath=process.ring.log_path)
+        return AgentToolResult([TextContent(text=text)], details)
 
     async def _start(
         self, command: str, tool_call_id: str, pipe: tuple[int, int], buffer: OutputBuffer

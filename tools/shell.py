@@ -14,8 +14,8 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeAlias
+from collections.abc import Awaitable
+from typing import Protocol
 
 from baton.providers.errors import BatonError
 from baton.tools.proc_table import process_table
@@ -57,10 +57,16 @@ class CommandLaunchError(BatonError):
     model should know (bash answers the call with it)."""
 
 
-CommandLauncher: TypeAlias = Callable[[list[str], str, str, dict[str, str], int], Awaitable[StartedCommand]]
-"""``(argv, tool_call_id, cwd, env, output_fd) -> started command``: how bash starts one call's
-shell, with stdout and stderr on ``output_fd`` and in a process group of its own (the permission
-policy starts sandboxed calls inside the sandbox this way)."""
+class CommandLauncher(Protocol):
+    """How bash starts one call's shell, with stdout and stderr on ``output_fd`` and in a process
+    group of its own (the permission policy starts sandboxed calls inside the sandbox this way).
+    ``background=True`` (only passed for a background command) says the command will outlive
+    the call."""
+
+    def __call__(self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int,
+                 /, *, background: bool = ...) -> Awaitable[StartedCommand]:
+        """The started command."""
+        ...
 
 
 async def start_command(argv: list[str], cwd: str, env: dict[str, str], output_fd: int) -> StartedCommand:

@@ -165,14 +165,19 @@ class Permissions:
         return self.sandbox if self.sandbox is not None and self._sandboxed.get(tool_call_id) else None
 
     async def launch_command(
-        self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int
+        self, argv: list[str], tool_call_id: str, cwd: str, env: dict[str, str], output_fd: int,
+        *, background: bool = False,
     ) -> StartedCommand:
         """bash's ``command_launcher``: the sandboxed calls start in the session's long-lived
         sandbox from the second on (the first, or every one when that cannot start, in a fresh
-        bwrap), the others directly."""
+        bwrap), the others directly. A ``background`` command starts in the long-lived sandbox
+        even when it is the first, so the later commands share its network namespace (a server
+        it runs on 127.0.0.1 answers them)."""
         if self.sandbox is None or not self._sandboxed.get(tool_call_id):
             return await start_command(argv, cwd, env, output_fd)
         self._sandboxed_runs += 1
+        if background:
+            self._sandboxed_runs = max(self._sandboxed_runs, FIRST_HOSTED_RUN)
         if self._hosts is not None and self._sandboxed_runs >= FIRST_HOSTED_RUN:
             try:
                 return await self._hosts.spawn(self.sandbox.bwrap_args(), argv, cwd, env, output_fd)

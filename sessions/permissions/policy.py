@@ -267,6 +267,8 @@ class Policy:
             return made("allow", "mode", "approval mode full")
         if target.traits.read_only and target.traits.kind == "think" and target.mcp is None and target.path is None:
             return made("allow", "mode", "changes only the session's own state")
+        if target.traits.session_only and target.mcp is None:
+            return made("allow", "mode", "reaches only what this session started")
         if target.command is not None:
             if mode == "auto" and self.sandbox_available:
                 return made("allow", "mode", "runs in the sandbox")

@@ -338,6 +338,37 @@ def test_acp_bash_runs_in_the_editors_terminal(home: Path, workdir: Path) -> Non
     assert final["status"] == "failed" and final["content"] == [{"type": "terminal", "terminalId": "term-1"}]
 
 
+def test_acp_background_commands_are_batons_own_when_the_editor_has_terminals(home: Path, workdir: Path) -> None:
+    # An editor's terminal lives only as long as its call: a background command runs as baton's own
+    # (the same permission decision and sandbox), and bash_output reads it.
+    replies = [
+        Reply.sse(tool_call_reply(AM, "toolu_bg", "bash", {
+            "command": "echo from-the-background; touch started; sleep 30", "run_in_background": True})),
+        Reply.sse(tool_call_reply(AM, "toolu_out", "bash",
+                                  {"command": "for i in $(seq 100); do [ -e started ] && break; sleep 0.1; done"})),
+        Reply.sse(tool_call_reply(AM, "toolu_read", "bash_output", {"bash_id": "bash_1"})),
+        Reply.sse(text_reply(AM, "Read it.")),
+    ]
+
+    async def story(server: ReplayServer) -> TerminalEditor:
+        client = TerminalEditor()
+        async with acp_agent(client, home, workdir, "--model", "replay-am/replay-model", "--no-session",
+                             "--approval", "full") as conn:
+            await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities(terminal=True))
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            result = await conn.prompt(session_id=new.session_id, prompt=[text_block("run it")])
+            assert result.stop_reason == "end_turn"
+        return client
+
+    with ReplayServer(replies) as server:
+        write_models_json(home, {"replay-am": models_json_provider(AM, server.url)})
+        client = asyncio.run(story(server))
+        sent = json.dumps(server.requests[-1].json())
+    assert len(client.created) == 1, "only the foreground call ran in a terminal"
+    assert "Command running in background with ID: bash_1" in sent
+    assert "<status>running</status>" in sent and "from-the-background" in sent, sent
+
+
 def test_acp_cancel_kills_a_running_command(home: Path, workdir: Path) -> None:
     marker = workdir / "still-running"
     command = f"sleep 30; touch {marker}"

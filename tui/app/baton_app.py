@@ -35,6 +35,7 @@ from baton.tui.app.busy import Busy
 from baton.tui.app.commands import ParsedCommand, command_list, dispatch
 from baton.tui.app.completer import Completer
 from baton.tui.app.notices import APPROVAL_MEANINGS, MODE_CYCLE, model_switched
+from baton.tui.app.notify import Notifier
 from baton.tui.app.render import one_line
 from baton.tui.app.sending import Sender
 from baton.tui.app.themes import THEME_ALIASES
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
+    from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest
     from baton.sessions.plan_mode import PlanAnswer, PlanRequest
     from baton.tools.mcp.elicitation import ElicitationAnswer, ElicitationQuestion
     from baton.tui.app.instant_frame import InstantFrame
@@ -138,6 +140,8 @@ class BatonApp(App[int]):
         self.status_bar = StatusBar(id="status")
         self.approval = ApprovalPanel(id="approval")
         self.todos = TodoPanel(id="todos")
+        self.notifier = Notifier(self)
+        """Tells the user that a run ended or an approval waits (``notify`` setting)."""
         self.attachments = AttachmentChips(self.cwd, id="attachments")
 
     # -- the session and the transcript ------------------------------------------------------------
@@ -229,6 +233,11 @@ class BatonApp(App[int]):
         self.activity.stop()
         await self._attach_session()
 
+    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The session's approver: the approval panel, with a word to the user when away."""
+        self.notifier.approval_waiting(request.tool_name)
+        return await self.approval.ask(request)
+
     async def _attach_session(self) -> None:
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         from baton.tui.app.session_events import SessionEvents
@@ -237,7 +246,7 @@ class BatonApp(App[int]):
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
-        session.permissions.approver = self.approval.ask
+        session.permissions.approver = self._ask_approval
         session.plan_mode.approver = self.review_plan
         from baton.tools.todo_write import latest_todos
 

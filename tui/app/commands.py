@@ -556,5 +556,6 @@ async def cmd_quit(app: BatonApp, args: str) -> None:
 
 # Commands kept in modules of their own register themselves on import.
 from baton.tui.app import mcp_command  # noqa: E402, F401
+from baton.tui.app import ps_command as _ps_command  # noqa: E402, F401
 from baton.tui.app import rewind as _rewind  # noqa: E402, F401
 from baton.tui.app import tools_command as _tools_command  # noqa: E402, F401

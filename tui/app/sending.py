@@ -87,6 +87,9 @@ class Sender:
         """Start a prompt (or run a ``!command``); ``attach_files``: attach the files ``@``-named."""
         app = self.app
         stripped = text.lstrip()
+        if stripped.startswith("!&") and not images and stripped[2:].strip():
+            app.run_worker(self._run_in_background(stripped[2:].strip()), group="bash", exit_on_error=False)
+            return
         if stripped.startswith("!") and not images:
             exclude = stripped.startswith("!!")
             command = stripped[2:] if exclude else stripped[1:]
@@ -142,6 +145,17 @@ class Sender:
             return
         app.notice(f"Remembered in {home_relative(target.path)} (the model sees it from the next message).",
                    "success")
+
+    async def _run_in_background(self, command: str) -> None:
+        """``!& command``: start it as a background command of the session (``/ps`` shows it)."""
+        app = self.app
+        try:
+            process = await app.session.background.run_user(command)
+        except Exception as exc:
+            app.notice(f"Could not start it in the background: {one_line(str(exc), 300)}", "error")
+            return
+        app.notice(f"Started {process.id} in the background: {one_line(command, 120)} (/ps to see it)", "success")
+        app.refresh_status()
 
     async def _run_bash(self, command: str, exclude: bool) -> None:
         app = self.app

@@ -21,6 +21,7 @@ from baton.sessions.events import (
     AutoCompactionStartEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    BackgroundProcessesEvent,
     ExtensionNoticeEvent,
     McpStatusEvent,
     ModelChangeEvent,
@@ -61,7 +62,8 @@ class SessionEvents:
                 self._agent_started()
             case AgentEndEvent():
                 self._agent_ended()
-            case ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent() | ApprovalModeChangeEvent():
+            case (ModelChangeEvent() | ThinkingLevelChangeEvent() | McpStatusEvent() | ApprovalModeChangeEvent()
+                  | BackgroundProcessesEvent()):
                 self.app.refresh_status()
             case ModelFallbackEvent(returning=returning):
                 self.app.transcript.add_notice_before_reply(event.text(), "info" if returning else "warning")
@@ -94,11 +96,13 @@ class SessionEvents:
             self.app.transcript.in_next_flush(self.app.refresh_status)
 
     def _agent_started(self) -> None:
+        self.app.notifier.run_started()
         self.app.set_busy(replace(self.app.busy, agent_running=True))
         self.app.activity.start()
         self.app.todos.set_collapsed(False)
 
     def _agent_ended(self) -> None:
+        self.app.notifier.run_ended(f"the run in {self.app.cwd.name or self.app.cwd} ended")
         self.app.set_busy(replace(self.app.busy, agent_running=False))
         self.app.refresh_status()
         self.app.todos.set_collapsed(True)

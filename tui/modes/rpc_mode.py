@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from baton.providers.json_depth import loads_bounded
 from baton.providers.json_types import JsonObject
-from baton.sessions.events import QueueChangedEvent
+from baton.sessions.events import BackgroundProcessesEvent, QueueChangedEvent
 from baton.tui.modes.json_mode import LineWriter, dumps, event_line
 from baton.tui.modes.rpc_commands import RpcCommands
 from baton.tui.modes.rpc_responses import RpcError, error_response, response
@@ -48,10 +48,10 @@ class RpcServer:
         self.writer.write(dumps(payload))
 
     def on_event(self, event: object) -> None:
-        """Session/agent event → JSON line (the commands' bookkeeping first). Not ``queue_changed``:
-        baton's own event for its app, which pi's protocol does not have."""
+        """Session/agent event → JSON line (the commands' bookkeeping first). Not ``queue_changed``
+        nor ``background_processes``: baton's own events for its app, which pi's protocol does not have."""
         self.commands.observe(event)
-        if not isinstance(event, QueueChangedEvent):
+        if not isinstance(event, QueueChangedEvent | BackgroundProcessesEvent):
             self.writer.write(event_line(event))
 
     def handle_line(self, raw: bytes) -> None:

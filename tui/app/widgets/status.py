@@ -74,6 +74,8 @@ class StatusInfo:
     """``auto · sandbox``, ``full · no sandbox``, ... (empty: no permission policy)."""
     mcp: str = ""
     """MCP servers, e.g. ``MCP 2/3 ✗ db`` (empty without servers)."""
+    background: int = 0
+    """Background commands running (``/ps`` lists them)."""
 
 
 class StatusBar(Widget):
@@ -125,6 +127,9 @@ class StatusBar(Widget):
         if info.mcp:
             style = "$text-error" if "✗" in info.mcp else "$text-muted"
             left2 = Content.assemble(left2, ("  ", "$text-muted"), (info.mcp, style))
+        if info.background:
+            running = f"{info.background} in background (/ps)"
+            left2 = Content.assemble(left2, ("  ·  ", "$text-muted"), (running, "$text"))
         if info.context_percent is not None:
             pct = info.context_percent
             style = "$text-success" if pct < 50 else "$text-warning" if pct < 80 else "bold $text-error"
@@ -169,6 +174,7 @@ def status_from_session(session: CodingSession, *, branch: str | None) -> Status
     if session.permissions is not None:
         info.approval = session.permissions.status_line()
     info.mcp = session.mcp.summary()
+    info.background = len(session.background.registry.running())
     return info
 
 

@@ -100,6 +100,7 @@ class AcpSession:
         """bash runs in the editor's terminal when the editor offers terminals."""
         if not self.client.capabilities.get("terminal"):
             return
+        from baton.tools.bash import BashTool
         from baton.tui.modes.acp.terminal_bash import EditorTerminalBash
 
         permissions = self.session.permissions
@@ -108,7 +109,8 @@ class AcpSession:
         for index, tool in enumerate(tools):
             if tool.name == "bash":
                 tools[index] = EditorTerminalBash(self.client, self.id, self.cwd, self._show_terminal, sandbox_for,
-                                                  self.session.tool_env)
+                                                  self.session.tool_env,
+                                                  background=tool if isinstance(tool, BashTool) else None)
 
     def _show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         self.mapper.terminals[tool_call_id] = terminal_id

@@ -55,6 +55,7 @@ class EditorTerminalBash(AgentTool[BashParams, JsonObject]):
     def __init__(
         self, client: AcpClient, session_id: str, cwd: str, on_terminal: Callable[[str, str], None],
         sandbox_for: SandboxFor = lambda call_id: None, environment: ToolEnvironment | None = None,
+        background: BashTool | None = None,
     ) -> None:
         self.client = client
         self.environment = environment or ToolEnvironment()
@@ -62,6 +63,9 @@ class EditorTerminalBash(AgentTool[BashParams, JsonObject]):
         self.cwd = cwd
         self.on_terminal = on_terminal
         self.sandbox_for = sandbox_for
+        self.background = background
+        """baton's own bash, which runs ``run_in_background`` calls (an editor's terminal lives only
+        as long as the call; the session's background commands are baton's)."""
 
     async def _call(self, method: str, terminal_id: str | None = None, **params: Any) -> Any:
         payload: dict[str, Any] = {"sessionId": self.session_id, **params}
@@ -76,6 +80,10 @@ class EditorTerminalBash(AgentTool[BashParams, JsonObject]):
         args: BashParams = params
         if signal.is_set():
             raise ToolError("Command aborted")
+        if args.run_in_background:
+            if self.background is None:
+                raise ToolError("run_in_background is not available here; run the command without it.")
+            return await self.background.run(tool_call_id, args, signal, on_update)
         timeout = DEFAULT_TIMEOUT_SECONDS if args.timeout is None else (args.timeout or None)
         argv = terminal_argv(args.command, self.cwd, self.sandbox_for(tool_call_id), self.environment)
         created = await self._call("terminal/create", command=argv[0], args=argv[1:], cwd=self.cwd,
