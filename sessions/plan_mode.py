@@ -94,7 +94,8 @@ class SessionPlanMode:
     def offers(self, tool: AgentTool) -> bool:
         """Whether the model is shown ``tool`` now."""
         if self.active:
-            return type(tool).read_only  # as the policy judges it: by the tool's traits
+            traits = type(tool)
+            return traits.read_only or traits.delegates  # as the policy judges it: by the tool's traits
         return tool.name not in self._added and not isinstance(tool, ExitPlanModeTool)
 
     def _apply(self) -> None:

@@ -93,6 +93,8 @@ def plan_refusal(tool: str, traits: type[AgentTool]) -> str | None:
     """Why plan mode refuses a call of ``tool`` (``None``: its traits say it changes nothing)."""
     if traits.read_only:  # bash is not: a command is never taken for read-only
         return None
+    if traits.delegates:  # a subagent's own calls meet plan mode one by one: it can only read
+        return None
     return (f"plan mode is read-only and {tool} can change things; it was not run. Keep to reading, then "
             "call exit_plan_mode with your plan: the user decides when the work starts")
 

@@ -380,3 +380,27 @@ async def test_subagent_stop_hooks_hear_each_finished_subagent(tmp_path: Path, b
     payload = json.loads(heard.read_text())
     assert payload["hook_event_name"] == "SubagentStop"
     assert payload["agent_type"] == "quiet" and payload["tool_use_id"] == "toolu_s"
+
+
+async def test_in_plan_mode_a_subagent_may_explore_but_changes_nothing(tmp_path: Path, baton_home: Path) -> None:
+    """Plan mode offers the task tool (its subagent's calls meet plan mode one by one): a subagent
+    that tries to write is refused like the main agent, and nothing on disk changes."""
+    write_agent(baton_home / "agents", "eager", model="replay-o/child-model")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    calls = iter([("call_pw", "write", {"path": "made.txt", "content": "x"})])
+
+    def child(body: dict[str, Any]) -> Reply:
+        step = next(calls, None)
+        if step is None:
+            return Reply.sse(text_reply(CHILD_API, "looked around"))
+        return Reply.sse(tool_call_reply(CHILD_API, step[0], step[1], step[2]))
+
+    script = TwoProtocols([task_calls_reply([("toolu_pm", {"description": "d", "prompt": "p", "agent": "eager"})]),
+                           Reply.sse(text_reply(PARENT_API, "ok"))], child)
+    events = await _run(workspace, script, approval="plan")
+    nested = [e["event"] for e in events if e["type"] == "subagent_event"]
+    write = next(e for e in nested if e["type"] == "tool_execution_end" and e["toolName"] == "write")
+    assert write["isError"] and "plan mode is read-only" in text_of(write["result"])
+    assert not (workspace / "made.txt").exists()
+    assert not _task_end(events, "toolu_pm")["isError"]
