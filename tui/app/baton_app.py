@@ -71,8 +71,8 @@ the session file picked by the session picker, when there is one."""
 SessionPicker = Callable[[], "Screen[Path | None]"]
 """Makes the session picker shown before opening (``baton -r``)."""
 
-QUIT_WINDOW = 0.5
-"""Seconds within which a second Ctrl+C quits."""
+QUIT_WINDOW = 2.0
+"""Seconds within which a second Ctrl+C quits: as long as the "press again" notice is shown."""
 REWIND_WINDOW = 0.8
 """Seconds within which a second Esc on an empty editor opens /rewind."""
 
@@ -394,7 +394,7 @@ class BatonApp(App[int]):
         self._last_interrupt = now
         if self.editor.text:
             self.editor.set_text("")
-        self.notify("Press Ctrl+C again to quit.", timeout=1)
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     @on(ApprovalPanel.Closed)
     def _approval_closed(self) -> None:
