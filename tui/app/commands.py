@@ -225,7 +225,7 @@ def model_preview_detail(
         if summary is None:
             return Content.assemble(facts, ("Handoff: the whole conversation carries over unchanged.",
                                             "$text-success"))
-        return Content.assemble(facts, ("Handoff: ", "bold"), clean(summary))
+        return Content.assemble(facts, ("Handoff (compared with now): ", "bold"), clean(summary))
 
     return detail
 
@@ -257,8 +257,8 @@ async def _switch_to(app: BatonApp, target: Model, missing: Mapping[str, str], p
     if confirm and summary is not None:
         confirmed = await app.push_screen_wait(ConfirmScreen(
             f"Switch to {target.ref}?",
-            Content.assemble(("The new model will not receive the history as is: ", "$text-warning"),
-                             clean(summary)),
+            Content.assemble((f"Compared with {app.session.model.ref} now, the new model will not receive the "
+                              "history as is: ", "$text-warning"), clean(summary)),
         ))
         if not confirmed:
             app.notice("Model unchanged.")
@@ -469,11 +469,13 @@ async def cmd_theme(app: BatonApp, args: str) -> None:
 @command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")
 async def cmd_context(app: BatonApp, args: str) -> None:
     breakdown = app.session.context_breakdown()
+    usage = app.session.context_usage()  # the footer's figure: reported usage plus estimates since
     window = max(breakdown.window, 1)
+    scale = usage.tokens / breakdown.total if breakdown.total else 1.0
     bar: list[Content] = []
     used_cells = 0
     for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
-        cells = round(_BAR_WIDTH * part.tokens / window)
+        cells = round(_BAR_WIDTH * part.tokens * scale / window)
         if part.tokens and not cells:
             cells = 1
         cells = min(cells, _BAR_WIDTH - used_cells)
@@ -481,18 +483,22 @@ async def cmd_context(app: BatonApp, args: str) -> None:
         if cells:
             bar.append(Content.styled("█" * cells, style))
     bar.append(Content.styled("░" * (_BAR_WIDTH - used_cells), "$text-muted"))
-    percent = 100 * breakdown.total / window
     lines = [
         Content.assemble(("Context ", "bold"), Content("").join(bar),
-                         f"  {format_tokens(breakdown.total)} / {format_tokens(breakdown.window)} ({percent:.0f}%)"),
+                         f"  {format_tokens(usage.tokens)} / {format_tokens(breakdown.window)} ({usage.percent:.0f}%)"),
     ]
     for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
         share = 100 * part.tokens / window
         lines.append(Content.assemble(("■ ", style), (f"{part.label:<26}", ""),
                                       (f"{format_tokens(part.tokens):>7}  {share:5.1f}%", "$text-muted")))
+    free = max(0, breakdown.window - usage.tokens)
     lines.append(Content.assemble(("  ", ""), (f"{'Free':<26}", ""),
-                                  (f"{format_tokens(breakdown.free):>7}  {100 * breakdown.free / window:5.1f}%",
-                                   "$text-muted")))
+                                  (f"{format_tokens(free):>7}  {100 * free / window:5.1f}%", "$text-muted")))
+    if format_tokens(breakdown.total) != format_tokens(usage.tokens):
+        lines.append(Content.styled(
+            f"The parts are estimates (~{format_tokens(breakdown.total)} in all); the total, as in the footer, "
+            "is what the provider reported for the last request plus estimates for what came after it.",
+            "$text-muted"))
     app.notice(Content("\n").join(lines))
 
 

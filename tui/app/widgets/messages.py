@@ -431,8 +431,9 @@ class BashExecutionView(View):
         if self._cancelled:
             details = {"aborted": True}
         failed = self._cancelled or (self._exit_code not in (None, 0))
+        output = self._output if self._output.strip() or not self._done else "(no output)"
         rendered = result_body(
-            "bash", {}, self._output, details, is_error=failed and self._done, running=not self._done,
+            "bash", {}, output, details, is_error=failed and self._done, running=not self._done,
             duration=self._duration,
         )
         return lines + output_lines(ctx, rendered)
