@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
     from baton.providers.models import Model
     from baton.sessions import CodingSession
+    from baton.sessions.permissions.approval import ApprovalAnswer, ApprovalRequest
     from baton.tui.app.instant_frame import InstantFrame
     from baton.tui.app.session_events import SessionEvents
     from baton.tui.app.widgets.messages import NoticeLevel
@@ -231,7 +232,7 @@ class BatonApp(App[int]):
         self._branch = await asyncio.to_thread(git_branch, self.cwd)
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
-        session.permissions.approver = self.approval.ask
+        session.permissions.approver = self._ask_approval
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -369,6 +370,14 @@ class BatonApp(App[int]):
     def _modal_open(self) -> bool:
         # While starting there is no session to act on: model and thinking keys wait too.
         return isinstance(self.screen, ModalScreen) or self._session is None
+
+    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The session's approver: the panel asks; meanwhile the call says it waits, not runs."""
+        self.transcript.set_waiting_for_approval(request.tool_call_id, True)
+        try:
+            return await self.approval.ask(request)
+        finally:
+            self.transcript.set_waiting_for_approval(request.tool_call_id, False)
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy a selection; abort a run; clear the editor; twice quickly: quit."""

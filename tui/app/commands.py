@@ -19,7 +19,7 @@ from textual.content import Content
 
 from baton.providers.paths import baton_home_display
 from baton.tui.actions.action import ActionError
-from baton.tui.actions.approval import APPROVAL, MODES
+from baton.tui.actions.approval import APPROVAL, MEANINGS, MODES
 from baton.tui.actions.conversation import COMPACT, FORK, NEW, RESUME
 from baton.tui.actions.models import MODEL, THINKING, ModelSwitch, ModelTarget, is_current
 from baton.tui.actions.session_file import EXPORT, NAME
@@ -298,9 +298,10 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         await _switch_to(app, picked, missing, previews, confirm=False)
 
 
-def _marked(value: str, current: str) -> PickerItem[str]:
-    return PickerItem(picker_label(("● " if value == current else "  ", "$text-accent"), (value, "bold")), value,
-                      value)
+def _marked(value: str, current: str, meaning: str = "") -> PickerItem[str]:
+    label = picker_label(("● " if value == current else "  ", "$text-accent"), (value, "bold"),
+                         (f"  {meaning}" if meaning else "", "$text-muted"))
+    return PickerItem(label, value, value)
 
 
 @binds(APPROVAL)
@@ -310,7 +311,8 @@ async def cmd_approval(app: BatonApp, args: str) -> None:
     else:
         current = app.session.permissions.mode
         chosen = await app.push_screen_wait(ListPicker(
-            "Approval mode", [_marked(m, current) for m in MODES], initial=MODES.index(current), filterable=False))
+            "Approval mode", [_marked(m, current, MEANINGS[m]) for m in MODES], initial=MODES.index(current),
+            filterable=False))
         if chosen is None:
             return
         mode = chosen

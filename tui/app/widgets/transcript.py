@@ -326,6 +326,12 @@ class Transcript(ScrollView, can_focus=False):
             else:
                 self.add_entry(Entry("tool_result", message))
 
+    def set_waiting_for_approval(self, tool_call_id: str, waiting: bool) -> None:
+        """Show the call as waiting for the user's approval (not as running), or no longer."""
+        view = self._tool_view(tool_call_id)
+        if view is not None:
+            view.set_waiting(waiting)
+
     def _tool_view(self, tool_call_id: str) -> ToolCallView | None:
         live, live_entry = self._live, self._live_entry
         if live is not None and live_entry is not None and (view := live.tool_view(tool_call_id)) is not None:
