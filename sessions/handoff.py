@@ -45,8 +45,13 @@ class HandoffPreview(TransformReport):
         return self.compaction is None and super().is_empty
 
     def summary(self) -> str:
-        """The transform's summary, the compaction note first when there is one."""
+        """The transform's summary (images said not to be sent), the compaction note first when
+        there is one."""
         losses = super().summary()
+        if self.images_replaced:
+            many = "s" if self.images_replaced != 1 else ""
+            losses = losses.replace(f"{self.images_replaced} image{many} replaced",
+                                    f"{self.images_replaced} image{many} not sent (the model reads text only)")
         if self.compaction is None:
             return losses
         return self.compaction if losses == "nothing lost" else f"{self.compaction}; {losses}"

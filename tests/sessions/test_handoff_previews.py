@@ -105,3 +105,20 @@ async def test_a_switch_back_previews_the_thinking_it_will_get_as_text(baton_hom
         await session.close()
     assert preview.thinking_as_text == 1 and preview.summary().startswith("1 thinking block sent as text")
     assert preview.compared_with == "prov-b/model-b" and preview.to_dict()["comparedWith"] == "prov-b/model-b"
+
+
+async def test_a_switch_to_a_text_only_model_says_the_images_are_not_sent(baton_home: Path, tmp_path: Path) -> None:
+    from baton.providers.faux import FauxProvider, faux_model
+    from baton.providers.messages import ImageContent
+    from baton.sessions import CodingSession, SessionOptions
+
+    seeing = faux_model("seeing", provider="prov-a", api="faux-a", input=("text", "image"))
+    blind = faux_model("blind", provider="prov-b", api="faux-b")
+    with FauxProvider("faux-a") as faux_a:
+        faux_a.add("a cat")
+        session = await CodingSession.open(SessionOptions(cwd=tmp_path, model=seeing, tools=[], context_files=False,
+                                                          extra_models=[seeing, blind]))
+        await session.prompt("what is it", images=[ImageContent(data="aGVsbG8=", mime_type="image/png")])
+        preview = session.models.handoff_preview(blind)
+        await session.close()
+    assert "1 image not sent (the model reads text only)" in preview.summary()

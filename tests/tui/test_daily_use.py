@@ -122,3 +122,24 @@ def test_the_demo_model_lists_the_files_by_name(home: Path, workdir: Path) -> No
     assert result.returncode == 0, result.stderr
     assert "total " not in result.stdout
     assert all(f"`{name}`" in result.stdout for name in names) and "`src/`" in result.stdout
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17
+
+
+async def test_an_image_sent_to_a_text_only_model_is_said_not_sent(project: Path, faux_a: FauxProvider) -> None:
+    """Issue 25, item 13: the transcript showed ``[image: image/png]`` while the request carried
+    "(image omitted…)"."""
+    (project / "shot.png").write_bytes(PNG)
+    faux_a.add("I cannot see it.")
+    assert "image" not in LONG_NAME.input
+    session = await open_session(project, LONG_NAME)
+    app = BatonApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await submit(pilot, app, "what is in @shot.png")
+        await settle(pilot, app)
+        text = _flat(app)
+        assert "[image: image/png — not sent: anthropic/claude-sonnet-4-5-20250929 reads text only]" in text
+    request = faux_a.requests[0]
+    assert "image omitted" in str(request.messages[0].content)
+    await session.close()

@@ -233,6 +233,7 @@ class BatonApp(App[int]):
         self._events = SessionEvents(self)
         self._unsubscribe = session.subscribe(self._events)
         session.permissions.approver = self._ask_approval
+        self.transcript.text_only_model = lambda: None if "image" in session.model.input else session.model.ref
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:

@@ -50,11 +50,18 @@ _LEVEL_STYLES: dict[str, str] = {
 }
 
 
-def user_text(content: ResultContent) -> str:
-    """The text of a user message's content (images as ``[image]`` placeholders)."""
+def user_text(content: ResultContent, *, images_not_sent_to: str | None = None) -> str:
+    """The text of a user message's content (images as ``[image: type]`` placeholders; with
+    ``images_not_sent_to``, the text-only model the request replaced them for, said)."""
     if isinstance(content, str):
         return content
-    return result_text(content)
+    if images_not_sent_to is None:
+        return result_text(content)
+    return "\n".join(
+        block.text if block.type == "text"
+        else f"[image: {block.mime_type} — not sent: {images_not_sent_to} reads text only]"
+        for block in content or [] if block.type in ("text", "image")
+    )
 
 
 class UserMessageView(View):

@@ -43,7 +43,7 @@ from baton.agent.events import (
     ToolExecutionUpdateEvent,
 )
 from baton.agent.messages import AgentMessage, BashExecutionMessage
-from baton.providers.messages import AssistantMessage, ToolResultMessage
+from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
 from baton.sessions.events import AnySessionEvent
 from baton.tui.app.widgets.messages import AssistantMessageView, BashExecutionView, HeaderView, NoticeLevel
 from baton.tui.app.widgets.paint import RenderContext, View
@@ -100,6 +100,8 @@ class Transcript(ScrollView, can_focus=False):
         """Views with buffered updates (running tools, ``!cmd`` output) flushed on each tick."""
         self._call_owner: dict[str, Entry] = {}
         self._timer: Timer | None = None
+        self.text_only_model: Callable[[], str | None] = lambda: None
+        """The current model's ``provider/id`` when it reads no images (set by the app)."""
         self._ticking = False
         self._in_flush: list[Callable[[], None]] = []
         self.on_flush: Callable[[], None] | None = None
@@ -297,6 +299,10 @@ class Transcript(ScrollView, can_focus=False):
         if isinstance(message, ToolResultMessage):
             return
         for entry in entries_for([message]):
+            if isinstance(message, UserMessage) and not isinstance(message.content, str) and any(
+                block.type == "image" for block in message.content
+            ):
+                entry.images_not_sent_to = self.text_only_model()
             self.add_entry(entry)
 
     def _on_message_end(self, message: AgentMessage) -> None:
