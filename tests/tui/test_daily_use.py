@@ -143,3 +143,35 @@ async def test_an_image_sent_to_a_text_only_model_is_said_not_sent(project: Path
     request = faux_a.requests[0]
     assert "image omitted" in str(request.messages[0].content)
     await session.close()
+
+
+async def test_tree_draws_branches_marks_the_current_point_and_hides_bookkeeping(
+    project: Path, faux_a: FauxProvider
+) -> None:
+    """Issue 25, item 10."""
+    faux_a.add(FauxResponse.tool_call("write", {"path": "a.txt", "content": "a\n"}), "Wrote alpha.",
+               "Reply beta.", "Reply gamma.")
+    session = await open_session(project, LONG_NAME, tools=["write"])
+    app = BatonApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for text in ("alpha", "beta"):
+            await submit(pilot, app, text)
+            await settle(pilot, app)
+        assert any(n.bookkeeping for n in session.tree()), "the write left checkpoint entries"
+        beta = next(n for n in session.tree() if n.kind == "user" and n.preview == "beta")
+        session.navigate(beta.id)  # back to before "beta": a new branch
+        await submit(pilot, app, "gamma")
+        await settle(pilot, app)
+        await submit(pilot, app, "/tree")
+        await wait_until(pilot, lambda: "Session tree" in screen_text(app), what="the tree")
+        rows = [line.strip(" │") for line in screen_text(app).splitlines()]
+        text = "\n".join(rows)
+        assert "checkpoint before" not in text and "checkpoint after" not in text and "custom" not in text
+        assert any(r.startswith("├─ ● user beta") or r.startswith("├─ ○ user beta") for r in rows), text
+        assert any(r.startswith("└─ ● user gamma") for r in rows), text
+        assert any("◆ assistant Reply gamma." in r and "← current" in r for r in rows), text
+        await pilot.press("escape")
+        await submit(pilot, app, "/tree all")
+        await wait_until(pilot, lambda: "custom checkpoint" in screen_text(app), what="the whole tree")
+        await pilot.press("escape")
+    await session.close()

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from baton.providers.models import Model, ThinkingLevel
     from baton.sessions import CodingSession
     from baton.sessions.handoff import HandoffPreview, HandoffPreviews
-    from baton.sessions.tree import TreeNode
     from baton.tui.app.baton_app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
@@ -380,31 +379,21 @@ async def cmd_fork(app: BatonApp, args: str) -> None:
     app.editor.set_text(await perform(app, FORK, entry_id) or text)
 
 
-def tree_items(nodes: Sequence[TreeNode], width: int) -> list[PickerItem[str]]:
-    """``/tree`` rows for rows ``width`` cells wide: indentation, branch marker, kind, preview (cut to
-    fit) and label."""
-    items = []
-    for node in nodes:
-        marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
-        label_text = getattr(node, "label", None)
-        tag = f"  [{label_text}]" if label_text else ""
-        room = max(width - 2 * node.depth - len(marker) - len(node.kind) - 1 - len(tag), 20)
-        label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
-                             one_line(node.preview, room), (tag, "$text-accent"))
-        items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
-    return items
-
-
-@command("tree", "/tree", "Move to any point of the session tree", while_running=False)
+@command("tree", "/tree [all]", "Move to any point of the session tree (all: with checkpoints and decisions)",
+         while_running=False)
 async def cmd_tree(app: BatonApp, args: str) -> None:
+    from baton.tui.app.tree_view import tree_items, tree_rows
+
     nodes = list(app.session.tree())
     if not nodes:
         app.notice("The session is empty.")
         return
-    initial = next((i for i, node in enumerate(nodes) if getattr(node, "is_leaf", False)), 0)
-    items = tree_items(nodes, picker_row_width(app.size.width))
+    show_all = args.strip().lower() == "all"
+    initial = next((i for i, (_, _, current) in enumerate(tree_rows(nodes, show_all)) if current), 0)
+    items = tree_items(nodes, picker_row_width(app.size.width), show_all)
+    title = "Session tree" + ("" if show_all else " (/tree all: with checkpoints and permission decisions)")
     picked = await app.push_screen_wait(ListPicker(
-        "Session tree", items, initial=initial, layout=lambda width: tree_items(nodes, width)))
+        title, items, initial=initial, layout=lambda width: tree_items(nodes, width, show_all)))
     if picked is None:
         return
     text = app.session.navigate(picked)
