@@ -85,3 +85,22 @@ async def test_a_file_too_large_for_the_checkpoint_is_reported_once(
     async with after_two_prompts(project, model_a, faux_a, checkpoints={"maxFileBytes": 1024}) as (app, _):
         text = screen_text(app)
         assert text.count("Left out of the checkpoint") == 1 and "big.bin" in text
+
+
+async def test_rewind_rows_show_seconds_and_the_files_before_choosing(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """Issue 25, item 9: rows differing only by minute, and no file list before the choice."""
+    import re
+
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        assert re.search(r"\d\d-\d\d \d\d:\d\d:\d\d", screen_text(app))
+        await pilot.press("down", "enter")  # "make one"
+        await wait_until(pilot, lambda: "Code and conversation" in screen_text(app), what="the choices")
+        text = " ".join(screen_text(app).split())
+        assert "Files the agent changed since then: one.txt, two.txt" in text
+        await pilot.press("down")
+        await wait_until(pilot, lambda: "Files stay as they are." in screen_text(app), what="the conversation choice")
+        await pilot.press("escape")

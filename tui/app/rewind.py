@@ -2,13 +2,16 @@
 
 The first picker lists this session's prompts newest first, each with its time, model and the
 files the agent changed after it (``+3 ~5 -1``), plus the states saved before earlier rewinds
-(pick one to undo that rewind). The second asks: code and conversation, conversation only,
-code only, or cancel. Files changed by hand that a code rewind would overwrite are listed and
-need a confirmation of their own.
+(pick one to undo that rewind; its row names the files that rewind changed). Times show seconds:
+two rewinds in one minute stay apart. The second asks: code and conversation, conversation only,
+code only, or cancel — and lists, before you choose, the files the agent changed since then.
+Files changed by hand that a code rewind would overwrite are listed and need a confirmation of
+their own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -36,16 +39,46 @@ def checkpoint_label(point: Checkpoint) -> PickerItem[Checkpoint]:
     from baton.sessions.entries import iso_to_ms  # the session model is not loaded before the first paint
 
     ms = iso_to_ms(point.timestamp)
-    when = datetime.fromtimestamp(ms / 1000).strftime("%m-%d %H:%M") if ms else "     ?     "
+    when = datetime.fromtimestamp(ms / 1000).strftime("%m-%d %H:%M:%S") if ms else "      ?       "
     model = (point.model or "").rsplit("/", 1)[-1]
     changes = point.changes.summary() or "no file changes"
+    text = point.label()
+    if point.kind == "rewind" and point.changes:
+        text += f" (it changed {_names(point.changes.files, 4)})"
     label = picker_label(
         (when, "$text-muted"), "  ",
         (f"{one_line(model, 24):<24}", "$text-muted"), "  ",
         (f"{changes:<16}", "$text-accent"), " ",
-        (one_line(point.label(), 80), "bold" if point.kind == "rewind" else ""),
+        (one_line(text, 80), "bold" if point.kind == "rewind" else ""),
     )
     return PickerItem(label, point, f"{point.label()} {model}")
+
+
+def _names(files: list[str], most: int) -> str:
+    return ", ".join(files[:most]) + (f" and {len(files) - most} more" if len(files) > most else "")
+
+
+def changed_since(points: list[Checkpoint], picked: Checkpoint) -> list[str]:
+    """The files the agent changed after ``picked`` (``points`` newest first), sorted."""
+    files: set[str] = set()
+    for point in points:
+        if point.kind == "prompt":
+            files.update(point.changes.files)
+        if point is picked:
+            break
+    return sorted(files)
+
+
+def _choice_detail(files: list[str]) -> Callable[[str], str | None]:
+    def detail(mode: str) -> str | None:
+        if mode in ("both", "code"):
+            return (f"Files the agent changed since then: {_names(files, 12)}" if files
+                    else "The agent changed no files since then.")
+        if mode == "conversation":
+            return "Files stay as they are."
+        return None
+
+    return detail
 
 
 def _skipped_detail(point: Checkpoint) -> str | None:
@@ -69,7 +102,8 @@ async def cmd_rewind(app: BatonApp, args: str) -> None:
     what = "the state before that rewind" if picked.kind == "rewind" else one_line(picked.label(), 60)
     options = [PickerItem(picker_label(text), mode) for mode, text in CHOICES]
     mode = await app.push_screen_wait(ListPicker(f"Rewind to {what}", options, filterable=False,
-                                                 hint="↑↓ move · Enter pick · Esc cancel"))
+                                                 hint="↑↓ move · Enter pick · Esc cancel",
+                                                 detail=_choice_detail(changed_since(points, picked))))
     from baton.sessions.checkpoints.rpc import RESTORE_MODES
 
     restore = next((m for m in RESTORE_MODES if m == mode), None)
