@@ -104,3 +104,28 @@ async def test_rewind_rows_show_seconds_and_the_files_before_choosing(
         await pilot.press("down")
         await wait_until(pilot, lambda: "Files stay as they are." in screen_text(app), what="the conversation choice")
         await pilot.press("escape")
+
+
+async def test_rewind_says_a_write_outside_the_workspace_is_not_undone(
+    project: Path, model_a: Model, faux_a: FauxProvider, tmp_path: Path
+) -> None:
+    """Issue 25, item 9: writes outside the workspace are called out as not undoable."""
+    outside = tmp_path / "elsewhere" / "outside.txt"
+    outside.parent.mkdir()
+    faux_a.add(FauxResponse.tool_call("write", {"path": "in.txt", "content": "1"}), "Made it.",
+               FauxResponse.tool_call("write", {"path": str(outside), "content": "2"}), "Wrote outside.")
+    session = await open_session(project, model_a, tools=["write"], settings={"approval": "full"})
+    app = BatonApp(session)
+    async with app.run_test(size=(150, 36)) as pilot:
+        for text in ("make in", "write outside"):
+            await submit(pilot, app, text)
+            await settle(pilot, app)
+        assert outside.read_text() == "2"
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        await pilot.press("down", "enter")  # "make in"
+        await wait_until(pilot, lambda: "Code and conversation" in screen_text(app), what="the choices")
+        text = " ".join(screen_text(app).replace("│", " ").split())
+        assert f"Not undone (outside the workspace, no checkpoint covers them): {outside}" in text
+        await pilot.press("escape")
+    await session.close()

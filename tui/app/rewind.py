@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from baton.tui.actions.rewind import REWIND, RewindRequest
@@ -22,6 +23,7 @@ from baton.tui.app.render import one_line
 from baton.tui.app.widgets.pickers import ConfirmScreen, ListPicker, PickerItem, picker_label
 
 if TYPE_CHECKING:
+    from baton.sessions import CodingSession
     from baton.sessions.checkpoints import Checkpoint
     from baton.sessions.checkpoints.tracker import RestoreMode
     from baton.tui.app.baton_app import BatonApp
@@ -69,11 +71,39 @@ def changed_since(points: list[Checkpoint], picked: Checkpoint) -> list[str]:
     return sorted(files)
 
 
-def _choice_detail(files: list[str]) -> Callable[[str], str | None]:
+def written_outside(session: CodingSession, entry_id: str) -> list[str]:
+    """Files the agent's edits and writes after ``entry_id`` on this branch changed outside the
+    workspace: checkpoints cover only the workspace, so a code rewind cannot undo them."""
+    from baton.providers.messages import AssistantMessage
+    from baton.sessions.entries import MessageEntry
+    from baton.tools import tool_type
+
+    path = session.store.branch_path()
+    start = next((i for i, e in enumerate(path) if e.id == entry_id), len(path))
+    workspace = session.cwd.resolve()
+    found: list[str] = []
+    for entry in path[start:]:
+        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, AssistantMessage):
+            continue
+        for call in entry.message.tool_calls:
+            tool = tool_type(call.name)
+            written = tool.path_of(call.arguments) if tool.changes_files() else None
+            if written is None:
+                continue
+            target = (workspace / Path(written).expanduser()).resolve()
+            if not target.is_relative_to(workspace) and str(target) not in found:
+                found.append(str(target))
+    return found
+
+
+def _choice_detail(files: list[str], outside: list[str]) -> Callable[[str], str | None]:
     def detail(mode: str) -> str | None:
         if mode in ("both", "code"):
-            return (f"Files the agent changed since then: {_names(files, 12)}" if files
+            text = (f"Files the agent changed since then: {_names(files, 12)}" if files
                     else "The agent changed no files since then.")
+            if outside:
+                text += f"\nNot undone (outside the workspace, no checkpoint covers them): {_names(outside, 6)}"
+            return text
         if mode == "conversation":
             return "Files stay as they are."
         return None
@@ -103,7 +133,8 @@ async def cmd_rewind(app: BatonApp, args: str) -> None:
     options = [PickerItem(picker_label(text), mode) for mode, text in CHOICES]
     mode = await app.push_screen_wait(ListPicker(f"Rewind to {what}", options, filterable=False,
                                                  hint="↑↓ move · Enter pick · Esc cancel",
-                                                 detail=_choice_detail(changed_since(points, picked))))
+                                                 detail=_choice_detail(changed_since(points, picked),
+                                                                       written_outside(session, picked.entry_id))))
     from baton.sessions.checkpoints.rpc import RESTORE_MODES
 
     restore = next((m for m in RESTORE_MODES if m == mode), None)
