@@ -221,20 +221,26 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate
     return ContextEstimate(trailing, 0, trailing, -1)
 
 
+def effective_reserve(settings: CompactionSettings, context_window: int) -> int:
+    """``reserve_tokens``; a quarter of the window when the reserve would take more than half of
+    it: the default 16k reserve leaves an 8k model no room at all (it would compact after every
+    turn). Windows of twice the reserve and more keep it as set."""
+    reserve = settings.reserve_tokens
+    return context_window // 4 if 0 < context_window < 2 * reserve else reserve
+
+
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
     """True when the context exceeds the window minus the reserve (and compaction is enabled)."""
-    return settings.enabled and context_window > 0 and context_tokens > context_window - settings.reserve_tokens
+    return (settings.enabled and context_window > 0
+            and context_tokens > context_window - effective_reserve(settings, context_window))
 
 
 def effective_keep_recent(settings: CompactionSettings, context_window: int) -> int:
-    """``keep_recent_tokens``, but never more than half of the usable window (so a small model
-    can still be compacted). A window no larger than the reserve (an 8k model with the default
-    16k reserve) counts half of itself as usable."""
+    """``keep_recent_tokens``, but never more than half of the usable window (the window minus
+    the reserve), so a small model can still be compacted."""
     if context_window <= 0:
         return settings.keep_recent_tokens
-    usable = context_window - settings.reserve_tokens
-    if usable <= 0:
-        usable = context_window // 2
+    usable = context_window - effective_reserve(settings, context_window)
     return min(settings.keep_recent_tokens, usable // 2)
 
 

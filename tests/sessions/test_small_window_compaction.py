@@ -163,3 +163,19 @@ async def test_with_no_larger_model_the_small_one_summarises_the_big_turn_with_i
     assert "more characters truncated" in str(faux_b.requests[0].messages[0])
     assert session.messages[-1].role == "assistant" and session.messages[-1].stop_reason == "stop"
     await session.close()
+
+
+async def test_an_8k_model_compacts_only_near_its_window(
+    options: SessionOptions, faux_b: FauxProvider
+) -> None:
+    """The default 16k reserve left an 8k window a negative threshold: every turn was 'past it'."""
+    session = await CodingSession.open(_options(options, model=TINY, tools=[]))
+    reasons: list[str] = []
+    session.subscribe(lambda e: reasons.append(e.reason) if e.type == "auto_compaction_start" else None)
+    for n in range(4):
+        faux_b.add(f"answer {n}")
+        await session.prompt(f"question {n}: " + "word " * 600)  # ~750 tokens each
+    tokens = session.context_usage().tokens
+    assert 2_500 < tokens < TINY.context_window - 2_048
+    assert reasons == []
+    await session.close()
