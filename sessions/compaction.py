@@ -222,10 +222,12 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate
 
 
 def effective_reserve(settings: CompactionSettings, context_window: int) -> int:
-    """``reserve_tokens``; a quarter of the window when the reserve would take more than half of
-    it: the default 16k reserve leaves an 8k model no room at all (it would compact after every
-    turn). Windows of twice the reserve and more keep it as set."""
+    """``reserve_tokens``; a quarter of the window when the default reserve would take more than
+    half of it: the default 16k leaves an 8k model no room at all (it would compact after every
+    turn). A reserve the user set is kept as set, and so is the default on windows twice its size."""
     reserve = settings.reserve_tokens
+    if "reserve_tokens" in settings.model_fields_set:
+        return reserve
     return context_window // 4 if 0 < context_window < 2 * reserve else reserve
 
 
