@@ -129,3 +129,15 @@ async def test_rewind_says_a_write_outside_the_workspace_is_not_undone(
         assert f"Not undone (outside the workspace, no checkpoint covers them): {outside}" in text
         await pilot.press("escape")
     await session.close()
+
+
+async def test_a_before_rewind_row_names_the_files_that_rewind_changed(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
+        first = next(p for p in app.session.checkpoints() if p.label() == "make one")
+        await app.session.rewind(first.entry_id, "code")
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        assert "before rewind (it changed one.txt, two.txt)" in screen_text(app)
+        await pilot.press("escape")
