@@ -178,6 +178,25 @@ def _bash_fallback(tool: str, groups: dict[str, str]) -> DemoTurn:
 
 
 _SUMMARY_ITEMS = 5
+_LISTED_ENTRIES = 20
+_LS_LONG_LINE = re.compile(r"^[-dlbcps][-rwxsStT]{9}[@+.]?\s+\d+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(?P<name>.+)$")
+
+
+def _listing_entries(lines: list[str]) -> list[str] | None:
+    """The names in ``ls -l`` output (directories with a ``/``, ``.`` and ``..`` left out), or
+    ``None`` when the lines are not such a listing."""
+    body = lines[1:] if lines and lines[0].startswith("total ") else lines
+    matches = [_LS_LONG_LINE.match(line) for line in body]
+    if not body or not all(matches):
+        return None
+    names = []
+    for line, match in zip(body, matches, strict=True):
+        assert match is not None
+        name = match.group("name")
+        if name in (".", ".."):
+            continue
+        names.append(name + "/" if line.startswith("d") else name)
+    return names
 
 
 def _summarise(context: Context) -> DemoTurn:
@@ -194,6 +213,13 @@ def _summarise(context: Context) -> DemoTurn:
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         if result.is_error:
             parts.append(f"The `{result.tool_name}` tool reported an error: {(lines or [''])[0][:160]}")
+            continue
+        entries = _listing_entries(lines)
+        if entries is not None:
+            shown = ", ".join(f"`{name[:60]}`" for name in entries[:_LISTED_ENTRIES])
+            more = ", …" if len(entries) > _LISTED_ENTRIES else ""
+            noun = f"{len(entries)} entr{'ies' if len(entries) != 1 else 'y'}"
+            parts.append(f"`{result.tool_name}` returned a listing of {noun}" + (f": {shown}{more}" if shown else "."))
             continue
         count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
         first = ", ".join(f"`{line[:60]}`" for line in lines[:_SUMMARY_ITEMS])

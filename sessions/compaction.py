@@ -180,6 +180,8 @@ class CompactionPreparation:
     previous_summary: str | None
     read_files: set[str]
     modified_files: set[str]
+    kept_messages: list[AgentMessage] = field(default_factory=list)
+    """What stays verbatim after the summary (its largest tool results may be cut to fit)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,16 +221,29 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate
     return ContextEstimate(trailing, 0, trailing, -1)
 
 
+def effective_reserve(settings: CompactionSettings, context_window: int) -> int:
+    """``reserve_tokens``; a quarter of the window when the default reserve would take more than
+    half of it: the default 16k leaves an 8k model no room at all (it would compact after every
+    turn). A reserve the user set is kept as set, and so is the default on windows twice its size."""
+    reserve = settings.reserve_tokens
+    if "reserve_tokens" in settings.model_fields_set:
+        return reserve
+    return context_window // 4 if 0 < context_window < 2 * reserve else reserve
+
+
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
     """True when the context exceeds the window minus the reserve (and compaction is enabled)."""
-    return settings.enabled and context_window > 0 and context_tokens > context_window - settings.reserve_tokens
+    return (settings.enabled and context_window > 0
+            and context_tokens > context_window - effective_reserve(settings, context_window))
 
 
 def effective_keep_recent(settings: CompactionSettings, context_window: int) -> int:
-    """``keep_recent_tokens``, but never more than half of the usable window (so a small model
-    can still be compacted)."""
-    usable = max(context_window - settings.reserve_tokens, 0)
-    return min(settings.keep_recent_tokens, usable // 2) if usable else settings.keep_recent_tokens
+    """``keep_recent_tokens``, but never more than half of the usable window (the window minus
+    the reserve), so a small model can still be compacted."""
+    if context_window <= 0:
+        return settings.keep_recent_tokens
+    usable = context_window - effective_reserve(settings, context_window)
+    return min(settings.keep_recent_tokens, usable // 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,10 +333,15 @@ def _file_ops(messages: Sequence[AgentMessage], read: set[str], modified: set[st
 
 
 def prepare_compaction(
-    path: Sequence[SessionEntry], settings: CompactionSettings, context_window: int = 0
+    path: Sequence[SessionEntry],
+    settings: CompactionSettings,
+    context_window: int = 0,
+    *,
+    keep_recent_tokens: int | None = None,
 ) -> CompactionPreparation:
-    """Decide what to summarise on a branch. Raises :class:`NothingToCompactError` when there is
-    nothing to compact."""
+    """Decide what to summarise on a branch (keeping about ``keep_recent_tokens``, by default
+    :func:`effective_keep_recent`). Raises :class:`NothingToCompactError` when there is nothing
+    to compact."""
     if not path:
         raise NothingToCompactError("Nothing to compact (the session is empty)")
     if isinstance(path[-1], CompactionEntry):
@@ -329,7 +349,8 @@ def prepare_compaction(
     previous_index = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), -1)
     start = previous_index + 1
     tokens_before = estimate_context_tokens(_messages(path, 0, len(path))).tokens
-    cut = find_cut_point(path, start, len(path), effective_keep_recent(settings, context_window))
+    keep = effective_keep_recent(settings, context_window) if keep_recent_tokens is None else keep_recent_tokens
+    cut = find_cut_point(path, start, len(path), keep)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
     to_summarize = _messages(path, start, history_end)
     prefix = _messages(path, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
@@ -348,6 +369,7 @@ def prepare_compaction(
         previous_summary=previous.summary if isinstance(previous, CompactionEntry) else None,
         read_files=read,
         modified_files=modified,
+        kept_messages=_messages(path, cut.first_kept_index, len(path)),
     )
 
 
@@ -446,8 +468,10 @@ async def generate_summary(
     signal: asyncio.Event | None = None,
     focus: str | None = None,
     previous_summary: str | None = None,
+    max_tokens: int | None = None,
 ) -> str:
-    """Summarise ``messages`` (updating ``previous_summary`` when given) with ``model``."""
+    """Summarise ``messages`` (updating ``previous_summary`` when given) with ``model``, in at
+    most ``max_tokens`` (default: most of the reserve)."""
     instructions = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
     if focus:
         instructions += f"\n\nAdditional focus: {focus}"
@@ -459,8 +483,8 @@ async def generate_summary(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=prompt)])]
     )
     return await _complete_text(
-        model, context, api_key=api_key, signal=signal, max_tokens=_budget(model, 0.8 * reserve_tokens),
-        what="Summarization",
+        model, context, api_key=api_key, signal=signal,
+        max_tokens=_budget(model, 0.8 * reserve_tokens, max_tokens), what="Summarization",
     )
 
 
@@ -471,19 +495,25 @@ async def generate_turn_prefix_summary(
     reserve_tokens: int,
     api_key: str | None = None,
     signal: asyncio.Event | None = None,
+    focus: str | None = None,
+    max_tokens: int | None = None,
 ) -> str:
     """Summarise the beginning of a turn whose end is kept verbatim."""
     prompt = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+    if focus:
+        prompt += f"\n\nAdditional focus: {focus}"
     context = Context(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=prompt)])]
     )
     return await _complete_text(
-        model, context, api_key=api_key, signal=signal, max_tokens=_budget(model, 0.5 * reserve_tokens),
-        what="Turn prefix summarization",
+        model, context, api_key=api_key, signal=signal,
+        max_tokens=_budget(model, 0.5 * reserve_tokens, max_tokens), what="Turn prefix summarization",
     )
 
 
-def _budget(model: Model, wanted: float) -> int:
+def _budget(model: Model, wanted: float, cap: int | None = None) -> int:
+    if cap is not None:
+        wanted = min(wanted, cap)
     return max(256, min(int(wanted), model.max_tokens or int(wanted)))
 
 
@@ -495,8 +525,10 @@ async def compact(
     api_key: str | None = None,
     focus: str | None = None,
     signal: asyncio.Event | None = None,
+    summary_tokens: int | None = None,
 ) -> CompactionResult:
-    """Produce the summary for a prepared compaction (the caller stores it)."""
+    """Produce the summary for a prepared compaction (the caller stores it); ``summary_tokens``
+    caps the summary's length (a split turn's prefix summary gets half of it more)."""
     history: str
     if preparation.is_split_turn and preparation.turn_prefix_messages:
 
@@ -506,13 +538,15 @@ async def compact(
             return await generate_summary(
                 preparation.messages_to_summarize, model, reserve_tokens=settings.reserve_tokens,
                 api_key=api_key, signal=signal, focus=focus, previous_summary=preparation.previous_summary,
+                max_tokens=summary_tokens,
             )
 
         history, prefix = await asyncio.gather(
             history_summary(),
             generate_turn_prefix_summary(
                 preparation.turn_prefix_messages, model, reserve_tokens=settings.reserve_tokens,
-                api_key=api_key, signal=signal,
+                api_key=api_key, signal=signal, focus=focus,
+                max_tokens=summary_tokens // 2 if summary_tokens is not None else None,
             ),
         )
         summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"
@@ -520,6 +554,7 @@ async def compact(
         summary = await generate_summary(
             preparation.messages_to_summarize, model, reserve_tokens=settings.reserve_tokens,
             api_key=api_key, signal=signal, focus=focus, previous_summary=preparation.previous_summary,
+            max_tokens=summary_tokens,
         )
     modified = sorted(preparation.modified_files)
     read = sorted(preparation.read_files - preparation.modified_files)

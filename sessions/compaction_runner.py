@@ -7,6 +7,13 @@ first. A request whose context is known not to fit the model is never sent
 (:meth:`SessionCompaction.refuse_known_overflow`, the agent's ``transform_context``): its error is
 an overflow, so the session compacts and continues. The summariser is the current model when it
 can read the whole context, else one that held it (:mod:`sessions.context_fit`).
+
+A compaction always aims at a context that fits the current model: the summary gets at most a
+quarter of the window, and when the recent part kept verbatim does not fit either (the branch
+ends with a large tool result), its largest tool results are cut in the context — the session
+file keeps them whole (:mod:`sessions.context_cut`). When the usual budget leaves nothing to
+summarise but the context does not fit, or the user gave ``/compact`` a focus, everything up to
+the last message is summarised.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from baton.agent.messages import AgentMessage
 from baton.providers.messages import AssistantMessage
 from baton.providers.models import Model
 from baton.sessions import compaction as compaction_mod
-from baton.sessions import context_fit
+from baton.sessions import context_cut, context_fit
 from baton.sessions.compaction import CompactionAborted, CompactionPreparation, CompactionResult
 from baton.sessions.entries import CompactionEntry
 from baton.sessions.errors import CompactionError, NothingToCompactError
@@ -50,9 +57,7 @@ class SessionCompaction:
         it was aborted or it failed (``raise_errors``: raise instead)."""
         session = self._session
         try:
-            preparation = compaction_mod.prepare_compaction(
-                session.store.branch_path(), session.settings.compaction, session.model.context_window
-            )
+            preparation = self._prepare(focus)
         except NothingToCompactError:
             if raise_errors:
                 raise
@@ -81,11 +86,25 @@ class SessionCompaction:
         await session.events.emit(AutoCompactionEndEvent(result, will_retry=will_retry))
         return result
 
+    def _prepare(self, focus: str | None) -> CompactionPreparation:
+        """What to summarise: the usual budget first; everything up to the last message when
+        that leaves nothing but the user asked with a focus or the context does not fit."""
+        session = self._session
+        path = session.store.branch_path()
+        settings, window = session.settings.compaction, session.model.context_window
+        try:
+            return compaction_mod.prepare_compaction(path, settings, window)
+        except NothingToCompactError:
+            if not focus and not context_fit.overflows(session.context_usage().tokens, session.model):
+                raise
+            return compaction_mod.prepare_compaction(path, settings, window, keep_recent_tokens=0)
+
     async def _summarize(self, preparation: CompactionPreparation, focus: str | None) -> CompactionResult:
         """Summarise and record the compaction entry (raises :class:`CompactionAborted` after an abort)."""
         session = self._session
         signal = session.abort_signal
         summarizer = self.summarizer_for(preparation)
+        summary_tokens, kept_budget = self._budgets()
         result = await compaction_mod.compact(
             preparation,
             summarizer,
@@ -93,9 +112,13 @@ class SessionCompaction:
             api_key=session.models.api_key(summarizer.provider),
             focus=focus,
             signal=signal,
+            summary_tokens=summary_tokens,
         )
         if signal.is_set():
             raise CompactionAborted("Compaction aborted")
+        if kept_budget is not None:
+            cuts = context_cut.plan_cuts(preparation.kept_messages, kept_budget)
+            result.details = context_cut.with_cuts(result.details, cuts)
         entry = session.store.append_compaction(
             result.summary, result.first_kept_entry_id, result.tokens_before, result.details
         )
@@ -114,12 +137,27 @@ class SessionCompaction:
             model = resolve_model_spec(spec, session.settings, session.model, session.options.extra_models)
         except RoleError:
             return None
-        to_read = context_fit.summary_input_tokens(
+        to_read = count_text_tokens(compaction_mod.serialize_conversation(
             [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
-        )
+        ))  # what the summariser reads: long tool results are cut there
         if context_fit.overflows(to_read, model) or not session.models.can_call(model):
             return None
         return model
+
+    def _budgets(self) -> tuple[int | None, int | None]:
+        """``(summary cap, kept-part budget)`` in tokens for the current model's window (``None``:
+        no limit). The summary gets at most a quarter of the window; the kept part what is left
+        after the system prompt, the summaries and room to answer."""
+        session = self._session
+        window = session.model.context_window
+        if window <= 0:
+            return None, None
+        reserve = session.settings.compaction.reserve_tokens
+        summary_tokens = window // 4
+        summaries = min(summary_tokens, reserve * 4 // 5) * 3 // 2  # a split turn's prefix summary: half more
+        answer_room = min(reserve, window // 8)
+        fixed = count_text_tokens(session.agent.system_prompt) + summaries + answer_room
+        return summary_tokens, max(window - fixed, 0)
 
     def summarizer_for(self, preparation: CompactionPreparation) -> Model:
         """The model to compact with: the current one when it can read the whole context,
@@ -135,9 +173,9 @@ class SessionCompaction:
         chosen = context_fit.choose_summarizer(tokens, model, models.summarizer_candidates(), models.can_call)
         if chosen is not None:
             return chosen
-        to_read = context_fit.summary_input_tokens(
+        to_read = count_text_tokens(compaction_mod.serialize_conversation(
             [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
-        )
+        ))  # what the summariser reads: long tool results are cut there
         if not context_fit.overflows(to_read, model):
             return model
         previous = models.previous.ref if models.previous is not None else "the previous model"

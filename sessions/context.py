@@ -3,13 +3,15 @@
 pi's rules (``buildSessionContext``): walk the path root → leaf; the latest model change (or
 assistant message — unless it started before that change: a mid-run switch) and thinking level
 change on the path win; with a compaction on the path, the
-context is its summary, then the path entries from its ``firstKeptEntryId`` up to the compaction,
-then everything after it. Entries that are not messages (labels, custom state, changes) add no
+context is its summary, then the path entries from its ``firstKeptEntryId`` up to the compaction
+(the tool results its ``details`` lists as cut are cut: :mod:`sessions.context_cut`), then
+everything after it. Entries that are not messages (labels, custom state, changes) add no
 message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from baton.agent.messages import (
@@ -18,7 +20,8 @@ from baton.agent.messages import (
     CompactionSummaryMessage,
     CustomMessage,
 )
-from baton.providers.messages import AssistantMessage
+from baton.providers.messages import AssistantMessage, ToolResultMessage
+from baton.sessions.context_cut import cut_result, cuts_of
 from baton.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -105,14 +108,16 @@ def build_session_context(path: list[SessionEntry], header: SessionHeader | None
     kept_from = next(
         (i for i in range(compaction_index) if path[i].id == compaction.first_kept_entry_id), compaction_index
     )
-    _append_all(ctx, path[kept_from:compaction_index])
+    _append_all(ctx, path[kept_from:compaction_index], cuts_of(compaction.details))
     _append_all(ctx, path[compaction_index + 1 :])
     return ctx
 
 
-def _append_all(ctx: SessionContext, entries: list[SessionEntry]) -> None:
+def _append_all(ctx: SessionContext, entries: list[SessionEntry], cuts: Mapping[str, int] | None = None) -> None:
     for entry in entries:
         message = entry_message(entry)
+        if cuts and isinstance(message, ToolResultMessage):
+            message = cut_result(message, cuts.get(message.tool_call_id))
         if message is not None:
             ctx.messages.append(message)
             ctx.entry_ids.append(entry.id)

@@ -14,7 +14,6 @@ from baton.agent.messages import AgentMessage
 from baton.providers.errors import BatonError
 from baton.providers.messages import AssistantMessage
 from baton.providers.models import Model
-from baton.sessions.tokens import estimate_message_tokens
 
 CONTEXT_TOO_LARGE = "Not sent: the context (~{tokens} tokens) exceeds the context window of {model} ({window} tokens)"
 """The error a refused request ends with; "exceeds the context window" is an overflow phrase
@@ -46,11 +45,6 @@ def compaction_note(tokens: int, model: Model, summarizer: Model | None) -> str 
     elif summarizer is None:
         note += " (no available model can read it all: compaction may fail)"
     return note
-
-
-def summary_input_tokens(messages: Iterable[AgentMessage]) -> int:
-    """An estimate of the tokens a summariser reads for ``messages``."""
-    return sum(estimate_message_tokens(m) for m in messages)
 
 
 def models_on_branch(messages: Sequence[AgentMessage]) -> list[tuple[str, str]]:

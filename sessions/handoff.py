@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from baton.agent.messages import AgentMessage, convert_to_llm
 from baton.providers.dispatch import id_normalizer_for
 from baton.providers.json_types import JsonObject
-from baton.providers.messages import Message
+from baton.providers.messages import AssistantMessage, Message
 from baton.providers.models import Model
 from baton.providers.transform import ThinkingHandoff, TransformReport, transform_messages
 from baton.sessions.context_fit import compaction_note
@@ -36,6 +36,8 @@ class HandoffPreview(TransformReport):
     compaction: str | None = None
     """Set when the conversation does not fit the target's window, e.g. ``context 180k > 128k
     window: will be compacted first``."""
+    compared_with: str = ""
+    """The current model's ``provider/id`` when the counts are what changes compared with it."""
 
     @property
     def is_empty(self) -> bool:
@@ -43,8 +45,13 @@ class HandoffPreview(TransformReport):
         return self.compaction is None and super().is_empty
 
     def summary(self) -> str:
-        """The transform's summary, the compaction note first when there is one."""
+        """The transform's summary (images said not to be sent), the compaction note first when
+        there is one."""
         losses = super().summary()
+        if self.images_replaced:
+            many = "s" if self.images_replaced != 1 else ""
+            losses = losses.replace(f"{self.images_replaced} image{many} replaced",
+                                    f"{self.images_replaced} image{many} not sent (the model reads text only)")
         if self.compaction is None:
             return losses
         return self.compaction if losses == "nothing lost" else f"{self.compaction}; {losses}"
@@ -61,12 +68,31 @@ class HandoffPreview(TransformReport):
             "contextTokens": self.context_tokens,
             "contextWindow": self.context_window,
             "compaction": self.compaction,
+            "comparedWith": self.compared_with or None,
             "summary": self.summary(),
         }
 
 
 def _no_summarizer(model: Model) -> Model | None:
     return None
+
+
+_SHARED_LOSSES = ("images_replaced", "error_turns_skipped", "aborted_turns_skipped", "synthetic_results",
+                  "orphan_results_dropped")
+"""Counts about the same blocks whichever model reads them: the target's minus the current model's."""
+
+
+def _as_if_written_by(messages: Sequence[Message], current: Model, target: Model) -> list[Message]:
+    """``messages`` with every assistant turn not written by ``current`` labelled as the target's:
+    the target then treats only the current model's blocks as foreign — what a switch changes."""
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage) and not (
+            message.model == current.id and message.provider == current.provider and message.api == current.api
+        ):
+            message = message.model_copy(update={"provider": target.provider, "api": target.api, "model": target.id})
+        out.append(message)
+    return out
 
 
 class HandoffPreviews:
@@ -113,17 +139,26 @@ class HandoffPreviews:
             context_window=model.context_window,
             compaction=compaction_note(self._context_tokens, model, self._summarizer_for(model)),
         )
-        self._transform(model, preview)
-        if self._current is not None:
-            if self._baseline is None:
-                self._baseline = self._transform(self._current, TransformReport())
-            for f in fields(TransformReport):
-                setattr(preview, f.name, max(0, getattr(preview, f.name) - getattr(self._baseline, f.name)))
+        current = self._current
+        if current is None:
+            self._transform(model, preview)
+            return preview
+        # Compared with now: the current model's own blocks the target would change (another
+        # model's thinking is text for both, but the current model's becomes text only now —
+        # a switch back to the model that wrote the older thinking included), plus the shared
+        # losses the target adds.
+        preview.compared_with = current.ref
+        self._transform(model, preview, _as_if_written_by(self._messages, current, model))
+        if self._baseline is None:
+            self._baseline = self._transform(current, TransformReport())
+        for name in _SHARED_LOSSES:
+            setattr(preview, name, max(0, getattr(preview, name) - getattr(self._baseline, name)))
         return preview
 
-    def _transform(self, model: Model, report: TransformReport) -> TransformReport:
-        transform_messages(self._messages, model, id_normalizer_for(model), thinking_handoff=self._thinking_handoff,
-                           report=report)
+    def _transform(self, model: Model, report: TransformReport,
+                   messages: Sequence[Message] | None = None) -> TransformReport:
+        transform_messages(list(messages if messages is not None else self._messages), model, id_normalizer_for(model),
+                           thinking_handoff=self._thinking_handoff, report=report)
         return report
 
 

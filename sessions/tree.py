@@ -47,6 +47,9 @@ class TreeNode:
     """True for the current leaf."""
     children: int
     timestamp: str
+    bookkeeping: bool = False
+    """True for entries that add nothing to the conversation (checkpoints, permission decisions,
+    extension state, labels, the session's name): ``/tree`` hides them unless asked."""
 
 
 def _one_line(text: str) -> str:
@@ -171,6 +174,7 @@ def build_tree(
                 is_leaf=entry.id == leaf_id,
                 children=len(kids),
                 timestamp=entry.timestamp,
+                bookkeeping=isinstance(entry, CustomEntry | LabelEntry | SessionInfoEntry),
             )
         )
         child_depth = depth + 1 if len(kids) > 1 else depth

@@ -30,6 +30,8 @@ class DisplayDiff:
 
 
 def _split(text: str) -> list[str]:
+    if not text:
+        return []  # no lines (a new file), not one empty line
     lines = text.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()

@@ -83,3 +83,42 @@ def test_a_model_that_differs_in_what_it_takes_is_previewed_on_its_own() -> None
     assert previews.preview(sees).is_empty
     assert not previews.preview(blind).is_empty
     assert previews.preview(sees) is previews.preview(sees)
+
+
+async def test_a_switch_back_previews_the_thinking_it_will_get_as_text(baton_home: Path, tmp_path: Path) -> None:
+    """Issue 25, item 14: on B after A, both having thought, a switch back to A sends B's thinking
+    as text; the old count (A's as text now minus B's as text then) said "nothing lost"."""
+    from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_thinking
+    from baton.sessions import CodingSession, SessionOptions
+
+    model_a = faux_model("model-a", provider="prov-a", api="faux-a", reasoning=True)
+    model_b = faux_model("model-b", provider="prov-b", api="faux-b", reasoning=True)
+    with FauxProvider("faux-a") as faux_a, FauxProvider("faux-b") as faux_b:
+        faux_a.add(FauxResponse(content=[faux_thinking("A thinks"), "A answers"]))
+        faux_b.add(FauxResponse(content=[faux_thinking("B thinks"), "B answers"]))
+        session = await CodingSession.open(SessionOptions(cwd=tmp_path, model=model_a, tools=[], context_files=False,
+                                                          extra_models=[model_a, model_b]))
+        await session.prompt("one")
+        await session.models.switch(model_b)
+        await session.prompt("two")
+        preview = session.models.handoff_preview(model_a)
+        await session.close()
+    assert preview.thinking_as_text == 1 and preview.summary().startswith("1 thinking block sent as text")
+    assert preview.compared_with == "prov-b/model-b" and preview.to_dict()["comparedWith"] == "prov-b/model-b"
+
+
+async def test_a_switch_to_a_text_only_model_says_the_images_are_not_sent(baton_home: Path, tmp_path: Path) -> None:
+    from baton.providers.faux import FauxProvider, faux_model
+    from baton.providers.messages import ImageContent
+    from baton.sessions import CodingSession, SessionOptions
+
+    seeing = faux_model("seeing", provider="prov-a", api="faux-a", input=("text", "image"))
+    blind = faux_model("blind", provider="prov-b", api="faux-b")
+    with FauxProvider("faux-a") as faux_a:
+        faux_a.add("a cat")
+        session = await CodingSession.open(SessionOptions(cwd=tmp_path, model=seeing, tools=[], context_files=False,
+                                                          extra_models=[seeing, blind]))
+        await session.prompt("what is it", images=[ImageContent(data="aGVsbG8=", mime_type="image/png")])
+        preview = session.models.handoff_preview(blind)
+        await session.close()
+    assert "1 image not sent (the model reads text only)" in preview.summary()

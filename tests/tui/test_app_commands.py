@@ -156,7 +156,7 @@ async def test_model_picker_transforms_each_target_once_per_opening(
         for key in ("down", "down", "up", "down", "up"):  # b, c, b, c, b: each row shows its handoff
             await pilot.press(key)
             await pilot.pause(0.05)
-            assert "Handoff: " in screen_text(app)
+            assert "Handoff (compared with now): " in screen_text(app)
         await pilot.press("enter")
         await wait_until(pilot, lambda: session.model.ref == "prov-b/model-b", what="the switch")
         await pilot.pause(0.05)

@@ -164,3 +164,37 @@ async def test_r_denies_with_a_reason_the_model_reads(project: Path, model_a: Mo
     assert path is not None
     result = next(m for m in stored_messages(path) if m["role"] == "toolResult")
     assert result["content"][0]["text"] == "The user denied this: not on friday"
+
+
+async def test_a_new_file_shows_only_added_lines_and_the_call_waits_not_runs(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """Issue 25, item 8: the new file's diff showed a removed empty line, and the call waiting
+    for the answer said "running… 3.9s"."""
+    faux_a.add(FauxResponse.tool_call("write", {"path": "new.txt", "content": "alpha\nbeta\n"}),
+               FauxResponse.text("Done."))
+    session = await ask_session(project, model_a)
+    async with asked(session) as (app, pilot):
+        await app.transcript.flush_now()
+        await pilot.pause(0.1)
+        body = str(app.query_one("#approval-body").render())
+        assert "+1 alpha" in body and "+2 beta" in body and "-1" not in body
+        text = screen_text(app)
+        assert "waiting for your approval" in text and "running…" not in text
+        await pilot.press("y")
+        await settle(pilot, app)
+    await session.close()
+    assert (project / "new.txt").read_text() == "alpha\nbeta\n"
+
+
+async def test_the_approval_picker_says_what_each_mode_does(project: Path, model_a: Model) -> None:
+    session = await open_session(project, model_a, tools=["bash"])
+    app = BatonApp(session)
+    async with app.run_test(size=(150, 30)) as pilot:
+        await pilot.press(*"/approval", "enter")
+        await wait_until(pilot, lambda: "Approval mode" in screen_text(app), what="the picker")
+        text = " ".join(screen_text(app).split())
+        assert "every command, edit and write asks" in text
+        assert "commands run in the sandbox" in text and "everything runs, without the sandbox" in text
+        await pilot.press("escape")
+    await session.close()

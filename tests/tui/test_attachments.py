@@ -43,7 +43,7 @@ async def test_at_file_reference_attaches_the_file_and_shows_a_chip(
         assert joined.endswith("explain @notes.txt and @shot.png, and @nobody")
         assert any(isinstance(b, ImageContent) for b in sent.content)
         view = one_view(app, UserMessageView)
-        assert "📎 notes.txt (3 lines)" in screen_text(app) and "first line" not in view.plain
+        assert "📎 notes.txt (2 lines)" in screen_text(app) and "first line" not in view.plain
         assert app.attachments.names == []  # the editor is empty again
     await session.close()
 

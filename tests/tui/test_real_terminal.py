@@ -8,6 +8,7 @@ file must show all of it.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -281,3 +282,40 @@ def test_closing_the_terminal_of_an_idle_app_ends_baton(home: Path, workdir: Pat
         for pid in _batons_using(home):
             subprocess.run(["kill", "-9", str(pid)], capture_output=True)
     assert left == [], "baton outlived its terminal"
+
+
+def _wait_until_still(tmux: Tmux, timeout: float = 20.0) -> None:
+    """Until the pane stops changing (nothing streams or ticks any more)."""
+    deadline = time.monotonic() + timeout
+    before = tmux.pane()
+    while time.monotonic() < deadline:
+        time.sleep(0.7)
+        now = tmux.pane()
+        if now == before:
+            return
+        before = now
+    raise AssertionError(f"the pane kept changing:\n{before}")
+
+
+def test_ctrl_c_again_while_the_notice_shows_quits_and_the_summary_says_cost_and_time(
+        home: Path, workdir: Path) -> None:
+    """Issue 25, item 11: the notice stayed 1 s while a second Ctrl+C quit only within 0.5 s."""
+    (workdir / "hello.txt").write_text("hi\n")
+    env = baton_env(home, TERM="xterm-256color")
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", "; sleep 30"))
+    try:
+        tmux.wait_for(lambda p: "demo/baton-demo" in p, "the editor and footer")
+        tmux.type("list files")
+        tmux.send("Enter")
+        tmux.wait_for(lambda p: " returned " in p, "the demo's answer")
+        _wait_until_still(tmux)  # the answer has finished streaming: Ctrl+C no longer aborts
+        tmux.send("C-c")
+        tmux.wait_for(lambda p: "Press Ctrl+C again to quit." in p, "the notice")
+        time.sleep(0.8)  # longer than the old window, shorter than the notice
+        assert "Press Ctrl+C again to quit." in tmux.pane(), "the notice is still on screen"
+        tmux.send("C-c")
+        after = tmux.wait_for(lambda p: "Continue with: baton -c" in p, "the exit summary")
+    finally:
+        tmux.kill()
+    spend = [line for line in after.splitlines() if line.startswith("Cost ")]
+    assert spend and re.fullmatch(r"Cost \$0\.00 · [0-9.]+k? tokens · [0-9.]+(ms|s|m[0-9]{2}s)", spend[0].rstrip())

@@ -85,3 +85,59 @@ async def test_a_file_too_large_for_the_checkpoint_is_reported_once(
     async with after_two_prompts(project, model_a, faux_a, checkpoints={"maxFileBytes": 1024}) as (app, _):
         text = screen_text(app)
         assert text.count("Left out of the checkpoint") == 1 and "big.bin" in text
+
+
+async def test_rewind_rows_show_seconds_and_the_files_before_choosing(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    """Issue 25, item 9: rows differing only by minute, and no file list before the choice."""
+    import re
+
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        assert re.search(r"\d\d-\d\d \d\d:\d\d:\d\d", screen_text(app))
+        await pilot.press("down", "enter")  # "make one"
+        await wait_until(pilot, lambda: "Code and conversation" in screen_text(app), what="the choices")
+        text = " ".join(screen_text(app).split())
+        assert "Files the agent changed since then: one.txt, two.txt" in text
+        await pilot.press("down")
+        await wait_until(pilot, lambda: "Files stay as they are." in screen_text(app), what="the conversation choice")
+        await pilot.press("escape")
+
+
+async def test_rewind_says_a_write_outside_the_workspace_is_not_undone(
+    project: Path, model_a: Model, faux_a: FauxProvider, tmp_path: Path
+) -> None:
+    """Issue 25, item 9: writes outside the workspace are called out as not undoable."""
+    outside = tmp_path / "elsewhere" / "outside.txt"
+    outside.parent.mkdir()
+    faux_a.add(FauxResponse.tool_call("write", {"path": "in.txt", "content": "1"}), "Made it.",
+               FauxResponse.tool_call("write", {"path": str(outside), "content": "2"}), "Wrote outside.")
+    session = await open_session(project, model_a, tools=["write"], settings={"approval": "full"})
+    app = BatonApp(session)
+    async with app.run_test(size=(150, 36)) as pilot:
+        for text in ("make in", "write outside"):
+            await submit(pilot, app, text)
+            await settle(pilot, app)
+        assert outside.read_text() == "2"
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        await pilot.press("down", "enter")  # "make in"
+        await wait_until(pilot, lambda: "Code and conversation" in screen_text(app), what="the choices")
+        text = " ".join(screen_text(app).replace("│", " ").split())
+        assert f"Not undone (outside the workspace, no checkpoint covers them): {outside}" in text
+        await pilot.press("escape")
+    await session.close()
+
+
+async def test_a_before_rewind_row_names_the_files_that_rewind_changed(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    async with after_two_prompts(project, model_a, faux_a) as (app, pilot):
+        first = next(p for p in app.session.checkpoints() if p.label() == "make one")
+        await app.session.rewind(first.entry_id, "code")
+        await submit(pilot, app, "/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, ListPicker), what="the prompt picker")
+        assert "before rewind (it changed one.txt, two.txt)" in screen_text(app)
+        await pilot.press("escape")

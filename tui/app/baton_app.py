@@ -76,8 +76,8 @@ the session file picked by the session picker, when there is one."""
 SessionPicker = Callable[[], "Screen[Path | None]"]
 """Makes the session picker shown before opening (``baton -r``)."""
 
-QUIT_WINDOW = 0.5
-"""Seconds within which a second Ctrl+C quits."""
+QUIT_WINDOW = 2.0
+"""Seconds within which a second Ctrl+C quits: as long as the "press again" notice is shown."""
 REWIND_WINDOW = 0.8
 """Seconds within which a second Esc on an empty editor opens /rewind."""
 
@@ -233,11 +233,6 @@ class BatonApp(App[int]):
         self.activity.stop()
         await self._attach_session()
 
-    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
-        """The session's approver: the approval panel, with a word to the user when away."""
-        self.notifier.approval_waiting(request.tool_name)
-        return await self.approval.ask(request)
-
     async def _attach_session(self) -> None:
         """Wire the opened session to the widgets (events, history, status, warnings)."""
         from baton.tui.app.session_events import SessionEvents
@@ -252,6 +247,7 @@ class BatonApp(App[int]):
 
         self.todos.show_todos(latest_todos(session.messages) or [], collapsed=True)
         session.mcp.elicitor = self.ask_mcp_question
+        self.transcript.text_only_model = lambda: None if "image" in session.model.input else session.model.ref
         self.completer.commands = [*command_list(), *startup.prompt_command_items(session)]
         self.editor.prompt_history = [*startup.prompt_history(session.messages), *self.editor.prompt_history]
         if session.messages:
@@ -396,6 +392,16 @@ class BatonApp(App[int]):
         # While starting there is no session to act on: model and thinking keys wait too.
         return isinstance(self.screen, ModalScreen) or self._session is None
 
+    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The session's approver: the panel asks (with a word to the user when away); meanwhile
+        the call says it waits, not runs."""
+        self.notifier.approval_waiting(request.tool_name)
+        self.transcript.set_waiting_for_approval(request.tool_call_id, True)
+        try:
+            return await self.approval.ask(request)
+        finally:
+            self.transcript.set_waiting_for_approval(request.tool_call_id, False)
+
     def action_interrupt(self) -> None:
         """Ctrl+C: copy a selection; abort a run; clear the editor; twice quickly: quit."""
         if isinstance(self.screen, ModalScreen):  # while starting too: clear, or quit when twice
@@ -420,7 +426,7 @@ class BatonApp(App[int]):
         self._last_interrupt = now
         if self.editor.text:
             self.editor.set_text("")
-        self.notify("Press Ctrl+C again to quit.", timeout=1)
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     @on(ApprovalPanel.Closed)
     def _approval_closed(self) -> None:

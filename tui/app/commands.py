@@ -19,7 +19,7 @@ from textual.content import Content
 
 from baton.providers.paths import baton_home_display
 from baton.tui.actions.action import ActionError
-from baton.tui.actions.approval import APPROVAL, MODES
+from baton.tui.actions.approval import APPROVAL, MEANINGS, MODES
 from baton.tui.actions.conversation import COMPACT, FORK, NEW, RESUME
 from baton.tui.actions.models import MODEL, THINKING, ModelSwitch, ModelTarget, is_current
 from baton.tui.actions.session_file import EXPORT, NAME
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from baton.providers.models import Model, ThinkingLevel
     from baton.sessions import CodingSession
     from baton.sessions.handoff import HandoffPreview, HandoffPreviews
-    from baton.sessions.tree import TreeNode
     from baton.tui.app.baton_app import BatonApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
@@ -225,7 +224,7 @@ def model_preview_detail(
         if summary is None:
             return Content.assemble(facts, ("Handoff: the whole conversation carries over unchanged.",
                                             "$text-success"))
-        return Content.assemble(facts, ("Handoff: ", "bold"), clean(summary))
+        return Content.assemble(facts, ("Handoff (compared with now): ", "bold"), clean(summary))
 
     return detail
 
@@ -257,8 +256,8 @@ async def _switch_to(app: BatonApp, target: Model, missing: Mapping[str, str], p
     if confirm and summary is not None:
         confirmed = await app.push_screen_wait(ConfirmScreen(
             f"Switch to {target.ref}?",
-            Content.assemble(("The new model will not receive the history as is: ", "$text-warning"),
-                             clean(summary)),
+            Content.assemble((f"Compared with {app.session.model.ref} now, the new model will not receive the "
+                              "history as is: ", "$text-warning"), clean(summary)),
         ))
         if not confirmed:
             app.notice("Model unchanged.")
@@ -299,9 +298,10 @@ async def cmd_model(app: BatonApp, args: str) -> None:
         await _switch_to(app, picked, missing, previews, confirm=False)
 
 
-def _marked(value: str, current: str) -> PickerItem[str]:
-    return PickerItem(picker_label(("● " if value == current else "  ", "$text-accent"), (value, "bold")), value,
-                      value)
+def _marked(value: str, current: str, meaning: str = "") -> PickerItem[str]:
+    label = picker_label(("● " if value == current else "  ", "$text-accent"), (value, "bold"),
+                         (f"  {meaning}" if meaning else "", "$text-muted"))
+    return PickerItem(label, value, value)
 
 
 @binds(APPROVAL)
@@ -311,7 +311,8 @@ async def cmd_approval(app: BatonApp, args: str) -> None:
     else:
         current = app.session.permissions.mode
         chosen = await app.push_screen_wait(ListPicker(
-            "Approval mode", [_marked(m, current) for m in MODES], initial=MODES.index(current), filterable=False))
+            "Approval mode", [_marked(m, current, MEANINGS[m]) for m in MODES], initial=MODES.index(current),
+            filterable=False))
         if chosen is None:
             return
         mode = chosen
@@ -379,31 +380,21 @@ async def cmd_fork(app: BatonApp, args: str) -> None:
     app.editor.set_text(await perform(app, FORK, entry_id) or text)
 
 
-def tree_items(nodes: Sequence[TreeNode], width: int) -> list[PickerItem[str]]:
-    """``/tree`` rows for rows ``width`` cells wide: indentation, branch marker, kind, preview (cut to
-    fit) and label."""
-    items = []
-    for node in nodes:
-        marker = "◆ " if getattr(node, "is_leaf", False) else ("● " if node.on_current_branch else "○ ")
-        label_text = getattr(node, "label", None)
-        tag = f"  [{label_text}]" if label_text else ""
-        room = max(width - 2 * node.depth - len(marker) - len(node.kind) - 1 - len(tag), 20)
-        label = picker_label(("  " * node.depth, ""), (marker, "$text-accent"), (node.kind, "$text-muted"), " ",
-                             one_line(node.preview, room), (tag, "$text-accent"))
-        items.append(PickerItem(label, node.id, f"{node.kind} {node.preview}"))
-    return items
-
-
-@command("tree", "/tree", "Move to any point of the session tree", while_running=False)
+@command("tree", "/tree [all]", "Move to any point of the session tree (all: with checkpoints and decisions)",
+         while_running=False)
 async def cmd_tree(app: BatonApp, args: str) -> None:
+    from baton.tui.app.tree_view import tree_items, tree_rows
+
     nodes = list(app.session.tree())
     if not nodes:
         app.notice("The session is empty.")
         return
-    initial = next((i for i, node in enumerate(nodes) if getattr(node, "is_leaf", False)), 0)
-    items = tree_items(nodes, picker_row_width(app.size.width))
+    show_all = args.strip().lower() == "all"
+    initial = next((i for i, (_, _, current) in enumerate(tree_rows(nodes, show_all)) if current), 0)
+    items = tree_items(nodes, picker_row_width(app.size.width), show_all)
+    title = "Session tree" + ("" if show_all else " (/tree all: with checkpoints and permission decisions)")
     picked = await app.push_screen_wait(ListPicker(
-        "Session tree", items, initial=initial, layout=lambda width: tree_items(nodes, width)))
+        title, items, initial=initial, layout=lambda width: tree_items(nodes, width, show_all)))
     if picked is None:
         return
     text = app.session.navigate(picked)
@@ -470,11 +461,13 @@ async def cmd_theme(app: BatonApp, args: str) -> None:
 @command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")
 async def cmd_context(app: BatonApp, args: str) -> None:
     breakdown = app.session.context_breakdown()
+    usage = app.session.context_usage()  # the footer's figure: reported usage plus estimates since
     window = max(breakdown.window, 1)
+    scale = usage.tokens / breakdown.total if breakdown.total else 1.0
     bar: list[Content] = []
     used_cells = 0
     for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
-        cells = round(_BAR_WIDTH * part.tokens / window)
+        cells = round(_BAR_WIDTH * part.tokens * scale / window)
         if part.tokens and not cells:
             cells = 1
         cells = min(cells, _BAR_WIDTH - used_cells)
@@ -482,18 +475,22 @@ async def cmd_context(app: BatonApp, args: str) -> None:
         if cells:
             bar.append(Content.styled("█" * cells, style))
     bar.append(Content.styled("░" * (_BAR_WIDTH - used_cells), "$text-muted"))
-    percent = 100 * breakdown.total / window
     lines = [
         Content.assemble(("Context ", "bold"), Content("").join(bar),
-                         f"  {format_tokens(breakdown.total)} / {format_tokens(breakdown.window)} ({percent:.0f}%)"),
+                         f"  {format_tokens(usage.tokens)} / {format_tokens(breakdown.window)} ({usage.percent:.0f}%)"),
     ]
     for part, style in zip(breakdown.parts, _PART_STYLES, strict=False):
         share = 100 * part.tokens / window
         lines.append(Content.assemble(("■ ", style), (f"{part.label:<26}", ""),
                                       (f"{format_tokens(part.tokens):>7}  {share:5.1f}%", "$text-muted")))
+    free = max(0, breakdown.window - usage.tokens)
     lines.append(Content.assemble(("  ", ""), (f"{'Free':<26}", ""),
-                                  (f"{format_tokens(breakdown.free):>7}  {100 * breakdown.free / window:5.1f}%",
-                                   "$text-muted")))
+                                  (f"{format_tokens(free):>7}  {100 * free / window:5.1f}%", "$text-muted")))
+    if format_tokens(breakdown.total) != format_tokens(usage.tokens):
+        lines.append(Content.styled(
+            f"The parts are estimates (~{format_tokens(breakdown.total)} in all); the total, as in the footer, "
+            "is what the provider reported for the last request plus estimates for what came after it.",
+            "$text-muted"))
     app.notice(Content("\n").join(lines))
 
 

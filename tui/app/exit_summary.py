@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.providers.messages import AssistantMessage, TextContent, UserMessage
-from baton.tui.app.render import clean
+from baton.tui.app.render import clean, format_cost, format_duration, format_tokens
 
 if TYPE_CHECKING:
     from baton.agent.messages import AgentMessage
@@ -41,8 +41,21 @@ def last_exchange(messages: Sequence[AgentMessage]) -> tuple[str, str] | None:
     return _text_of(prompt), answer
 
 
-def exit_summary(session: CodingSession, *, session_file: Path | str | None, session_id: str) -> str:
-    """The lines printed to normal scrollback when the app exits."""
+def spend_line(session: CodingSession, duration: float | None) -> str | None:
+    """``Cost $0.0123 · 12k tokens · 3m05s`` (``None`` before any model call and without a duration)."""
+    stats = session.stats()
+    parts: list[str] = []
+    if stats.assistant_messages:
+        parts.append(f"Cost {format_cost(stats.cost)} · {format_tokens(stats.total_tokens)} tokens")
+    if duration is not None:
+        parts.append(format_duration(duration))
+    return " · ".join(parts) or None
+
+
+def exit_summary(
+    session: CodingSession, *, session_file: Path | str | None, session_id: str, duration: float | None = None
+) -> str:
+    """The lines printed to normal scrollback when the app exits (``duration``: seconds the app ran)."""
     lines: list[str] = []
     exchange = last_exchange(session.messages)
     if exchange is not None:
@@ -55,6 +68,9 @@ def exit_summary(session: CodingSession, *, session_file: Path | str | None, ses
                 answer_lines = [f"… ({hidden} earlier lines)", *answer_lines[-_MAX_ANSWER_LINES:]]
             lines.extend(["", *answer_lines])
         lines.append("")
+    spend = spend_line(session, duration)
+    if spend is not None:
+        lines.append(spend)
     # A session is written once it has messages: an empty one has no file to continue from
     # (``baton --session <id>`` would not find it and ``baton -c`` would open another).
     if session_file is not None and Path(session_file).is_file():

@@ -145,7 +145,7 @@ def collapse_file_blocks(text: str) -> str:
         body = match.group(2)
         if body is None:
             return f"📎 {match.group(1)}"
-        count = body.count("\n") + 1
+        count = len(body.splitlines())  # a last line's newline ends it, it opens none
         return f"📎 {match.group(1)} ({count} line{'s' if count != 1 else ''})"
 
     return _FILE_BLOCK.sub(line, text)

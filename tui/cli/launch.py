@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -188,6 +189,7 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent],
 
     guard = TerminationGuard(abort_all)
     guard.install()
+    started = time.monotonic()
     try:
         code = await run_interactive_async(
             initial_prompt=text or None, initial_images=images or None, inline=inline, opener=opener,
@@ -206,7 +208,8 @@ async def _run_interactive(args: CliArgs, text: str, images: list[ImageContent],
         return guard.finish(code)
     if opened:
         session = opened[0]
-        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id)
+        summary = exit_summary(session, session_file=session.session_file, session_id=session.session_id,
+                               duration=time.monotonic() - started)
         if summary:
             print(summary, flush=True)
     return code

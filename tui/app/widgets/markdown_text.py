@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from rich._loop import loop_first
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.markdown import Heading, Markdown
+from rich.markdown import Heading, ListItem, Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -46,8 +47,26 @@ class _LeftHeading(Heading):
         yield text
 
 
+class _NumberedItem(ListItem):
+    """A list item whose number keeps its dot (``1. first``; Rich draws ``1 first``)."""
+
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        number_width = len(str(last_number)) + 3
+        render_options = options.update(width=options.max_width - number_width)
+        lines = console.render_lines(self.elements, render_options, style=self.style)
+        number_style = console.get_style("markdown.item.number", default="none")
+        padding = Segment(" " * number_width, number_style)
+        numeral = Segment(f"{number}.".rjust(number_width - 1) + " ", number_style)
+        for first, line in loop_first(lines):
+            yield numeral if first else padding
+            yield from line
+            yield Segment("\n")
+
+
 class _AnswerMarkdown(Markdown):
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+    elements = {**Markdown.elements, "heading_open": _LeftHeading, "list_item_open": _NumberedItem}
 
     def __init__(self, text: str, code_theme: str) -> None:
         # Rich's __init__ builds a new markdown-it parser for every renderable (~2 ms); the

@@ -50,11 +50,18 @@ _LEVEL_STYLES: dict[str, str] = {
 }
 
 
-def user_text(content: ResultContent) -> str:
-    """The text of a user message's content (images as ``[image]`` placeholders)."""
+def user_text(content: ResultContent, *, images_not_sent_to: str | None = None) -> str:
+    """The text of a user message's content (images as ``[image: type]`` placeholders; with
+    ``images_not_sent_to``, the text-only model the request replaced them for, said)."""
     if isinstance(content, str):
         return content
-    return result_text(content)
+    if images_not_sent_to is None:
+        return result_text(content)
+    return "\n".join(
+        block.text if block.type == "text"
+        else f"[image: {block.mime_type} — not sent: {images_not_sent_to} reads text only]"
+        for block in content or [] if block.type in ("text", "image")
+    )
 
 
 class UserMessageView(View):
@@ -431,8 +438,9 @@ class BashExecutionView(View):
         if self._cancelled:
             details = {"aborted": True}
         failed = self._cancelled or (self._exit_code not in (None, 0))
+        output = self._output if self._output.strip() or not self._done else "(no output)"
         rendered = result_body(
-            "bash", {}, self._output, details, is_error=failed and self._done, running=not self._done,
+            "bash", {}, output, details, is_error=failed and self._done, running=not self._done,
             duration=self._duration,
         )
         return lines + output_lines(ctx, rendered)

@@ -78,9 +78,12 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
         hint: str = "↑↓ move · Enter pick · Esc cancel · type to filter",
         filterable: bool = True,
         layout: Callable[[int], Sequence[PickerItem[T]]] | None = None,
+        empty: str | None = None,
     ) -> None:
         super().__init__()
         self._layout = layout
+        self.empty_text = empty
+        """Said in the box when there is nothing to pick (instead of an empty box)."""
         self.title_text = title
         self.items = list(items)
         self._shown: list[PickerItem[T]] = list(self.items)
@@ -174,6 +177,10 @@ class ListPicker(ModalScreen[T | None], Generic[T]):
 
     def _update_detail(self) -> None:
         value = self.highlighted_value
+        if not self._shown and self.empty_text:
+            self._detail.update(safe(self.empty_text if not self.items else "Nothing matches the filter."))
+            self._detail.display = True
+            return
         if self._detail_fn is None or value is None:
             self._detail.display = False
             return

@@ -80,7 +80,12 @@ class SessionPicker(ListPicker[Path]):
         self._all = False
         self._current = current
         self._width = width
-        super().__init__("Resume a session (this directory)", self._items(), hint=HINT)
+        super().__init__("Resume a session (this directory)", self._items(), hint=HINT, empty=self._empty_text())
+
+    def _empty_text(self) -> str:
+        if self._all:
+            return "No other session to resume."
+        return "No other session in this directory (Tab: every project's)."
 
     def _infos(self) -> list[SessionInfo]:
         infos = list(self._everywhere() if self._all else self._here())
@@ -110,6 +115,7 @@ class SessionPicker(ListPicker[Path]):
         """Tab: this directory's sessions or every project's."""
         self._all = not self._all
         title = "Resume a session (all projects)" if self._all else "Resume a session (this directory)"
+        self.empty_text = self._empty_text()
         self.set_items(self._items(), title=title)
 
     @work(exclusive=True, group="session-delete")

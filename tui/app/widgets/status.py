@@ -98,7 +98,7 @@ class StatusBar(Widget):
 
     def render(self) -> Content:
         info = self.info
-        width = max(self.size.width - 2, 20)
+        width = max(self.size.width - 2, min(self.size.width, 20))  # size: the content area
         where = Content.assemble((info.cwd, "$text"), (f" ({info.branch})" if info.branch else "", "$text-muted"))
         if info.session_name:
             where = Content.assemble(where, (" · ", "$text-muted"), safe(info.session_name, "$text-accent"))
@@ -142,10 +142,15 @@ class StatusBar(Widget):
 
 
 def _spread(left: Content, right: Content, width: int) -> Content:
+    """``left`` and ``right`` on one line of ``width`` cells: the left part is shortened first
+    (down to 8 cells), then the right one — a line that wrapped would push the footer's second
+    line out of its two rows."""
     gap = width - left.cell_length - right.cell_length
     if gap < 1:
         room = max(width - right.cell_length - 2, 8)
         left = left.truncate(room, ellipsis=True)
+        if left.cell_length + 2 + right.cell_length > width:
+            right = right.truncate(max(width - left.cell_length - 2, 1), ellipsis=True)
         gap = max(width - left.cell_length - right.cell_length, 1)
     return Content.assemble(left, " " * gap, right)
 

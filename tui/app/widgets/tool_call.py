@@ -69,6 +69,7 @@ class ToolCallView(View):
         self._cwd = cwd
         self.state: ToolState = "streaming" if streaming else "pending"
         self._started: float | None = None
+        self._waiting = False
         self._duration: float | None = None
         self._output = ""
         self._details: object = None
@@ -110,6 +111,13 @@ class ToolCallView(View):
             self._args = args
         self.state = "running"
         self._started = time.monotonic()
+        self._dirty = True
+
+    def set_waiting(self, waiting: bool) -> None:
+        """The call waits for the user's approval (its clock starts once it is answered)."""
+        self._waiting = waiting
+        if not waiting and self.state == "running":
+            self._started = time.monotonic()
         self._dirty = True
 
     def set_partial(self, content: ResultContent, details: object = None) -> None:
@@ -154,7 +162,9 @@ class ToolCallView(View):
         running = self.state == "running"
         self._status = None
         self._rendered = None
-        if running and self._started is not None and not self._output:
+        if running and self._waiting:
+            self._status = Content.styled("waiting for your approval…", "$text-warning")
+        elif running and self._started is not None and not self._output:
             elapsed = time.monotonic() - self._started
             self._status = Content.styled(f"running… {elapsed:.1f}s", "$text-muted")
         if showing_result and not (running and not self._output):

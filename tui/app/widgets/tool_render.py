@@ -355,7 +355,7 @@ def _write_note(text: str, details: WriteDetails) -> str:
     if details.bytes is None:
         return text
     verb = "created" if details.created else "overwrote"
-    count = f"{details.lines} lines, " if details.lines is not None else ""
+    count = f"{details.lines} line{'s' if details.lines != 1 else ''}, " if details.lines is not None else ""
     return f"{verb} · {count}{format_bytes(details.bytes)}"
 
 

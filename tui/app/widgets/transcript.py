@@ -43,7 +43,7 @@ from baton.agent.events import (
     ToolExecutionUpdateEvent,
 )
 from baton.agent.messages import AgentMessage, BashExecutionMessage
-from baton.providers.messages import AssistantMessage, ToolResultMessage
+from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
 from baton.sessions.events import AnySessionEvent
 from baton.tui.app.widgets.messages import AssistantMessageView, BashExecutionView, HeaderView, NoticeLevel
 from baton.tui.app.widgets.paint import RenderContext, View
@@ -100,6 +100,8 @@ class Transcript(ScrollView, can_focus=False):
         """Views with buffered updates (running tools, ``!cmd`` output) flushed on each tick."""
         self._call_owner: dict[str, Entry] = {}
         self._timer: Timer | None = None
+        self.text_only_model: Callable[[], str | None] = lambda: None
+        """The current model's ``provider/id`` when it reads no images (set by the app)."""
         self._ticking = False
         self._in_flush: list[Callable[[], None]] = []
         self.on_flush: Callable[[], None] | None = None
@@ -297,6 +299,10 @@ class Transcript(ScrollView, can_focus=False):
         if isinstance(message, ToolResultMessage):
             return
         for entry in entries_for([message]):
+            if isinstance(message, UserMessage) and not isinstance(message.content, str) and any(
+                block.type == "image" for block in message.content
+            ):
+                entry.images_not_sent_to = self.text_only_model()
             self.add_entry(entry)
 
     def _on_message_end(self, message: AgentMessage) -> None:
@@ -325,6 +331,12 @@ class Transcript(ScrollView, can_focus=False):
                     call_view.set_result(message.content, message.details, is_error=message.is_error, render=False)
             else:
                 self.add_entry(Entry("tool_result", message))
+
+    def set_waiting_for_approval(self, tool_call_id: str, waiting: bool) -> None:
+        """Show the call as waiting for the user's approval (not as running), or no longer."""
+        view = self._tool_view(tool_call_id)
+        if view is not None:
+            view.set_waiting(waiting)
 
     def _tool_view(self, tool_call_id: str) -> ToolCallView | None:
         live, live_entry = self._live, self._live_entry

@@ -50,6 +50,8 @@ class Entry:
     factory: Callable[[], View] | None = None
     laid_out: Hashable | None = None
     """The view's version when its lines were last laid out."""
+    images_not_sent_to: str | None = None
+    """For a prompt with images: the text-only model that got a placeholder instead."""
 
 
 def build_view(entry: Entry, cwd: Path | None) -> View:
@@ -58,7 +60,7 @@ def build_view(entry: Entry, cwd: Path | None) -> View:
         return entry.factory()
     match entry.message:
         case UserMessage(content=content):
-            return UserMessageView(user_text(content))
+            return UserMessageView(user_text(content, images_not_sent_to=entry.images_not_sent_to))
         case AssistantMessage() as message:
             return AssistantMessageView(message, results=entry.results, cwd=cwd)
         case ToolResultMessage() as message:
