@@ -14,6 +14,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from baton.providers.messages import Context, TextContent, UserMessage
+from baton.sessions.budget import BudgetExceededError
 from baton.sessions.permissions.approval import ApprovalRequest
 from baton.tools.mcp.sampling import SamplingAnswer, SamplingRefused, SamplingRequest
 
@@ -50,6 +51,10 @@ class SessionSampler:
                     "at your cost); it gets the answer and sees nothing of this conversation"),
             diff="\n".join(f"  {line}" for line in request.text.splitlines()[:40]),
         )
+        try:
+            session.budget.check()  # a server's request spends the same budget as the session's own
+        except BudgetExceededError as exc:
+            raise SamplingRefused(str(exc)) from None
         answer = await session.permissions.ask(ask, session.abort_signal)
         if not answer.allowed:
             raise SamplingRefused(answer.reason or "the user declined")
@@ -63,6 +68,7 @@ class SessionSampler:
         session.store.append_custom(SAMPLING_ENTRY, {
             "server": server, "model": f"{model.provider}/{model.id}",
             "usage": reply.usage.model_dump(mode="json", by_alias=True)})
+        session.budget.observe_result({"cost": reply.usage.cost.total})
         if reply.stop_reason in ("error", "aborted"):
             raise SamplingRefused(f"the model request failed: {reply.error_message or reply.stop_reason}")
         return SamplingAnswer("\n".join(b.text for b in reply.content if isinstance(b, TextContent)),

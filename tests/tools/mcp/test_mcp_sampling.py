@@ -30,13 +30,14 @@ def revision(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def _open(server: ReplayServer, cwd: Path) -> CodingSession:
+async def _open(server: ReplayServer, cwd: Path, max_cost: float | None = None) -> CodingSession:
     model = Model(id="replay", api=API, provider="replay", base_url=server.url, input=["text", "image"],
                   cost=ModelCost(input=1000.0, output=1000.0))
     settings = validate_settings({"retry": {"enabled": False}, "mcp": {"startupTimeoutMs": 90_000},
                                   "approval": "full"})
     return await CodingSession.open(SessionOptions(cwd=cwd, model=model, tools=[], session="none",
-                                                   context_files=False, api_key="k", settings=settings))
+                                                   context_files=False, api_key="k", settings=settings,
+                                                   max_cost_usd=max_cost))
 
 
 class Asked:
@@ -52,10 +53,11 @@ class Asked:
 
 
 async def _story(home: Path, tmp_path: Path, markers: Path, revision: str, approver: Asked | None,
-                 replies: list[Any]) -> tuple[CodingSession, list[dict[str, Any]], float, float]:
+                 replies: list[Any], max_cost: float | None = None
+                 ) -> tuple[CodingSession, list[dict[str, Any]], float, float]:
     _write_config(home, {"cap": _entry(markers, revision)})
     with ReplayServer(replies) as server:
-        session = await _open(server, tmp_path)
+        session = await _open(server, tmp_path, max_cost)
         session.permissions.approver = approver
         try:
             await session.prompt(f"remember {SECRET}, then ask the server")
@@ -113,3 +115,13 @@ async def test_a_server_gets_a_limited_number_of_answers(home: Path, tmp_path: P
     assert _text_of(first) == "the model said: yes"
     assert "'cap' already had 1 sampling answers this session" in _text_of(second)
     assert len(asked.questions) == 1 and len(requests) == 4
+
+
+async def test_a_spent_budget_refuses_a_servers_request_too(home: Path, tmp_path: Path, markers: Path) -> None:
+    # the first answer (at $1000 per million tokens) spends the whole --max-cost: the server's
+    # sampling request is refused before the user is even asked, and nothing more is sent
+    approver = Asked("allow")
+    replies = [_call("c1", "mcp__cap__ask_model", {"question": "Spend?", "max_tokens": 10}), _text("ok")]
+    session, requests, _, _ = await _story(home, tmp_path, markers, "2026-07-28", approver, replies, max_cost=0.001)
+    assert "budget" in _text_of(_results(session)[0]) and not approver.questions
+    assert len(requests) == 1
