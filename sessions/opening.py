@@ -92,7 +92,8 @@ def read_parts(
     tools = _make_tools([*tool_names, *planning_tool_names(tool_names)], cwd, tool_env, slots, background)
     refused: list[str] = []  # project files not read (symlinked out, FIFOs, devices): one line each
     library = PromptCommands.load(cwd) if options.prompt_commands else PromptCommands([], [], [])
-    prompt, files = build_session_prompt(options, cwd, tools, library, refused)
+    offered = [t for t in tools if t.name in tool_names]  # plan mode's extra tools are not in the prompt
+    prompt, files = build_session_prompt(options, cwd, offered, library, refused)
     library.warnings[:0] = refused  # the library's warnings are the prompt's files' warnings
     return SessionParts(
         options=options, settings=settings, store=store, cwd=cwd, session_dir=session_dir,

@@ -74,7 +74,7 @@ async def test_full_mode_offers_it_and_a_deny_rule_wins(ws: Path) -> None:
 async def test_web_fetch_is_a_default_tool(ws: Path) -> None:
     body, _ = await one_request(ws)
     names = [tool.get("name") for tool in body["tools"]]
-    assert names == ["read", "bash", "edit", "write", "web_fetch"]
+    assert names[:5] == ["read", "bash", "edit", "write", "web_fetch"]
 
 
 async def test_brave_tool_joins_with_a_key_and_replaces_native_search(

@@ -125,7 +125,8 @@ def test_without_plan_mode_the_same_tools_are_offered_as_before(home: Path, work
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
         result = run_baton(home, workdir, "-p", "--model", "replay/replay-model", "hello")
     assert result.returncode == 0, result.stderr
-    assert _tool_names(server.requests[0]) == ["read", "bash", "edit", "write", "todo_write"]
+    assert _tool_names(server.requests[0]) == ["read", "bash", "edit", "write", "web_fetch", "task", "todo_write",
+                                               "bash_output", "kill_shell"]
 
 
 def test_rpc_enters_plan_mode_reports_the_plan_and_the_list_and_leaves_only_by_command(
