@@ -96,8 +96,8 @@ def main() -> None:
             if full is not None:
                 app_painted.append(full)
     for label, values in results.items():
-        print(f"{label:8} start to {commands[label][1]!r} shown and a key echoed: median {statistics.median(values):.3f} s  "
-              f"(min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
+        print(f"{label:8} start to {commands[label][1]!r} shown and a key echoed: median "
+              f"{statistics.median(values):.3f} s  (min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
     if app_painted:
         print(f"baton    start to the full app frame (keys typed so far in its editor): median "
               f"{statistics.median(app_painted):.3f} s  (min {min(app_painted):.3f}, max {max(app_painted):.3f})")
