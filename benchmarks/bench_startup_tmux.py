@@ -79,10 +79,11 @@ def main() -> None:
     base_env = {"HOME": str(work), "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color",
                 "BATON_HOME": str(home), "LANG": "C.UTF-8"}
     baton = Path(sys.executable).with_name("baton")
-    # baton echoes keys in its instant frame (painted before Textual loads); "/hotkeys" is in the
-    # full app's first frame, which takes the typed keys over.
+    # baton echoes keys in its instant frame (painted before Textual loads), whose footer names the
+    # model: keys are sent once the model id shows, so the figure is "the model on screen and a
+    # typed key echoed". "/hotkeys" is in the full app's first frame, which takes the keys over.
     commands: dict[str, tuple[str, str, str | None]] = {
-        "baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo", "baton", "/hotkeys")}
+        "baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo", "demo/baton-demo", "/hotkeys")}
     if PI_CLI.exists() and shutil.which("node"):
         commands["pi 0.73"] = (f"node {shlex.quote(str(PI_CLI))}", "pi", None)
     results: dict[str, list[float]] = {k: [] for k in commands}
@@ -95,8 +96,8 @@ def main() -> None:
             if full is not None:
                 app_painted.append(full)
     for label, values in results.items():
-        print(f"{label:8} start to echoed key: median {statistics.median(values):.3f} s  "
-              f"(min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
+        print(f"{label:8} start to {commands[label][1]!r} shown and a key echoed: median "
+              f"{statistics.median(values):.3f} s  (min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
     if app_painted:
         print(f"baton    start to the full app frame (keys typed so far in its editor): median "
               f"{statistics.median(app_painted):.3f} s  (min {min(app_painted):.3f}, max {max(app_painted):.3f})")

@@ -26,10 +26,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
-
-from pydantic import BaseModel
 
 MAX_DEPTH = 64
 """Configuration files (settings.json, models.json)."""
@@ -150,7 +149,7 @@ def clamp_object(obj: Any, limit: int = MAX_VALUE_DEPTH) -> Any:
     """A copy of a pydantic model or dataclass (a message, a session entry, an event) whose
     free-form values (tool arguments, details, extra keys) went through :func:`clamp_depth`;
     models and dataclasses inside are copied the same way, plain values are clamped."""
-    if isinstance(obj, BaseModel):
+    if _is_model(obj):
         update = {name: clamp_object(getattr(obj, name), limit) for name in type(obj).model_fields}
         copy = obj.model_copy(update=update)
         extra = copy.__pydantic_extra__
@@ -168,8 +167,17 @@ def clamp_object(obj: Any, limit: int = MAX_VALUE_DEPTH) -> Any:
     return clamp_depth(obj, limit)
 
 
+def _is_model(obj: object) -> bool:
+    """A pydantic model (pydantic is imported only where models exist: not before the first frame)."""
+    if "pydantic" not in sys.modules:
+        return False
+    from pydantic import BaseModel
+
+    return isinstance(obj, BaseModel)
+
+
 def _is_structured(obj: object) -> bool:
-    return isinstance(obj, BaseModel) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type))
+    return _is_model(obj) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type))
 
 
 def _reject_constant(name: str) -> NoReturn:

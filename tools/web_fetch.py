@@ -30,10 +30,9 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urljoin
 
-import httpx
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
@@ -43,6 +42,9 @@ from baton.tools.images import prepare_image
 from baton.tools.params import ToolParams
 from baton.tools.temp_files import new_temp_file
 from baton.tools.web_address import IpAddress, WebTarget, checked_address, parse_url
+
+if TYPE_CHECKING:
+    import httpx  # imported where a fetch runs: opening a session must not pay for httpx
 from baton.tools.web_content import MediaType, kind_of, page_text
 
 MAX_DOWNLOAD = 5 * 1024 * 1024
@@ -163,6 +165,8 @@ class WebFetchTool(AgentTool[WebFetchParams, JsonObject]):
         return result
 
     async def _fetch_within_time(self, target: WebTarget) -> _Fetched:
+        import httpx
+
         try:
             return await asyncio.wait_for(self._follow(target), self.timeout)
         except (TimeoutError, httpx.TimeoutException):
@@ -258,6 +262,8 @@ async def _get(
 ) -> tuple[int, httpx.Headers, bytes, bool]:
     """One GET of ``target`` sent to ``address`` (the URL keeps its host for the Host header and
     TLS's name check); the body read up to :data:`MAX_DOWNLOAD` bytes."""
+    import httpx
+
     ip = f"[{address}]" if address.version == 6 else str(address)
     default_port = 443 if target.https else 80
     netloc = ip if target.port == default_port else f"{ip}:{target.port}"

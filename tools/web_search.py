@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 
-import httpx
 from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError
@@ -94,6 +93,8 @@ class WebSearchTool(AgentTool[WebSearchParams, JsonObject]):
                                     {"query": query, "count": len(results)})
 
     async def _search(self, key: str, query: str, count: int) -> list[tuple[str, str, str]]:
+        import httpx  # here: opening a session must not pay for httpx
+
         headers = {"Accept": "application/json", "X-Subscription-Token": key}
         try:
             async with httpx.AsyncClient(trust_env=False, timeout=TIMEOUT) as client:

@@ -48,7 +48,9 @@ def test_pasting_text_with_escape_codes_neither_sends_nor_runs_keys_in_tmux(
     clip = tmp_path / "clip.txt"
     clip.write_bytes(b"colour \x1b[31mRED\x1b[0m done\r\nsecond line\x07\r\nlast")
     try:
-        tmux.wait_for(lambda p: "demo/baton-demo" in p, "the editor and footer")
+        # The app's footer ("context": the first frame shows the model too, and echoes a paste
+        # only roughly).
+        tmux.wait_for(lambda p: "demo/baton-demo" in p and "context" in p, "the editor and footer")
         subprocess.run(["tmux", "load-buffer", "-b", tmux.name, str(clip)], check=True)
         subprocess.run(["tmux", "paste-buffer", "-r", "-p", "-b", tmux.name, "-t", tmux.name], check=True)
         pane = tmux.wait_for(lambda p: "last" in p, "the pasted text in the editor")

@@ -55,7 +55,7 @@ def test_plan_mode_and_the_task_list_in_tmux(tmp_path: Path, home: Path, workdir
         tmux = Tmux(baton_command_line(workdir, env, "--approval ask --model replay/replay-model",
                                        f"; echo $? > {shlex.quote(str(exit_file))}"))
         try:
-            tmux.wait_for(lambda p: "ask · " in p, "the footer in ask mode")
+            tmux.wait_for(lambda p: "ask · " in p and "context" in p, "the app's footer in ask mode")
             tmux.send("BTab")
             tmux.wait_for(lambda p: "plan · read-only" in p, "plan mode in the footer")
             tmux.type("write out.txt")

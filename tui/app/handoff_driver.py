@@ -6,6 +6,9 @@
 - It holds key and paste events until the app says its editor has focus
   (:meth:`HandoffDriver.release_held_keys`); Textual would otherwise deliver keys typed while the
   first screen is being built to no widget at all.
+
+Its input thread sleeps until a byte arrives (Textual's wakes ten times a second to look for a
+lone Escape's timeout even when nothing was typed): an idle app costs no CPU.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual._time import get_time
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -25,6 +29,49 @@ from baton.tui.app.instant_frame import InstantFrame
 
 if TYPE_CHECKING:
     from textual.app import App
+
+
+class _WakingEvent(threading.Event):
+    """The input thread's stop flag; setting it also writes to a pipe the thread selects on, so
+    the thread can wait for input without a timeout and still stop at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pipe_lock = threading.Lock()
+        self.wake_r = self.wake_w = -1
+
+    def renew(self) -> int:
+        """A fresh pipe (earlier wake-ups forgotten) for an input thread about to start; the
+        end to select on. Textual closes the driver on suspend and starts it again on resume."""
+        with self._pipe_lock:
+            self._close_pipe()
+            self.wake_r, self.wake_w = os.pipe()
+            os.set_blocking(self.wake_w, False)
+            return self.wake_r
+
+    def set(self) -> None:
+        super().set()
+        with self._pipe_lock:
+            if self.wake_w < 0:
+                return
+            try:
+                os.write(self.wake_w, b"x")
+            except OSError:  # the pipe is full: already woken
+                pass
+
+    def close(self) -> None:
+        """Close the pipe; :meth:`set` then only sets the flag."""
+        with self._pipe_lock:
+            self._close_pipe()
+
+    def _close_pipe(self) -> None:
+        fds, self.wake_r, self.wake_w = (self.wake_r, self.wake_w), -1, -1
+        for fd in fds:
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
 
 class HandoffDriver(LinuxDriver):
@@ -39,6 +86,7 @@ class HandoffDriver(LinuxDriver):
         self._hold_lock = threading.Lock()
         self._held: list[Message] | None = []
         self._adopted = False
+        self.exit_event = _WakingEvent()
 
     def start_application_mode(self) -> None:
         frame = None if self._adopted else self.frame
@@ -65,14 +113,19 @@ class HandoffDriver(LinuxDriver):
 
         from baton.tui.app.paste_filter import PasteEscapeFilter
 
+        wake = self.exit_event
+        assert isinstance(wake, _WakingEvent)
+        wake_r = wake.renew()
         selector = selectors.SelectSelector()
         selector.register(self.fileno, selectors.EVENT_READ)
+        selector.register(wake_r, selectors.EVENT_READ)
         parser = XTermParser(self._debug)
         pastes = PasteEscapeFilter()
         decode = getincrementaldecoder("utf-8")().decode
 
         def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> bool:
             """Parse what arrived; False once the terminal is gone (a read at end of file)."""
+            ready = [(key, mask) for key, mask in ready if key.fd == self.fileno]
             for index, (_key, mask) in enumerate(ready):
                 if mask & selectors.EVENT_READ:
                     data = decode(os.read(self.fileno, 4096), final=final and index == len(ready) - 1)
@@ -86,11 +139,16 @@ class HandoffDriver(LinuxDriver):
 
         try:
             while not self.exit_event.is_set():
-                if not process(selector.select(0.1)):
+                # No timeout unless the parser waits for one (a lone Escape becomes a key
+                # after a moment): the thread sleeps while nothing is typed.
+                pending = parser._timeout_time
+                timeout = None if pending is None else max(0.0, pending - get_time())
+                if not process(selector.select(timeout)):
                     # Textual's loop went on selecting a closed terminal: a core's worth of CPU
                     # for as long as the app lived on (stuck writing to that terminal, say).
                     self.terminal_gone()
                     return
+            selector.unregister(wake_r)
             selector.unregister(self.fileno)
             process(selector.select(0.1), final=True)
         finally:
@@ -100,6 +158,12 @@ class HandoffDriver(LinuxDriver):
                     pass
             except (EOFError, ParseError):
                 pass
+
+    def close(self) -> None:
+        super().close()
+        wake = self.exit_event
+        if isinstance(wake, _WakingEvent):
+            wake.close()
 
     def terminal_gone(self) -> None:
         """The terminal hung up (reading it gives end of file): end baton as a hangup does, also

@@ -1,5 +1,7 @@
-"""The first frame, painted before Textual is imported: the interactive app's title and prompt
-line, shown within a few tens of milliseconds of ``baton`` starting, echoing what is typed.
+"""The first frame, painted before Textual is imported: the interactive app's title, prompt line
+and footer (the working directory, the model, the approval mode and sandbox as far as they are known
+before the session opens: :mod:`baton.tui.cli.early_status`), shown within a few tens of
+milliseconds of ``baton`` starting, echoing what is typed.
 
 Textual and the app take a few hundred milliseconds more to load. Meanwhile a thread reads the
 terminal (raw mode, as Textual will set it, but Ctrl+C still interrupts) and keeps every byte;
@@ -18,6 +20,10 @@ import os
 import select
 import sys
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from baton.tui.cli.early_status import EarlyStatus
 
 BACKGROUND = "18;18;18"
 SURFACE = "30;30;30"
@@ -26,6 +32,7 @@ ACCENT = "255;196;115"
 TEXT = "224;224;224"
 MUTED = "120;120;120"
 RULE = "6;89;153"
+WARNING = "255;166;87"
 PLACEHOLDER = "Message baton…  (/ commands · @ files · ! shell)"
 RESIZE_POLL_S = 0.05
 """How often the reader checks the terminal size while no key arrives."""
@@ -42,12 +49,13 @@ def _fg(rgb: str) -> str:
 class InstantFrame:
     """A painted first frame and the keys typed into it; see the module docstring."""
 
-    def __init__(self, fd_in: int, fd_out: int, title: str) -> None:
+    def __init__(self, fd_in: int, fd_out: int, title: str, status: EarlyStatus | None = None) -> None:
         import termios
 
         self._fd_in = fd_in
         self._fd_out = fd_out
         self._title = title
+        self._status = status
         self.original_attrs = termios.tcgetattr(fd_in)
         """The terminal settings to restore on exit (the app's driver restores these)."""
         self._typed = bytearray()
@@ -64,9 +72,9 @@ class InstantFrame:
     # -- life cycle ------------------------------------------------------------------------------
 
     @classmethod
-    def start(cls, title: str) -> InstantFrame | None:
-        """Paint the frame and start reading keys; None where it cannot be done (not a
-        terminal, a dumb one, not POSIX, or the terminal refuses raw mode)."""
+    def start(cls, title: str, status: EarlyStatus | None = None) -> InstantFrame | None:
+        """Paint the frame (with ``status`` in its footer) and start reading keys; None where it
+        cannot be done (not a terminal, a dumb one, not POSIX, or the terminal refuses raw mode)."""
         if os.name != "posix" or os.environ.get("TERM", "dumb") in ("dumb", ""):
             return None
         import termios
@@ -75,7 +83,7 @@ class InstantFrame:
             fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
             if not (os.isatty(fd_in) and os.isatty(fd_out)):
                 return None
-            frame = cls(fd_in, fd_out, title)
+            frame = cls(fd_in, fd_out, title, status)
             frame._enter()
         except (OSError, ValueError, AttributeError, termios.error):
             return None
@@ -244,10 +252,32 @@ class InstantFrame:
         out.append(f"\x1b[1;3H\x1b[1m{_fg(ACCENT)}baton \x1b[22m{_fg('255;255;255')}{title}")
         out.append(f"\x1b[{rows - 4};2H\x1b[1m{_fg(ACCENT)}⠋ Starting…\x1b[22m")
         out.append(f"\x1b[{rows - 3};2H{_bg(SURFACE)}{_fg(RULE)}{'─' * (columns - 2)}")
-        out.append(f"\x1b[{rows - 1};1H{_bg(FOOTER)}{' ' * columns}")
-        out.append(f"\x1b[{rows};1H{_bg(FOOTER)}{_fg('255;255;255')} ↑0  ↓0  $0.00{' ' * (columns - 14)}")
+        out.append(self._footer(columns, rows))
         self._write("".join(out))
         self._paint_editor()
+
+    def _footer(self, columns: int, rows: int) -> str:
+        """The status bar's two lines as the app will paint them: where and with what model;
+        tokens, cost and the approval mode (fields not known yet stay blank)."""
+        status = self._status
+        width = columns - 4  # as the status bar lays out its lines (its padding, and two more)
+        where = status.cwd if status else ""
+        model = status.model if status else ""
+        if status is not None and status.demo:
+            model += " · offline demo model (no API key)"
+        model = model[: max(width - 10, 0)]
+        if len(where) + len(model) + 1 > width:  # as the status bar shortens it
+            room = max(width - len(model) - 2, 8)
+            where = where[: room - 1] + "…"
+        gap = " " * max(width - len(where) - len(model), 0)
+        model_colour = WARNING if status is not None and status.demo else ACCENT
+        line1 = f"{_fg(TEXT)}{where}{gap}{_fg(model_colour)}{model}"
+        usage = "↑0  ↓0  $0.00"
+        approval = status.approval if status else ""
+        line2 = usage + (f"  ·  {approval}" if approval else "")
+        line2 = line2[:width]
+        return (f"\x1b[{rows - 1};1H{_bg(FOOTER)} {line1}   "
+                f"\x1b[{rows};1H{_bg(FOOTER)}{_fg(MUTED)} {line2}{' ' * (width - len(line2))}   ")
 
     def _paint_editor(self) -> None:
         columns, rows = self._size

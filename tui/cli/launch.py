@@ -92,8 +92,13 @@ def _instant_frame(args: CliArgs) -> InstantFrame | None:
     if args.print_mode or args.resume or args.inline or _display_setting() == "inline":
         return None
     from baton.tui.app.instant_frame import InstantFrame
+    from baton.tui.cli.early_status import early_status
 
-    return InstantFrame.start(f"{VERSION} · a terminal coding agent")
+    try:
+        status = early_status(args)
+    except Exception:  # the footer's guess must never stop the first frame
+        status = None
+    return InstantFrame.start(f"{VERSION} · a terminal coding agent", status)
 
 
 def _close_frame(frame: InstantFrame | None) -> None:

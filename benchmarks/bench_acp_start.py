@@ -1,0 +1,92 @@
+"""Editors wait for nothing: the installed ``baton --mode acp`` from spawn until ``initialize``
+and then ``session/new`` are answered, as an editor sends them (one after the other, each once
+the previous answer came), with a private ``$BATON_HOME`` and the offline demo model.
+
+Run: ``python benchmarks/bench_acp_start.py [--runs N]``. Goal: session/new answered <= 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _answer(proc: subprocess.Popen[bytes], request_id: int, buffer: bytearray, timeout: float = 30.0) -> None:
+    """Read stdout until the response to ``request_id`` arrives (notifications are skipped)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    while time.monotonic() < deadline:
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"request {request_id} failed: {message['error']}")
+                return
+        if select.select([fd], [], [], 0.5)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError(f"baton exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            buffer += chunk
+    raise RuntimeError(f"no answer to request {request_id} within {timeout} s")
+
+
+def one_run(baton: str, work: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(spawn -> initialize answered, spawn -> session/new answered), in seconds."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([baton, "--mode", "acp", "--model", "demo/baton-demo"], cwd=work, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    buffer = bytearray()
+    try:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True},
+                                                         "terminal": True}}}).encode() + b"\n")
+        proc.stdin.flush()
+        _answer(proc, 1, buffer)
+        initialized = time.perf_counter() - start
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {
+            "cwd": str(work), "mcpServers": []}}).encode() + b"\n")
+        proc.stdin.flush()
+        _answer(proc, 2, buffer)
+        return initialized, time.perf_counter() - start
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    work = Path(tempfile.mkdtemp(prefix="bench-acp-"))
+    home = work / "home"
+    home.mkdir()
+    env = {"HOME": str(work), "PATH": os.environ.get("PATH", ""), "BATON_HOME": str(home), "LANG": "C.UTF-8",
+           "OLLAMA_HOST": "127.0.0.1:9"}
+    baton = str(Path(sys.executable).with_name("baton"))
+    one_run(baton, work, env)  # warm the file cache and the byte-code
+    figures = [one_run(baton, work, env) for _ in range(runs)]
+    for index, label in enumerate(("initialize answered", "session/new answered")):
+        values = [figure[index] for figure in figures]
+        print(f"spawn -> {label:21}: best {min(values):.3f} s  median {statistics.median(values):.3f} s  "
+              f"({runs} runs)")
+    print(f"load average during the run: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
