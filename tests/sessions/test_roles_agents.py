@@ -78,7 +78,8 @@ def test_agent_files_in_claude_codes_format(tmp_path: Path, baton_home: Path) ->
     reviewer = catalog.agents["reviewer"]
     assert reviewer.source == "project"  # the project's comes first
     user = load_agents(tmp_path / "elsewhere").agents["reviewer"]
-    assert user.tools == ("read", "find", "grep", "web_fetch") and user.model == "sonnet" and user.prompt == "You look things up."
+    assert user.tools == ("read", "find", "grep", "web_fetch")
+    assert user.model == "sonnet" and user.prompt == "You look things up."
     unknown = [w for w in load_agents(tmp_path / "elsewhere").warnings if "unknown tool" in w]
     assert len(unknown) == 1 and "Frobnicate" in unknown[0] and "WebFetch" not in unknown[0]
     assert any("ignored: already defined" in w for w in catalog.warnings)
