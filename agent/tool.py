@@ -159,9 +159,15 @@ class AgentTool(ABC, Generic[P, D]):
         path = cls.path_of(args)
         return f"{cls.label} {path}" if path else cls.label
 
+    def schema_description(self) -> str:
+        """The description the model is sent (default: :attr:`description`; a tool whose text
+        depends on the session, such as the agents ``task`` offers, says it here)."""
+        return self.description
+
     def schema(self) -> Tool:
         """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""
-        return Tool(name=self.name, description=self.description, parameters=parameters_schema(self.parameters))
+        return Tool(name=self.name, description=self.schema_description(),
+                    parameters=parameters_schema(self.parameters))
 
     async def execute(
         self,

@@ -95,10 +95,9 @@ async def _recover(session: CodingSession, adapter_attempts: int) -> None:
 async def _fail_over(session: CodingSession, failed: AssistantMessage, attempts: int, adapter_attempts: int) -> bool:
     """Continue the turn on the next fallback model (``False``: none to go to)."""
     agent = session.agent
-    if session.failover.next_model() is None:
+    if not await session.failover.take_over(failed, attempts):
         return False
-    _drop_trailing_error(agent)
-    await session.failover.take_over(failed, attempts)
+    _drop_trailing_error(agent)  # the failed reply stays in the session file, not in the context
     agent.stream_options.max_retries = adapter_attempts  # a new provider gets its own attempts
     await agent.continue_()
     return True

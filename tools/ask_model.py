@@ -17,7 +17,6 @@ from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
 from baton.providers.json_types import JsonMapping, JsonObject
-from baton.providers.messages import Tool
 from baton.tools.params import ToolParams
 
 
@@ -72,12 +71,6 @@ class AskModelTool(AgentTool[AskModelParams, JsonObject]):
     def schema_description(self) -> str:
         """The description naming the advisor model."""
         return BASE_DESCRIPTION if self.advisor is None else f"{BASE_DESCRIPTION} Advisor: {self.advisor.describe()}."
-
-    def schema(self) -> Tool:
-        """The tool as sent to the model, its description naming the advisor."""
-        tool = super().schema()
-        tool.description = self.schema_description()
-        return tool
 
     @classmethod
     def title(cls, args: JsonMapping) -> str:

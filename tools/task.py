@@ -20,7 +20,6 @@ from pydantic import AliasChoices, Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
 from baton.providers.json_types import JsonMapping, JsonObject
-from baton.providers.messages import Tool
 from baton.tools.params import ToolParams
 
 
@@ -81,12 +80,6 @@ class TaskTool(AgentTool[TaskParams, JsonObject]):
         if self.runner is None:
             return BASE_DESCRIPTION
         return f"{BASE_DESCRIPTION}\n\nAvailable agents:\n{self.runner.agents_summary()}"
-
-    def schema(self) -> Tool:
-        """The tool as sent to the model, its description listing the agents."""
-        tool = super().schema()
-        tool.description = self.schema_description()
-        return tool
 
     @classmethod
     def title(cls, args: JsonMapping) -> str:
