@@ -103,3 +103,15 @@ async def test_an_unpriced_advisor_says_its_cost_is_unknown(
                 assert "cost unknown" in accounts[0] and "$" not in accounts[0], accounts[0]
         finally:
             await session.close()
+
+
+def test_details_from_a_session_file_show_as_plain_text() -> None:
+    from baton.tools.details import ModelCallDetails
+    from baton.tui.app.widgets.model_call import usage_facts
+    from baton.tui.app.widgets.tool_render import running_status
+
+    details = {"model": "\x1b[31mevil\x1b[0m [bold]x[/bold]\nsecond line", "usage": {"input": 5, "output": 2},
+               "cost": 0}
+    assert usage_facts(ModelCallDetails.from_dict(details)).plain == "evil [bold]x[/bold] · ↑5 ↓2 · cost unknown"
+    assert running_status("ask_model", details, 3.0).plain == "consulting evil [bold]x[/bold] … 3.0s"
+    assert running_status("bash", details, 3.0).plain == "running… 3.0s"
