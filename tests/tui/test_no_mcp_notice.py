@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.tui.cli_harness import run_baton
 
 
@@ -40,3 +42,32 @@ def test_no_mcp_still_names_the_rest_that_waits_for_trust(tmp_path: Path, baton_
     assert done.returncode == 0, done.stderr
     (line,) = _notice(done.stderr)
     assert "hooks (UserPromptSubmit)" in line and ".mcp.json" not in line, line
+
+
+async def test_the_app_declined_trust_notice_leaves_out_mcp_under_no_mcp(
+        tmp_path: Path, baton_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.providers.faux import FauxProvider, faux_model
+    from baton.sessions import CodingSession, SessionOptions, load_settings
+    from baton.tui.app.baton_app import BatonApp
+    from baton.tui.app.widgets.pickers import ConfirmScreen
+    from tests.tui.app_helpers import screen_text, wait_until
+
+    work = _project(tmp_path, hooks=True)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    model = faux_model("model-a", provider="prov-a", api="faux-a")
+    with FauxProvider("faux-a"):
+        session = await CodingSession.open(SessionOptions(
+            cwd=work, model=model, tools=[], session="new", context_files=False,
+            settings=load_settings(project_dir=work), mcp=False, extra_models=[model]))
+        app = BatonApp(session)
+        try:
+            async with app.run_test(size=(160, 40)) as pilot:
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the trust question")
+                await pilot.press("escape")
+                await wait_until(pilot, lambda: "asked again at the next start" in screen_text(app),
+                                 what="the refusal notice")
+                flat = " ".join(line.strip() for line in screen_text(app).splitlines())
+                line = flat[flat.index("ignoring the untrusted"):flat.index("asked again at the next start")]
+                assert "hooks (UserPromptSubmit)" in line and ".mcp.json" not in line, line
+        finally:
+            await session.close()
