@@ -24,11 +24,13 @@ HOSTILE = ("\x1b]8;;http://evil.example\x07click\x1b]8;;\x07 [bold red]boom[/] \
            + "A" * 5000 + "\nsecond line")
 
 
-def _fail_over(home: Path, work: Path) -> Path:
-    """Run a prompt on ALPHA (always overloaded) that goes on on BETA; the session file."""
+def _fail_over(home: Path, work: Path, *, resume: bool = False) -> Path:
+    """Run a prompt on ALPHA (overloaded) that goes on on BETA; ``resume``: then a second prompt,
+    in a resumed session, back on ALPHA (up again). The session file."""
+    down = [True]
 
     def alpha_reply(_request: RecordedRequest) -> Reply:
-        return overloaded_reply()
+        return overloaded_reply() if down[0] else Reply.sse(text_reply("anthropic-messages", "Alpha is back."))
 
     with ReplayServer(alpha_reply) as alpha, \
             ReplayServer([Reply.sse(text_reply("openai-responses", "Done on beta."))]) as beta:
@@ -36,8 +38,11 @@ def _fail_over(home: Path, work: Path) -> Path:
                                  "beta": models_json_provider("openai-responses", beta.url)})
         (home / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1, "maxRetries": 1}}))
         done = run_baton(home, work, "-p", "--model", ALPHA, "--fallback", BETA, "--tools", "read", "go on")
+        down[0] = False
+        again = run_baton(home, work, "-p", "-c", "--fallback", BETA, "--tools", "read", "again") if resume else None
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Done on beta."
+    assert again is None or again.stdout.strip() == "Alpha is back.", again.stderr
     (path,) = session_files(home)
     return path
 
@@ -83,6 +88,16 @@ async def test_tree_shows_why_the_model_changed(failed_over: Path, project: Path
     rows = [line for line in text.splitlines() if "model_change" in line]
     expected = f"model_change model → {BETA} (failover from {ALPHA} after 2 tries: {reason})"
     assert any(expected in row for row in rows), text
+
+
+async def test_tree_shows_the_return_to_the_primary_model(tmp_path: Path, baton_home: Path, project: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path = _fail_over(baton_home, work, resume=True)
+    text = await _tree_text(project, path)
+    rows = [line for line in text.splitlines() if "model_change" in line]
+    assert any(f"model_change model → {BETA} (failover from {ALPHA} after 2 tries:" in row for row in rows), text
+    assert any(f"model_change model → {ALPHA} (back from the fallback {BETA})" in row for row in rows), text
 
 
 def test_the_exports_say_why_the_model_changed(failed_over: Path, tmp_path: Path, baton_home: Path) -> None:
