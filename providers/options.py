@@ -47,8 +47,11 @@ class StreamOptions:
     timeout: float = 600.0
     """Overall connect/read timeout in seconds for one HTTP attempt."""
     idle_timeout: float = 120.0
-    """An open stream that delivers no event for this many seconds ends as an error (keep-alive
-    comments are not events)."""
+    """An open stream that delivers neither an event nor a keep-alive comment for this many
+    seconds ends as an error."""
+    keepalive_limit: float = 600.0
+    """The longest an open stream may go on with keep-alive comments alone (OpenRouter sends
+    ``: OPENROUTER PROCESSING`` while a model thinks): past it, it ends as an idle error."""
     request_timeout: float | None = 600.0
     """The most one request may take in all, retries and their waits included (``None``: no
     limit): a stream that drips forever ends as an error, its partial content kept."""

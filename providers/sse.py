@@ -43,7 +43,7 @@ class SseDecoder:
 
     __slots__ = (
         "_data", "_data_size", "_event", "_skip_lf", "_started", "_stray_size", "_tail", "_tail_size", "_utf8",
-        "stray",
+        "comments", "stray",
     )
 
     def __init__(self) -> None:
@@ -61,6 +61,8 @@ class SseDecoder:
         """Lines that are no SSE field at all (at most :data:`MAX_STRAY` characters kept): some
         servers (Gemini) write a mid-stream error as bare, pretty-printed JSON."""
         self._stray_size = 0
+        self.comments = 0
+        """Comment lines seen so far (``: OPENROUTER PROCESSING``): keep-alives, never content."""
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Decode one chunk of the body; returns the events it completed (often none)."""
@@ -139,7 +141,7 @@ class SseDecoder:
                     raise SseLimitError("an event")
                 data.append(value[1:] if value.startswith(" ") else value)
             elif line[0] == ":":
-                continue
+                self.comments += 1
             else:
                 name, sep, value = line.partition(":")
                 if sep and value.startswith(" "):

@@ -7,8 +7,10 @@ Everything that is not protocol-specific lives here, once, for every adapter:
 
 * retries of rate limits, overload, 5xx and dropped connections *before any content streamed*,
   with exponential backoff honouring ``Retry-After`` / ``retry-after-ms`` (abortable);
-* the idle timeout: no event for ``options.idle_timeout`` seconds ends the stream as an error
-  (keep-alive comments are bytes but not events, so they cannot hold a dead stream open);
+* the idle timeout: nothing for ``options.idle_timeout`` seconds ends the stream as an error; a
+  keep-alive comment (``: OPENROUTER PROCESSING`` while a model thinks) counts as a sign of life
+  but never as content, and comments alone hold a stream open at most ``options.keepalive_limit``
+  seconds (and never past the request's time limit);
 * the time limit of the whole request (``options.request_timeout``, retries included): a
   stream that drips forever ends as an error naming the limit;
 * abort (``options.signal``): the HTTP response is closed at once, the stream ends ``aborted``
@@ -272,18 +274,28 @@ class _Run:
         create_frames: Callable[[], FrameDecoder] | None = getattr(self.adapter, "create_frame_decoder", None)
         frames = create_frames() if create_frames is not None else SseDecoder()
         feed = decoder.feed
-        idle = self.options.idle_timeout
+        idle, keepalive = self.options.idle_timeout, self.options.keepalive_limit
         clock = time.monotonic
-        last_event = clock()
+        last_event = last_alive = clock()
+        comments = 0
         try:
             async for chunk in response.aiter_bytes():
                 events = frames.feed(chunk)
                 if events:
-                    last_event = clock()
+                    last_event = last_alive = clock()
                     for event, data in events:
                         feed(event, data)
-                elif clock() - last_event > idle:  # bytes, but no event: keep-alive comments
+                    continue
+                # Bytes but no event: a keep-alive comment is a sign of life (up to a limit), a
+                # fragment of an event is not.
+                now = clock()
+                seen = getattr(frames, "comments", 0)
+                if seen != comments:
+                    comments, last_alive = seen, now
+                if now - last_alive > idle:
                     raise _idle_error(idle)
+                if now - last_event > keepalive:
+                    raise ProviderError(f"Stream idle: only keep-alive comments for {keepalive:g} s", retryable=True)
         except httpx.ReadTimeout as exc:
             raise _idle_error(idle) from exc
         except httpx.TransportError as exc:

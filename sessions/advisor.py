@@ -12,7 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from baton.agent.messages import AgentMessage, convert_to_llm
-from baton.agent.tool import AgentToolResult
+from baton.agent.tool import AgentToolResult, OnUpdate
 from baton.providers.errors import ToolError
 from baton.providers.json_types import JsonObject
 from baton.providers.messages import AssistantMessage, Context, TextContent, UserMessage
@@ -55,9 +55,11 @@ class SessionAdvisor:
             return f"unavailable ({exc})"
 
     async def consult(
-        self, question: str, include_conversation: bool, signal: asyncio.Event
+        self, question: str, include_conversation: bool, signal: asyncio.Event, on_update: OnUpdate | None = None
     ) -> AgentToolResult[JsonObject]:
-        """Ask the advisor; its answer, or :class:`ToolError` saying why there is none."""
+        """Ask the advisor; its answer, or :class:`ToolError` saying why there is none.
+        ``on_update`` hears the advisor's model as the question leaves (the app's box says whom
+        it is waiting for)."""
         from baton.providers.dispatch import complete
 
         session = self._session
@@ -73,6 +75,8 @@ class SessionAdvisor:
             "The model working on this conversation asks for your opinion:\n\n"
             f"<question>\n{question}\n</question>"))])
         context = Context(system_prompt=ADVISOR_SYSTEM_PROMPT, messages=[*convert_to_llm(history), ask])
+        if on_update is not None:
+            on_update(AgentToolResult([], {"model": model.ref}))
         answer = await complete(model, context, api_key=session.models.api_key(model.provider), signal=signal,
                                 max_tokens=min(ANSWER_TOKENS, model.max_tokens or ANSWER_TOKENS))
         if answer.stop_reason == "aborted" or signal.is_set():

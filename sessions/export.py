@@ -44,6 +44,7 @@ from baton.sessions.entries import (
 )
 from baton.sessions.export_html import render_html
 from baton.sessions.export_tools import json_text
+from baton.sessions.failover import fallback_notes
 from baton.sessions.store import SessionStore
 from baton.tools.sanitize import strip_control_sequences
 
@@ -106,7 +107,7 @@ def _md_blocks(content: str | Sequence[TextContent | ImageContent]) -> str:
     return "\n\n".join(parts)
 
 
-def _entry_markdown(entry: SessionEntry) -> str:
+def _entry_markdown(entry: SessionEntry, notes: dict[str, str]) -> str:
     if isinstance(entry, MessageEntry):
         return _message_markdown(entry.message)
     if isinstance(entry, CompactionEntry):
@@ -116,7 +117,8 @@ def _entry_markdown(entry: SessionEntry) -> str:
     if isinstance(entry, CustomMessageEntry):
         return f"### {md_line(entry.custom_type)}\n\n{_md_blocks(entry.content)}"
     if isinstance(entry, ModelChangeEntry):
-        return f"*model → {md_line(entry.provider)}/{md_line(entry.model_id)}*"
+        why = f" ({md_line(notes[entry.id])})" if entry.id in notes else ""
+        return f"*model → {md_line(entry.provider)}/{md_line(entry.model_id)}{why}*"
     if isinstance(entry, ThinkingLevelChangeEntry):
         return f"*thinking → {md_line(entry.thinking_level)}*"
     return ""
@@ -166,7 +168,8 @@ def render_markdown(store: SessionStore, leaf_id: str | None = None) -> str:
         f"- started: {md_line(store.header.timestamp)}",
     ]
     parts = ["\n".join(head)]
-    parts.extend(p for p in (_entry_markdown(e) for e in store.branch_path(leaf_id)) if p)
+    notes = fallback_notes(store.entries)
+    parts.extend(p for p in (_entry_markdown(e, notes) for e in store.branch_path(leaf_id)) if p)
     return "\n\n".join(parts) + "\n"
 
 

@@ -39,6 +39,7 @@ from baton.sessions.entries import (
 from baton.sessions.export_markup import esc, highlight_css, markdown_html
 from baton.sessions.export_style import STYLE
 from baton.sessions.export_tools import folded, terminal_command, tool_call_html, tool_result_html
+from baton.sessions.failover import fallback_notes
 from baton.sessions.store import SessionStore
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -94,7 +95,7 @@ def _tool_result_html(message: ToolResultMessage, calls: dict[str, ToolCall]) ->
     return _section(css, f"{message.tool_name} result{' · error' if message.is_error else ''}", body)
 
 
-def _entry_html(entry: SessionEntry, calls: dict[str, ToolCall]) -> str:
+def _entry_html(entry: SessionEntry, calls: dict[str, ToolCall], notes: dict[str, str]) -> str:
     if isinstance(entry, MessageEntry):
         message = entry.message
         if isinstance(message, UserMessage):
@@ -121,7 +122,8 @@ def _entry_html(entry: SessionEntry, calls: dict[str, ToolCall]) -> str:
     if isinstance(entry, CustomMessageEntry):
         return _section("note", entry.custom_type, _blocks_html(entry.content))
     if isinstance(entry, ModelChangeEntry):
-        return f'<div class="meta">model → {esc(entry.provider)}/{esc(entry.model_id)}</div>\n'
+        why = f" ({esc(notes[entry.id])})" if entry.id in notes else ""
+        return f'<div class="meta">model → {esc(entry.provider)}/{esc(entry.model_id)}{why}</div>\n'
     if isinstance(entry, ThinkingLevelChangeEntry):
         return f'<div class="meta">thinking → {esc(entry.thinking_level)}</div>\n'
     return ""
@@ -138,7 +140,8 @@ def render_html(store: SessionStore, leaf_id: str | None = None) -> str:
     if store.path is not None:
         meta.append(f"file {store.path.name}")
     calls: dict[str, ToolCall] = {}
-    body = "".join(_entry_html(e, calls) for e in store.branch_path(leaf_id))
+    notes = fallback_notes(store.entries)
+    body = "".join(_entry_html(e, calls, notes) for e in store.branch_path(leaf_id))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'

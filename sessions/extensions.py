@@ -55,8 +55,10 @@ class SessionExtensions:
     def __init__(self, cwd: Path, hooks: HookManager, project_hooks: list[CommandHook],
                  pending_trust: ProjectTrust | None, problems: list[str], mcp: McpManager | None = None,
                  project_servers: list[McpServerConfig] | None = None, start_mcp: bool = True,
-                 refused: list[str] | None = None) -> None:
+                 refused: list[str] | None = None, mcp_enabled: bool = True) -> None:
         self.cwd = cwd
+        self._mcp_enabled = mcp_enabled
+        """False under ``--no-mcp``: no server starts, the project's included."""
         self.refused = refused or []
         """What the project's settings tried that only the user's own may do (ignored, trusted or not)."""
         self.hooks = hooks
@@ -114,7 +116,7 @@ class SessionExtensions:
             mcp.problems = problems
         start = options.start_mcp if options is not None else True
         return cls(cwd, manager, project_hooks, settings.pending_trust, problems, mcp, project_servers, start,
-                   settings.refused)
+                   settings.refused, mcp_enabled=options is None or options.mcp)
 
     @property
     def project_trusted(self) -> bool:
@@ -151,7 +153,7 @@ class SessionExtensions:
 
     def ignored_project_settings(self, how_to_trust: str) -> str | None:
         """One line saying exactly what of the project is ignored now (``None``: nothing)."""
-        return ignored_summary(self.pending_trust, self.refused, self.cwd, how_to_trust)
+        return ignored_summary(self.pending_trust, self.refused, self.cwd, how_to_trust, servers=self._mcp_enabled)
 
     def on_trust(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` when the project becomes trusted (e.g. to start its MCP servers)."""

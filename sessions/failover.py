@@ -9,25 +9,32 @@ The failed reply stays in the session file as the error it was; it is not sent t
 and the tool calls that already ran are not run again (the turn continues after their results).
 
 Every step is visible: a ``model_fallback`` event (a notice in the app, a JSON line), the
-``model_change`` entry and a ``baton.model_fallback`` entry saying why. ``fallback.returnAfter``
-(``prompt``) brings the primary model back at the next prompt.
+``model_change`` entry and a ``baton.model_fallback`` entry saying why (``/tree`` and the exports
+show it beside the model change: :func:`fallback_note`). ``fallback.returnAfter`` (``prompt``)
+brings the primary model back at the next prompt.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from baton.providers.messages import AssistantMessage
 from baton.providers.models import Model
-from baton.sessions.entries import CustomEntry, ModelChangeEntry
+from baton.sessions.entries import CustomEntry, ModelChangeEntry, SessionEntry
 from baton.sessions.events import ModelFallbackEvent
 from baton.sessions.models import find_model
+from baton.tools.sanitize import strip_control_sequences
 
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
 
 FALLBACK_ENTRY = "baton.model_fallback"
 """The custom entry type that records a failover (and the return to the primary model)."""
+NOTE_CHARS = 160
+"""The longest note :func:`fallback_note` makes (a session file may hold any text)."""
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class SessionFailover:
@@ -121,3 +128,44 @@ class SessionFailover:
 def _reason(failed: AssistantMessage) -> str:
     text = " ".join((failed.error_message or "an error").split())
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _text(value: object, limit: int) -> str:
+    """A string read from a session file as one plain line: control sequences and characters
+    gone, whitespace collapsed, at most ``limit`` characters."""
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        return ""
+    flat = " ".join(_CONTROLS.sub(" ", strip_control_sequences(str(value))).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def fallback_note(data: object) -> str | None:
+    """Why the model changed, from a ``baton.model_fallback`` entry's data: ``failover from
+    anthropic/claude-x after 4 tries: overloaded``, or ``back from the fallback openai/gpt-x``.
+    The file is untrusted: the note is plain text, one line, at most :data:`NOTE_CHARS` long."""
+    if not isinstance(data, Mapping):
+        return None
+    source = _text(data.get("from"), 60)
+    if data.get("returning") is True:
+        note = f"back from the fallback {source}" if source else "back from the fallback"
+        return _text(note, NOTE_CHARS)
+    attempts = data.get("attempts")
+    tries = ""
+    if isinstance(attempts, int) and not isinstance(attempts, bool) and 0 < attempts < 10_000:
+        tries = f" after {attempts} {'try' if attempts == 1 else 'tries'}"
+    reason = _text(data.get("reason"), NOTE_CHARS)
+    note = f"failover from {source}{tries}" if source else f"failover{tries}"
+    return _text(f"{note}: {reason}" if reason else note, NOTE_CHARS)
+
+
+def fallback_notes(entries: Sequence[SessionEntry]) -> dict[str, str]:
+    """The note of each model change a failover made (or undid), by the model change's entry id:
+    the ``baton.model_fallback`` entry is written as the model change's child."""
+    changes = {e.id for e in entries if isinstance(e, ModelChangeEntry)}
+    notes: dict[str, str] = {}
+    for entry in entries:
+        if isinstance(entry, CustomEntry) and entry.custom_type == FALLBACK_ENTRY and entry.parent_id in changes:
+            note = fallback_note(entry.data)
+            if note and entry.parent_id is not None:
+                notes[entry.parent_id] = note
+    return notes

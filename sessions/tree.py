@@ -2,7 +2,8 @@
 
 Nodes come in depth-first order (children in file order, i.e. oldest first). ``depth`` is the
 indentation level: it grows by one only below an entry that has several children, so a long
-linear conversation stays flat and each branch point indents its branches.
+linear conversation stays flat and each branch point indents its branches. A model change a
+failover made says why (``model → openai/gpt-5.1 (failover from … after 4 tries: overloaded)``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from baton.sessions.entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
 )
+from baton.sessions.failover import FALLBACK_ENTRY, fallback_note, fallback_notes
 
 PREVIEW_CHARS = 100
 
@@ -65,8 +67,8 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def describe(entry: SessionEntry) -> tuple[str, str]:
-    """``(kind, preview)`` of an entry."""
+def describe(entry: SessionEntry, note: str | None = None) -> tuple[str, str]:
+    """``(kind, preview)`` of an entry (``note``: why a model change happened, when known)."""
     if isinstance(entry, MessageEntry):
         return _describe_message(entry.message)
     if isinstance(entry, CompactionEntry):
@@ -74,7 +76,8 @@ def describe(entry: SessionEntry) -> tuple[str, str]:
     if isinstance(entry, BranchSummaryEntry):
         return "branch_summary", _one_line(entry.summary)
     if isinstance(entry, ModelChangeEntry):
-        return "model_change", f"model → {entry.provider}/{entry.model_id}"
+        why = f" ({note})" if note else ""
+        return "model_change", _one_line(f"model → {entry.provider}/{entry.model_id}") + why
     if isinstance(entry, ThinkingLevelChangeEntry):
         return "thinking_level_change", f"thinking → {entry.thinking_level}"
     if isinstance(entry, CustomMessageEntry):
@@ -117,6 +120,8 @@ def _assistant_preview(message: AssistantMessage) -> str:
 def _custom_preview(entry: CustomEntry) -> str:
     from baton.sessions.checkpoints.records import checkpoint_record
 
+    if entry.custom_type == FALLBACK_ENTRY:
+        return f"model fallback: {fallback_note(entry.data) or '(unreadable)'}"
     record = checkpoint_record(entry)
     if record is None:
         return _one_line(entry.custom_type)
@@ -142,6 +147,7 @@ def build_tree(
     """Every entry as a :class:`TreeNode`, depth first. Entries whose parent is missing are
     shown as roots."""
     ids = {e.id for e in entries}
+    notes = fallback_notes(entries)
     children: dict[str | None, list[SessionEntry]] = {}
     for entry in entries:
         parent = entry.parent_id if entry.parent_id in ids and entry.parent_id != entry.id else None
@@ -161,7 +167,7 @@ def build_tree(
     while stack:
         entry, depth = stack.pop()
         kids = children.get(entry.id, [])
-        kind, preview = describe(entry)
+        kind, preview = describe(entry, notes.get(entry.id))
         out.append(
             TreeNode(
                 id=entry.id,

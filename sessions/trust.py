@@ -73,6 +73,11 @@ class ProjectTrust:
         named = [os.path.abspath(os.path.join(self.project, pin.path)) for pin in pins]
         return list(dict.fromkeys(path for name in named for path in (name, os.path.realpath(name))))
 
+    def waiting(self, *, servers: bool = True) -> list[str]:
+        """The :attr:`what` items; ``servers=False`` (MCP is off, ``--no-mcp``: the project's
+        servers would not start even if trusted) leaves out the ``.mcp.json`` item."""
+        return list(self.what) if servers else [w for w in self.what if not w.startswith(f"{PROJECT_MCP_FILE} (")]
+
     def describe(self) -> str:
         """One line naming what needs trust."""
         return f"{self.project}: {' and '.join(self.what)}"
@@ -312,14 +317,17 @@ def _load() -> dict[str, JsonObject]:
     return out
 
 
-def ignored_summary(pending: ProjectTrust | None, refused: list[str], project: Path, how_to_trust: str) -> str | None:
+def ignored_summary(pending: ProjectTrust | None, refused: list[str], project: Path, how_to_trust: str,
+                    *, servers: bool = True) -> str | None:
     """One line saying exactly what of ``project`` is ignored (``None``: nothing is):
     what waits for trust (``how_to_trust`` says how to give it), and what only the user's own
-    settings may set."""
+    settings may set. ``servers=False``: MCP is off, so ``.mcp.json`` is not named (trust would
+    not start its servers either)."""
     parts: list[str] = []
-    if pending is not None:
+    waiting = pending.waiting(servers=servers) if pending is not None else []
+    if pending is not None and waiting:
         changed = f"; {pending.changed_text()}" if pending.changed else ""
-        parts.append(f"ignoring the untrusted {', '.join(pending.what)} of {project}{changed} ({how_to_trust})")
+        parts.append(f"ignoring the untrusted {', '.join(waiting)} of {project}{changed} ({how_to_trust})")
     if refused:
         parts.append(f"ignoring {', '.join(refused)} from the settings of {project} "
                      "(only your own settings can loosen these)")

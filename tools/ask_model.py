@@ -5,7 +5,8 @@ it, with the recent conversation unless told otherwise, to the advisor model —
 transcript projected for its protocol as for a ``/model`` switch — and its answer comes back as
 the result. The advisor gets no tools. The tool exists only where an advisor is configured.
 
-``details``: ``{model, usage, cost, contextMessages}``.
+``details``: ``{model, usage, cost, contextMessages}``; while the advisor thinks, one update
+carries ``{model}`` (the app shows "consulting <model> …").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import Field
 
 from baton.agent.tool import AgentTool, AgentToolResult, OnUpdate, ToolError, short_title
 from baton.providers.json_types import JsonMapping, JsonObject
+from baton.tools.details import ModelCallDetails
 from baton.tools.params import ToolParams
 
 
@@ -38,9 +40,10 @@ class Advisor(Protocol):
         ...
 
     async def consult(
-        self, question: str, include_conversation: bool, signal: asyncio.Event
+        self, question: str, include_conversation: bool, signal: asyncio.Event, on_update: OnUpdate | None = None
     ) -> AgentToolResult[JsonObject]:
-        """The advisor's answer (details: model, usage, cost)."""
+        """The advisor's answer (details: model, usage, cost); ``on_update`` hears which model
+        was asked once the question is sent."""
         ...
 
 
@@ -62,6 +65,7 @@ class AskModelTool(AgentTool[AskModelParams, JsonObject]):
     consults_configured_model = True
     description = BASE_DESCRIPTION
     parameters = AskModelParams
+    details_type = ModelCallDetails
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
@@ -86,4 +90,4 @@ class AskModelTool(AgentTool[AskModelParams, JsonObject]):
             raise ToolError("No advisor model is configured (set models.advisor in settings.json).")
         if not params.question.strip():
             raise ToolError("The question is empty.")
-        return await self.advisor.consult(params.question, params.include_conversation, signal)
+        return await self.advisor.consult(params.question, params.include_conversation, signal, on_update)

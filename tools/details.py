@@ -110,6 +110,40 @@ class BashDetails:
         )
 
 
+def _number(raw: JsonMapping, *names: str) -> float | None:
+    value = _first(raw, *names)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallDetails:
+    """A tool that consulted a model (``ask_model``): which model, the tokens it took, its cost.
+
+    ``usage`` is the provider-neutral usage object (``input``, ``output``, ``cacheRead``,
+    ``cacheWrite``); ``cost`` is in US dollars, 0 for a model the catalog has no price for."""
+
+    model: str | None = None
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float | None = None
+
+    @property
+    def unpriced(self) -> bool:
+        """Tokens were used but nothing was priced (the model has no price in the catalog)."""
+        return not self.cost and (self.input + self.output + self.cache_read + self.cache_write) > 0
+
+    @classmethod
+    def from_dict(cls, raw: JsonMapping) -> ModelCallDetails:
+        """The view of a stored details object (missing or odd usage reads as zero)."""
+        usage = raw.get("usage")
+        counts: JsonMapping = usage if isinstance(usage, Mapping) else {}
+        return cls(_str(raw, "model"), _int(counts, "input") or 0, _int(counts, "output") or 0,
+                   _int(counts, "cacheRead", "cache_read") or 0, _int(counts, "cacheWrite", "cache_write") or 0,
+                   _number(raw, "cost"))
+
+
 D = TypeVar("D", bound=ToolDetails)
 
 

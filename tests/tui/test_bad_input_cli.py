@@ -225,12 +225,13 @@ def test_an_endless_sse_line_is_cut_at_the_cap_with_an_error_naming_it(home: Pat
 
 
 def test_keep_alive_comments_do_not_hold_a_dead_stream_open(home: Path, workdir: Path) -> None:
+    # comments keep a thinking model's stream alive past the idle timeout, but not for ever
     comments = Reply(chunks=[b": keep-alive\n\n"] * 600, delay=0.05)  # 30 s of comments, then nothing
     with ReplayServer(lambda request: comments) as server:
-        configure(home, server, retry={"idleTimeoutMs": 1000, "enabled": False})
+        configure(home, server, retry={"idleTimeoutMs": 1000, "requestTimeoutMs": 3000, "enabled": False})
         result = run_baton(home, workdir, "-p", "--mode", "json", *MODEL, "go")
         assert result.returncode == 1
-        assert "Stream idle" in _final_error(result.stdout)
+        assert "the time limit for one request (retry.requestTimeoutMs)" in _final_error(result.stdout)
 
 
 def test_a_stream_that_drips_forever_ends_at_the_request_time_limit(home: Path, workdir: Path) -> None:

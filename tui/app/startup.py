@@ -126,7 +126,9 @@ def ask_project_trust(app: BatonApp) -> None:
             app.notice(f"Project trusted: {', '.join(pending.what)} are on.", "success")
         else:
             hint = "they stay off for this session; asked again at the next start"
-            app.notice(f"⚠ {one_line(ignored_summary(pending, [], pending.project, hint) or '', 400)}", "warning")
+            # Under --no-mcp no server starts, trusted or not: .mcp.json is not named as ignored.
+            if summary := ignored_summary(pending, [], pending.project, hint, servers=session.options.mcp):
+                app.notice(f"⚠ {one_line(summary, 400)}", "warning")
         app.refresh_status()
 
     app.run_worker(ask(), group="trust", exit_on_error=False)

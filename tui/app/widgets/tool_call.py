@@ -10,14 +10,17 @@ from textual.content import Content
 from textual.strip import Strip
 
 from baton.providers.json_types import JsonMapping
+from baton.tui.app.widgets.model_call import answer_lines
 from baton.tui.app.widgets.paint import RenderContext, View
 from baton.tui.app.widgets.tool_render import (
+    PREVIEW_LINES,
     Rendered,
     ResultContent,
     args_body,
     header,
     result_body,
     result_text,
+    running_status,
 )
 
 ToolState = Literal["streaming", "pending", "running", "done", "error", "skipped"]
@@ -35,6 +38,9 @@ _GLYPHS: dict[str, tuple[str, str]] = {
 def output_lines(ctx: RenderContext, rendered: Rendered, *, style: str = "") -> list[Strip]:
     """A tool's output under its header: all of it with Ctrl+O, else the collapsed preview and
     what it leaves out ("… N earlier lines" above a tail, "… N more lines" below a head)."""
+    if rendered.markdown is not None:
+        head = ctx.content(rendered.preview, indent=2, style=style) if rendered.preview.plain else []
+        return head + answer_lines(ctx, rendered.markdown, indent=2, preview_lines=PREVIEW_LINES)
     if rendered.hidden and ctx.expand_tools:
         return ctx.content(rendered.full, indent=2, style=style)
     if rendered.hidden and rendered.tail:
@@ -165,8 +171,7 @@ class ToolCallView(View):
         if running and self._waiting:
             self._status = Content.styled("waiting for your approval…", "$text-warning")
         elif running and self._started is not None and not self._output:
-            elapsed = time.monotonic() - self._started
-            self._status = Content.styled(f"running… {elapsed:.1f}s", "$text-muted")
+            self._status = running_status(self.tool_name, self._details, time.monotonic() - self._started)
         if showing_result and not (running and not self._output):
             duration = self._duration
             if running and self._started is not None:
@@ -187,7 +192,7 @@ class ToolCallView(View):
         if self._args_view is not None and self._args_view.plain:
             lines += ctx.content(self._args_view, indent=2)
         rendered = self._rendered
-        if rendered is not None and rendered.preview:
+        if rendered is not None and (rendered.preview or rendered.markdown):
             lines += output_lines(ctx, rendered, style="$text-error" if self.state == "error" else "")
         if self._status is not None:
             lines += ctx.content(self._status, indent=2)

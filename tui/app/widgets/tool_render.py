@@ -18,8 +18,16 @@ from textual.content import Content
 
 from baton.providers.json_types import JsonMapping, JsonValue
 from baton.tools import details_type_for, mcp_title, tool_type
-from baton.tools.details import BashDetails, EditDetails, ReadDetails, WriteDetails, parse_details
+from baton.tools.details import (
+    BashDetails,
+    EditDetails,
+    ModelCallDetails,
+    ReadDetails,
+    WriteDetails,
+    parse_details,
+)
 from baton.tui.app.render import clean, format_bytes, format_duration, one_line, short_path
+from baton.tui.app.widgets.model_call import consulting, usage_facts, waiting_status
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent, TextContent
@@ -45,6 +53,8 @@ class Rendered:
     """True when the preview is the end of the output (the hidden lines come before it)."""
     hint: str | None = None
     """What the collapsed box says about the hidden lines, when "… N more lines" would mislead."""
+    markdown: str | None = None
+    """Text drawn as Markdown below the preview (a model's answer), collapsed by rendered lines."""
 
 
 def _arg(args: JsonMapping, *names: str) -> JsonValue:
@@ -125,6 +135,11 @@ def _task_summary(args: JsonMapping, shown_path: str) -> Content:
                             (one_line(_text_arg(args, "description"), 120), "$accent"))
 
 
+def _ask_summary(args: JsonMapping, shown_path: str) -> Content:
+    """The question put to the advisor, collapsed to one line."""
+    return Content.styled(one_line(" ".join(clean(_text_arg(args, "question")).split()), 160), "$accent")
+
+
 _SUMMARIES: dict[str, Summary] = {
     "bash": _bash_summary,
     "read": _read_summary,
@@ -134,6 +149,7 @@ _SUMMARIES: dict[str, Summary] = {
     "find": _search_summary,
     "ls": _ls_summary,
     "task": _task_summary,
+    "ask_model": _ask_summary,
 }
 """Headers drawn for the built-in tools; any other tool gets :func:`_default_summary`."""
 
@@ -251,6 +267,13 @@ def result_text(content: ResultContent) -> str:
     return "\n".join(parts)
 
 
+def running_status(name: str, details: object, elapsed: float) -> Content:
+    """The clock of a running call with no output yet: ``running… 1.2s``, or for a call that
+    waits on a model (its details name it) ``consulting openai/gpt-5.1 … 3.0s``."""
+    model = parse_details(ModelCallDetails, details).model if details_type_for(name) is ModelCallDetails else None
+    return waiting_status(consulting(model), elapsed)
+
+
 def result_body(
     name: str,
     args: JsonMapping,
@@ -273,6 +296,9 @@ def result_body(
         return _change(args, text, details, writes=view is WriteDetails)
     if view is ReadDetails:
         return _read(text, parse_details(ReadDetails, details))
+    if view is ModelCallDetails:
+        facts = usage_facts(parse_details(ModelCallDetails, details), duration)
+        return Rendered(facts, facts, 0, markdown=text)
     if bash is not None:
         return _bash(text, bash, is_error=is_error, running=running, duration=duration)
     if not text.strip() and isinstance(details, Mapping) and details:  # e.g. an MCP result: structured only
