@@ -561,7 +561,7 @@ class BatonApp(App[int]):
             self._transcript.set_view_flag("-show-thinking", self._show_thinking)
 
     def action_toggle_tools(self) -> None:
-        """Ctrl+O: expand or collapse all tool output."""
+        """Ctrl+O: expand or collapse all tool output (and open or close every subagent's transcript)."""
         self._expand_tools = not self._expand_tools
         if self._transcript is not None:
             self._transcript.set_view_flag("-expand-tools", self._expand_tools)

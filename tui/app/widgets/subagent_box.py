@@ -249,12 +249,13 @@ class SubagentView(ToolCallView):
         """The box's frame colour (by the call's state)."""
         return RichStyle.parse(ctx.color(_BORDERS.get(self.state, "text-muted")))
 
-    def progress_line(self) -> Content:
-        """``scout on openai/gpt-5 · running bash · 3 turns · 12.3k tokens · 14s``."""
+    def progress_line(self) -> Content | None:
+        """``scout on openai/gpt-5 · running bash · 3 turns · 12.3k tokens · 14s`` (None for a
+        call that ended before its subagent started: an unknown agent, a model without a key)."""
         details = self._details
         agent, model = _text(details, "agent"), _text(details, "model")
-        if not agent and self.state in ("streaming", "pending", "running"):
-            return Content.styled("starting…", "$text-muted")
+        if not agent:
+            return Content.styled("starting…", "$text-muted") if self.state == "running" else None
         parts = [f"{one_line(agent, 60)} on {one_line(model, 80)}" if model else one_line(agent, 60)]
         tool = _text(details, "currentTool")
         if tool and self.state == "running":
@@ -290,7 +291,8 @@ class SubagentView(ToolCallView):
         return out
 
     def _inside(self, ctx: RenderContext) -> list[Strip]:
-        lines = ctx.content(self._header) + ctx.content(self.progress_line())
+        progress = self.progress_line()
+        lines = ctx.content(self._header) + (ctx.content(progress) if progress is not None else [])
         finished = self.state in ("done", "error", "skipped")
         if ctx.expand_tools:
             body = self._transcript(ctx)
