@@ -325,3 +325,43 @@ async def test_a_subagent_with_500_tool_calls_keeps_a_bounded_box(tmp_path: Path
             assert "echo step-499" in text and "echo step-400" not in text
         await session.close()
     await asyncio.sleep(0)
+
+
+def _child_then_grandchild(body: dict[str, Any]) -> Reply:
+    deeper = "go deeper" in json.dumps([m for m in body["messages"] if m["role"] == "user"])
+    turns = _tool_turns(body)
+    if deeper:
+        if turns == 0:
+            return Reply.sse(tool_call_reply(CHILD_API, "call_deep_bash", "bash", {"command": "echo deep-side"}))
+        return Reply.sse(text_reply(CHILD_API, "Bottom reached."))
+    if turns == 0:
+        return Reply.sse(tool_call_reply(CHILD_API, "call_deep", "task",
+                                         {"description": "dig deeper", "prompt": "go deeper", "agent": "scout"}))
+    return Reply.sse(text_reply(CHILD_API, "Child done."))
+
+
+async def test_a_subagents_own_subagent_is_a_live_box_inside_its_box(tmp_path: Path, baton_home: Path) -> None:
+    write_agent(baton_home / "agents", "scout", model="replay-o/child-model")
+    script = TwoProtocols(
+        [task_calls_reply([("toolu_top", {"description": "dig", "prompt": "dig here", "agent": "scout"})]),
+         Reply.sse(text_reply(PARENT_API, "Parent done."))],
+        _child_then_grandchild,
+    )
+    with ReplayServer(script) as server:
+        session = await open_parent(tmp_path, server, sessions=tmp_path / "sessions",
+                                    settings={"subagents": {"maxDepth": 2}})
+        app = BatonApp(session)
+        async with app.run_test(size=(120, 80)) as pilot:
+            await pilot.press("ctrl+o")
+            await submit(pilot, app, "dig")
+            await settle(pilot, app, timeout=60)
+            await wait_until(pilot, lambda: "Parent done." in screen_text(app), what="the parent's answer")
+            top = _box(app, "toolu_top").log
+            assert top is not None
+            nested = top.tool_view("call_deep")
+            # the grandchild's events reached the box inside the child's box, live (not its file)
+            assert isinstance(nested, SubagentView) and nested.log is not None and not nested.loading
+            shown = app.transcript.text
+            assert "task (scout) dig deeper" in shown and "bash $ echo deep-side" in shown
+            assert "Bottom reached." in shown and "Child done." in shown
+        await session.close()
