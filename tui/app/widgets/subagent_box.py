@@ -21,6 +21,7 @@ Every string in the box is cleaned text (:func:`~tui.app.render.clean`), never m
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 
     from baton.agent.messages import AgentMessage
     from baton.tui.app.widgets.transcript_entries import Entry
+
+logger = logging.getLogger(__name__)
 
 LOG_ENTRIES = 30
 """Entries of a subagent's transcript kept and drawn in its box (the latest ones)."""
@@ -190,7 +193,12 @@ class SubagentLog:
             noun = "entry" if self.dropped == 1 else "entries"
             parts.append(ctx.content(Content.styled(f"↑ {self.dropped} earlier {noun} not shown{where}",
                                                     "$text-muted")))
-        parts.extend(entry.view.strips(ctx) for entry in self.entries if entry.view is not None)
+        try:
+            parts.extend(entry.view.strips(ctx) for entry in self.entries if entry.view is not None)
+        except Exception as exc:  # a child file is data: what it holds must not take the app down
+            logger.warning("a subagent's transcript could not be drawn", exc_info=True)
+            why = f"⚠ The subagent's transcript cannot be shown: {one_line(str(exc), 300)}"
+            return ctx.content(Content.styled(why, "$text-error"))
         if not parts:
             return ctx.content(Content.styled("(nothing yet)", "$text-muted"))
         return stack(parts)

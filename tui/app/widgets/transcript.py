@@ -9,7 +9,8 @@ changed entry on are rebuilt — for streaming, the last entry.
 
 Agent events arrive through :meth:`Transcript.handle_event` (synchronously, from the session's
 subscriber) and are buffered by the views; a ~10 Hz flush takes them in and repaints once, so a
-turn costs a couple of frames however many events it streams.
+turn costs a couple of frames however many events it streams. A subagent's events
+(``SubagentEvent``) go to the box of the ``task`` call that runs it (``subagent_box.py``).
 
 Windowing: only the last ``MAX_LIVE + PAGE`` entries have views; scrolling to the top renders the
 previous ``PAGE`` entries, and resuming a long session renders only its last screens.
@@ -378,10 +379,13 @@ class Transcript(ScrollView, can_focus=False):
         self.run_worker(read, thread=True, exit_on_error=False, group="subagent-files")
 
     def _subagent_loaded(self, view: SubagentView, result: tuple[list[AgentMessage], Path] | str) -> None:
-        if isinstance(result, str):
-            view.set_log(SubagentLog(path=view.session_file, error=result))
-        else:
-            view.set_log(SubagentLog.from_messages(*result))
+        log: SubagentLog | None = None
+        if not isinstance(result, str):
+            try:
+                log = SubagentLog.from_messages(*result)
+            except Exception as exc:  # the file's messages are data: never a crash
+                result = f"The subagent's transcript cannot be shown: {exc}"
+        view.set_log(log if log is not None else SubagentLog(path=view.session_file, error=str(result)))
         self._relayout()
 
     def subagent_regions(self) -> dict[str, Region]:
