@@ -232,7 +232,8 @@ class SubagentView(ToolCallView):
     def on_subagent_event(self, event: AgentEvent) -> None:
         """One of the subagent's own events (live)."""
         if self.log is None:
-            self.log = SubagentLog(path=self.session_file or None)
+            self.log = SubagentLog()
+        self.log.path = self.log.path or self.session_file or None  # named by the first progress update
         self.log.handle(event)
         self._dirty = True
 
