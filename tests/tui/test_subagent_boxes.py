@@ -18,6 +18,7 @@ from baton.sessions import CodingSession, SessionOptions
 from baton.sessions.settings import validate_settings
 from baton.sessions.store import SessionStore
 from baton.tui.app.baton_app import BatonApp
+from baton.tui.app.widgets.approval import ApprovalPanel
 from baton.tui.app.widgets.subagent_box import LOG_ENTRIES, SubagentView
 from tests.provider_scripts import text_reply, tool_call_reply
 from tests.replay_server import ReplayServer, Reply
@@ -364,4 +365,36 @@ async def test_a_subagents_own_subagent_is_a_live_box_inside_its_box(tmp_path: P
             shown = app.transcript.text
             assert "task (scout) dig deeper" in shown and "bash $ echo deep-side" in shown
             assert "Bottom reached." in shown and "Child done." in shown
+        await session.close()
+
+
+def _asks_for_a_command(body: dict[str, Any]) -> Reply:
+    if _tool_turns(body) == 0:
+        return Reply.sse(tool_call_reply(CHILD_API, "call_ask", "bash", {"command": "echo asked-side"}))
+    return Reply.sse(text_reply(CHILD_API, "Ran it."))
+
+
+async def test_a_subagents_call_waiting_for_approval_says_so_in_its_box(tmp_path: Path, baton_home: Path) -> None:
+    write_agent(baton_home / "agents", "scout", model="replay-o/child-model", tools="Bash")
+    script = TwoProtocols(
+        [task_calls_reply([("toolu_ask", {"description": "run it", "prompt": "run the command", "agent": "scout"})]),
+         Reply.sse(text_reply(PARENT_API, "Parent done."))],
+        _asks_for_a_command,
+    )
+    with ReplayServer(script) as server:
+        session = await open_parent(tmp_path, server, sessions=tmp_path / "sessions", approval="ask")
+        app = BatonApp(session)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await submit(pilot, app, "run it")
+            await wait_until(pilot, lambda: app.query_one(ApprovalPanel).has_class("-open"), timeout=30,
+                             what="the approval panel for the subagent's command")
+            await wait_until(pilot, lambda: "scout on replay-o/child-model · waiting for your approval"
+                             in screen_text(app), what="the box saying it waits")
+            await pilot.press("ctrl+o")
+            await wait_until(pilot, lambda: "waiting for your approval…" in screen_text(app),
+                             what="the subagent's call waiting, in its transcript")
+            await pilot.press("y")
+            await settle(pilot, app, timeout=30)
+            await wait_until(pilot, lambda: "Parent done." in screen_text(app), what="the parent's answer")
+            assert "asked-side" in screen_text(app) and "waiting for your approval" not in screen_text(app)
         await session.close()

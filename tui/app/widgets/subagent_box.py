@@ -151,6 +151,24 @@ class SubagentLog:
             return owner.view.tool_view(tool_call_id)
         return None
 
+    def find(self, tool_call_id: str) -> ToolCallView | None:
+        """One of the subagent's tool calls, or one of its own subagents' (at any depth)."""
+        view = self.tool_view(tool_call_id)
+        if view is not None:
+            return view
+        for running in list(self._running):
+            if isinstance(running, SubagentView) and running.log is not None:
+                found = running.log.find(tool_call_id)
+                if found is not None:
+                    return found
+        return None
+
+    @property
+    def waiting(self) -> bool:
+        """One of the subagent's calls (or its subagents') waits for the user's approval."""
+        return any(view.waiting or (isinstance(view, SubagentView) and view.log is not None and view.log.waiting)
+                   for view in self._running)
+
     def _add(self, entry: Entry) -> None:
         self._keep(entry)
         while len(self.entries) > LOG_ENTRIES:
@@ -267,7 +285,9 @@ class SubagentView(ToolCallView):
             return Content.styled("starting…", "$text-muted") if self.state == "running" else None
         parts = [f"{one_line(agent, 60)} on {one_line(model, 80)}" if model else one_line(agent, 60)]
         tool = _text(details, "currentTool")
-        if tool and self.state == "running":
+        if self.state == "running" and self.log is not None and self.log.waiting:
+            parts.append("waiting for your approval")
+        elif tool and self.state == "running":
             parts.append(f"running {one_line(tool, 60)}")
         turns = _number(details, "turns")
         parts.append(f"{turns} turn{'s' if turns != 1 else ''}")

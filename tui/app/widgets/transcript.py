@@ -343,22 +343,26 @@ class Transcript(ScrollView, can_focus=False):
 
     def set_waiting_for_approval(self, tool_call_id: str, waiting: bool) -> None:
         """Show the call as waiting for the user's approval (not as running), or no longer."""
-        view = self._tool_view(tool_call_id)
+        view = self._tool_view(tool_call_id) or self._subagents_tool_view(tool_call_id)
         if view is not None:
             view.set_waiting(waiting)
+
+    def _subagents_tool_view(self, tool_call_id: str) -> ToolCallView | None:
+        """A call a running subagent made (at any depth), in its box's log."""
+        for watched in list(self._watched):
+            if isinstance(watched, SubagentView) and watched.log is not None:
+                found = watched.log.find(tool_call_id)
+                if found is not None:
+                    return found
+        return None
 
     def _subagent_view(self, tool_call_id: str) -> SubagentView | None:
         """The box of the subagent a ``task`` call runs: in the flow, or (a subagent's own
         subagent) in the transcript of a running one."""
         view = self._tool_view(tool_call_id)
-        if isinstance(view, SubagentView):
-            return view
-        for watched in list(self._watched):
-            if isinstance(watched, SubagentView) and watched.log is not None:
-                nested = watched.log.tool_view(tool_call_id)
-                if isinstance(nested, SubagentView):
-                    return nested
-        return None
+        if view is None:
+            view = self._subagents_tool_view(tool_call_id)
+        return view if isinstance(view, SubagentView) else None
 
     def _load_subagent(self, view: SubagentView) -> None:
         """Read a finished subagent's transcript from its child file in a worker thread, then
