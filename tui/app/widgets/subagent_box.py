@@ -92,6 +92,8 @@ class SubagentLog:
         self.version = 0
         self._owner: dict[str, Entry] = {}
         self._running: dict[ToolCallView, None] = {}
+        self._drawn: list[Strip] = []
+        self._drawn_key: object = None
 
     @classmethod
     def from_messages(cls, messages: Sequence[AgentMessage], path: Path | str | None) -> SubagentLog:
@@ -202,7 +204,15 @@ class SubagentLog:
         return (self.version, *(entry.view.current_version for entry in self.entries if entry.view is not None))
 
     def render(self, ctx: RenderContext) -> list[Strip]:
-        """The kept entries, one after the other, under a note on the ones left out."""
+        """The kept entries, one after the other, under a note on the ones left out (the same
+        list, the same strips, while nothing changed: the box frames each strip once)."""
+        key = (ctx.key, ctx.width, self.current_version, self.error)
+        if key != self._drawn_key:
+            self._drawn = self._render(ctx)
+            self._drawn_key = key
+        return self._drawn
+
+    def _render(self, ctx: RenderContext) -> list[Strip]:
         if self.error is not None:
             return ctx.content(Content.styled(f"⚠ {one_line(self.error, 400)}", "$text-error"))
         parts: list[list[Strip]] = []
@@ -272,9 +282,17 @@ class SubagentView(ToolCallView):
 
     # -- drawing ---------------------------------------------------------------------------------------
 
+    _style: tuple[object, RichStyle] | None = None
+    _frames: dict[int, tuple[Strip, Strip]] | None = None
+    """Framed lines by the id of the line they frame (with it, to tell a reused id)."""
+    _frames_key: object = None
+
     def border_style(self, ctx: RenderContext) -> RichStyle:
         """The box's frame colour (by the call's state)."""
-        return RichStyle.parse(ctx.color(_BORDERS.get(self.state, "text-muted")))
+        key = (ctx.theme, self.state)
+        if self._style is None or self._style[0] != key:
+            self._style = (key, RichStyle.parse(ctx.color(_BORDERS.get(self.state, "text-muted"))))
+        return self._style[1]
 
     def progress_line(self) -> Content | None:
         """``scout on openai/gpt-5 · running bash · 3 turns · 12.3k tokens · 14s`` (None for a
@@ -313,9 +331,19 @@ class SubagentView(ToolCallView):
         out = [Strip([Segment("╭" + "─" * (width - 2) + "╮", style)], width)]
         blank = Strip.blank(width - 4)
         lines += [blank] * max(height - 2 - len(lines), 0)
+        # A running box is drawn again at every tick (its clock) and every event: the lines of
+        # its transcript it framed before are reused, not framed again.
+        key = (width, style)
+        old = self._frames if self._frames is not None and self._frames_key == key else {}
+        frames: dict[int, tuple[Strip, Strip]] = {}
         for line in lines:
-            body = line.crop_extend(0, width - 4, None)
-            out.append(Strip([Segment("│ ", style), *body, Segment(" │", style)], width))
+            framed = old.get(id(line))
+            if framed is None or framed[0] is not line:
+                body = line.crop_extend(0, width - 4, None)
+                framed = (line, Strip([Segment("│ ", style), *body, Segment(" │", style)], width))
+            frames[id(line)] = framed
+            out.append(framed[1])
+        self._frames, self._frames_key = frames, key
         out.append(Strip([Segment("╰" + "─" * (width - 2) + "╯", style)], width))
         return out
 
