@@ -156,6 +156,12 @@ class SessionStore:
             raise SessionFileError(f"Cannot read session file {target}: {exc.strerror or exc}") from exc
 
     @classmethod
+    def read_stream(cls, handle: BinaryIO, path: Path) -> SessionStore:
+        """A session read from bytes the caller opened and checked itself (``path`` names it in
+        messages); read-only, like :meth:`load`."""
+        return cls._from_stream(handle, path, writable=False)
+
+    @classmethod
     def _from_stream(cls, handle: BinaryIO, path: Path, *, writable: bool) -> SessionStore:
         # Loading makes millions of small objects; the cyclic GC would rescan them over and over
         # (4x slower on 100k entries). Nothing here makes cycles, so pause it, and afterwards move

@@ -181,11 +181,20 @@ class BatonApp(App[int]):
 
         transcript = self._transcript = Transcript(id="transcript", cwd=self.cwd, header=self._make_header)
         transcript.on_flush = self.activity.tick
+        transcript.subagent_roots = self._subagent_roots
         if self._show_thinking:  # toggled while starting
             transcript.set_view_flag("-show-thinking", True)
         if self._expand_tools:
             transcript.set_view_flag("-expand-tools", True)
         return transcript
+
+    def _subagent_roots(self) -> list[Path]:
+        """Where this session's subagent files may be read from: its folder, its file's folder."""
+        session = self.session
+        roots = [Path(session.session_dir)]
+        if session.store.path is not None:
+            roots.append(session.store.path.parent)
+        return roots
 
     def _make_header(self) -> Content:
         return startup_header_content(version=__version__, model=self.session.model, cwd=self.cwd,
@@ -552,7 +561,7 @@ class BatonApp(App[int]):
             self._transcript.set_view_flag("-show-thinking", self._show_thinking)
 
     def action_toggle_tools(self) -> None:
-        """Ctrl+O: expand or collapse all tool output."""
+        """Ctrl+O: expand or collapse all tool output (and open or close every subagent's transcript)."""
         self._expand_tools = not self._expand_tools
         if self._transcript is not None:
             self._transcript.set_view_flag("-expand-tools", self._expand_tools)

@@ -528,7 +528,7 @@ HOTKEYS: tuple[tuple[str, str], ...] = (
     ("Shift+Tab", "cycle the mode: default (ask) → plan (read-only) → auto-accept edits (auto)"),
     ("Ctrl+R", "cycle the thinking level"),
     ("Ctrl+T", "show / hide thinking blocks"),
-    ("Ctrl+O", "expand / collapse tool output"),
+    ("Ctrl+O", "expand / collapse tool output and subagents' transcripts"),
     ("Ctrl+G", "edit the prompt in $EDITOR"),
     ("PageUp / PageDown", "scroll the transcript"),
 )

@@ -13,6 +13,7 @@ from typing import Literal
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual.content import Content
+from textual.geometry import Offset, Region
 from textual.strip import Strip
 
 from baton.providers.events import (
@@ -40,6 +41,7 @@ from baton.providers.messages import (
 from baton.tui.app.render import StreamCleaner, clean, one_line, safe
 from baton.tui.app.widgets.markdown_text import MarkdownText
 from baton.tui.app.widgets.paint import RenderContext, View, stack
+from baton.tui.app.widgets.subagent_box import SubagentView, subagent_rows, tool_call_view
 from baton.tui.app.widgets.tool_call import ToolCallView, output_lines
 from baton.tui.app.widgets.tool_render import ResultContent, result_body, result_text
 
@@ -202,6 +204,8 @@ class AssistantMessageView(View):
         self._finishing: set[int] = set()
         self.message = message
         self._status: Content | None = None
+        self.boxes: dict[str, Region] = {}
+        """Where each subagent box was drawn in the last rendering (call id → lines and columns)."""
         if message is not None and not streaming:
             self._build_static(message, results or {})
 
@@ -237,7 +241,7 @@ class AssistantMessageView(View):
                     continue
                 view = ThinkingBlock(block.thinking, redacted=bool(block.redacted))
             elif isinstance(block, ToolCall):
-                call = ToolCallView(block.id, block.name, block.arguments, cwd=self._cwd)
+                call = tool_call_view(block.id, block.name, block.arguments, cwd=self._cwd)
                 result = results.get(block.id)
                 if result is not None:
                     call.set_result(result.content, result.details, is_error=result.is_error)
@@ -282,7 +286,7 @@ class AssistantMessageView(View):
         elif isinstance(event, ToolCallStartEvent):
             call = _block_at(event.partial, event.content_index)
             if isinstance(call, ToolCall):
-                view = ToolCallView(call.id, call.name, call.arguments, cwd=self._cwd, streaming=True)
+                view = tool_call_view(call.id, call.name, call.arguments, cwd=self._cwd, streaming=True)
                 self._add(event.content_index, view)
         elif isinstance(event, ToolCallEndEvent):
             block = self._blocks.get(event.content_index)
@@ -338,10 +342,29 @@ class AssistantMessageView(View):
         return (self.version, *(view.version for view in self._order))
 
     def render(self, ctx: RenderContext) -> list[Strip]:
-        parts = [view.strips(ctx) for view in self._order]
+        # Subagent boxes next to each other (parallel ``task`` calls) share rows.
+        out: list[Strip] = []
+        self.boxes = {}
+        index, order = 0, self._order
+        while index < len(order):
+            end = index + 1
+            if isinstance(order[index], SubagentView):
+                while end < len(order) and isinstance(order[end], SubagentView):
+                    end += 1
+                strips, placed = subagent_rows(ctx, [v for v in order[index:end] if isinstance(v, SubagentView)])
+            else:
+                strips, placed = order[index].strips(ctx), []
+            index = end
+            if not strips:
+                continue
+            if out:
+                out.append(Strip.blank(0))
+            for box in placed:
+                self.boxes[box.view.tool_call_id] = box.region.translate(Offset(0, len(out)))
+            out.extend(strips)
         if self._status is not None:
-            parts.append(ctx.content(self._status))
-        return stack(parts)
+            out = stack([out, ctx.content(self._status)])
+        return out
 
     def _show_status(self, message: AssistantMessage) -> None:
         reason = message.stop_reason

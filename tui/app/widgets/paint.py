@@ -8,7 +8,7 @@ costs a frame nothing beyond copying its visible lines (see ``transcript.py``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from baton.tui.app.widgets.markdown_text import MarkdownPainter
+    from baton.tui.app.widgets.subagent_box import SubagentView
 
 
 @dataclass
@@ -35,6 +36,8 @@ class RenderContext:
     theme: int = 0
     """Bumped when the theme changes (cached renderings are then stale)."""
     _painter: MarkdownPainter | None = field(default=None, repr=False)
+    load_subagent: Callable[[SubagentView], None] | None = field(default=None, repr=False)
+    """Asks for a finished subagent's transcript to be read from its child file (in the background)."""
 
     @property
     def key(self) -> Hashable:

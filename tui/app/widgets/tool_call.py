@@ -100,6 +100,11 @@ class ToolCallView(View):
         return self._output
 
     @property
+    def waiting(self) -> bool:
+        """True while the call waits for the user's approval."""
+        return self._waiting
+
+    @property
     def header_text(self) -> str:
         """The header line as shown (status glyph, tool, arguments)."""
         return self._header.plain

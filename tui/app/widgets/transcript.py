@@ -9,7 +9,8 @@ changed entry on are rebuilt — for streaming, the last entry.
 
 Agent events arrive through :meth:`Transcript.handle_event` (synchronously, from the session's
 subscriber) and are buffered by the views; a ~10 Hz flush takes them in and repaints once, so a
-turn costs a couple of frames however many events it streams.
+turn costs a couple of frames however many events it streams. A subagent's events
+(``SubagentEvent``) go to the box of the ``task`` call that runs it (``subagent_box.py``).
 
 Windowing: only the last ``MAX_LIVE + PAGE`` entries have views; scrolling to the top renders the
 previous ``PAGE`` entries, and resuming a long session renders only its last screens.
@@ -17,6 +18,7 @@ previous ``PAGE`` entries, and resuming a long session renders only its last scr
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,7 @@ from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -44,9 +46,10 @@ from baton.agent.events import (
 )
 from baton.agent.messages import AgentMessage, BashExecutionMessage
 from baton.providers.messages import AssistantMessage, ToolResultMessage, UserMessage
-from baton.sessions.events import AnySessionEvent
+from baton.sessions.events import AnySessionEvent, SubagentEvent
 from baton.tui.app.widgets.messages import AssistantMessageView, BashExecutionView, HeaderView, NoticeLevel
 from baton.tui.app.widgets.paint import RenderContext, View
+from baton.tui.app.widgets.subagent_box import SubagentLog, SubagentView
 from baton.tui.app.widgets.tool_call import ToolCallView
 from baton.tui.app.widgets.transcript_entries import Entry, build_view, entries_for
 
@@ -120,6 +123,8 @@ class Transcript(ScrollView, can_focus=False):
         """Drawn rows by line index."""
         self._scroll_bar_style: RichStyle | None = None
         self._loading_earlier = False
+        self.subagent_roots: Callable[[], list[Path]] = lambda: []
+        """The folders a subagent's child session file may be read from (set by the app)."""
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -151,7 +156,7 @@ class Transcript(ScrollView, can_focus=False):
         for view in self.mounted_views:
             if isinstance(view, kind):
                 out.append(view)
-            if isinstance(view, AssistantMessageView) and kind is ToolCallView:
+            if isinstance(view, AssistantMessageView) and issubclass(kind, ToolCallView):
                 out.extend(call for call in view.tool_views if isinstance(call, kind))
         return out
 
@@ -285,6 +290,10 @@ class Transcript(ScrollView, can_focus=False):
                 self._ensure_timer()
             case AgentEndEvent():
                 self._flush_soon()
+            case SubagentEvent():
+                box = self._subagent_view(event.tool_call_id)
+                if box is not None:
+                    box.on_subagent_event(event.event)
 
     def _on_message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
@@ -334,9 +343,69 @@ class Transcript(ScrollView, can_focus=False):
 
     def set_waiting_for_approval(self, tool_call_id: str, waiting: bool) -> None:
         """Show the call as waiting for the user's approval (not as running), or no longer."""
-        view = self._tool_view(tool_call_id)
+        view = self._tool_view(tool_call_id) or self._subagents_tool_view(tool_call_id)
         if view is not None:
             view.set_waiting(waiting)
+
+    def _subagents_tool_view(self, tool_call_id: str) -> ToolCallView | None:
+        """A call a running subagent made (at any depth), in its box's log."""
+        for watched in list(self._watched):
+            if isinstance(watched, SubagentView) and watched.log is not None:
+                found = watched.log.find(tool_call_id)
+                if found is not None:
+                    return found
+        return None
+
+    def _subagent_view(self, tool_call_id: str) -> SubagentView | None:
+        """The box of the subagent a ``task`` call runs: in the flow, or (a subagent's own
+        subagent) in the transcript of a running one."""
+        view = self._tool_view(tool_call_id)
+        if view is None:
+            view = self._subagents_tool_view(tool_call_id)
+        return view if isinstance(view, SubagentView) else None
+
+    def _load_subagent(self, view: SubagentView) -> None:
+        """Read a finished subagent's transcript from its child file in a worker thread, then
+        show it in its box (or the line saying why it cannot be shown)."""
+        file, session_id, roots = view.session_file, view.session_id, self.subagent_roots()
+
+        def read() -> None:
+            from baton.sessions.subagent_files import read_child_transcript
+
+            try:
+                child = read_child_transcript(file, session_id, roots)
+                result: tuple[list[AgentMessage], Path] | str = (child.messages, child.path)
+            except Exception as exc:  # refused or corrupt: one line in the box, never a crash
+                result = f"The subagent's transcript cannot be shown: {exc}"
+            with contextlib.suppress(RuntimeError):  # the app is closing
+                self.app.call_from_thread(self._subagent_loaded, view, result)
+
+        self.run_worker(read, thread=True, exit_on_error=False, group="subagent-files")
+
+    def _subagent_loaded(self, view: SubagentView, result: tuple[list[AgentMessage], Path] | str) -> None:
+        log: SubagentLog | None = None
+        if not isinstance(result, str):
+            try:
+                log = SubagentLog.from_messages(*result)
+            except Exception as exc:  # the file's messages are data: never a crash
+                result = f"The subagent's transcript cannot be shown: {exc}"
+        view.set_log(log if log is not None else SubagentLog(path=view.session_file, error=str(result)))
+        self._relayout()
+
+    def subagent_regions(self) -> dict[str, Region]:
+        """Where each subagent box in the window is drawn (call id → its columns, counted from
+        the transcript's left edge, and its lines, counted from the top of the laid-out lines)."""
+        out: dict[str, Region] = {}
+        ctx = self._ctx
+        for offset, entry in enumerate(self.entries[self._first :]):
+            view = entry.view
+            if ctx is None or not isinstance(view, AssistantMessageView) or offset >= len(self._starts):
+                continue
+            end = self._starts[offset + 1] if offset + 1 < len(self._starts) else len(self._lines)
+            top = end - len(view.strips(ctx))
+            for call_id, region in view.boxes.items():
+                out[call_id] = region.translate(Offset(1, top))  # the margin cell each line starts with
+        return out
 
     def _tool_view(self, tool_call_id: str) -> ToolCallView | None:
         live, live_entry = self._live, self._live_entry
@@ -413,7 +482,7 @@ class Transcript(ScrollView, can_focus=False):
                 ctx.show_thinking != self._show_thinking or ctx.expand_tools != self._expand_tools:
             painter = ctx._painter if ctx is not None and ctx.theme == self._theme else None
             ctx = self._ctx = RenderContext(self, width, self._show_thinking, self._expand_tools, self._theme,
-                                            _painter=painter)
+                                            _painter=painter, load_subagent=self._load_subagent)
             self._stale_from = 0
         return ctx
 

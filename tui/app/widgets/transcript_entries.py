@@ -32,7 +32,7 @@ from baton.tui.app.widgets.messages import (
     user_text,
 )
 from baton.tui.app.widgets.paint import View
-from baton.tui.app.widgets.tool_call import ToolCallView
+from baton.tui.app.widgets.subagent_box import tool_call_view
 
 EntryKind = Literal["header", "user", "assistant", "tool_result", "bash", "notice", "compaction", "custom"]
 
@@ -64,7 +64,7 @@ def build_view(entry: Entry, cwd: Path | None) -> View:
         case AssistantMessage() as message:
             return AssistantMessageView(message, results=entry.results, cwd=cwd)
         case ToolResultMessage() as message:
-            view = ToolCallView(message.tool_call_id, message.tool_name, {}, cwd=cwd)
+            view = tool_call_view(message.tool_call_id, message.tool_name, {}, cwd=cwd)
             view.set_result(message.content, message.details, is_error=message.is_error)
             return view
         case BashExecutionMessage() as message:
