@@ -121,6 +121,21 @@ def tree_rss_kb(pid: int) -> tuple[int, dict[int, int]]:
     return sum(members.values()), members
 
 
+def tree_pss_kb(pid: int) -> int:
+    """PSS (kB) of the members :func:`tree_rss_kb` counts: a page shared by several processes
+    (the interpreter's library in baton and in its sandbox host) is split between them, so the
+    tree's shared pages count once in all (pages shared with processes outside the tree are
+    split with those too: on a busy machine this reads lower)."""
+    total = 0
+    for member in tree_rss_kb(pid)[1]:
+        try:
+            rollup = Path(f"/proc/{member}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total
+
+
 class TreeSampler(threading.Thread):
     """Samples :func:`tree_rss_kb` every ``interval`` seconds; ``peak_kb`` is the largest sum seen
     and ``peak_members`` the members (pid: (command, kB)) of that sample."""
@@ -130,6 +145,7 @@ class TreeSampler(threading.Thread):
         self.pid, self.interval = pid, interval
         self.peak_kb = 0
         self.peak_members: dict[int, tuple[str, int]] = {}
+        self.end_pss_kb = 0
         self._stop_event = threading.Event()
 
     def run(self) -> None:
@@ -149,10 +165,11 @@ class TreeSampler(threading.Thread):
                                  for m, kb in members.items()}
 
     def stop(self) -> None:
-        """Take a last sample and stop."""
+        """Take a last sample and stop; ``end_pss_kb``: the tree's PSS then."""
         self._stop_event.set()
         self.join()
         self.sample()
+        self.end_pss_kb = tree_pss_kb(self.pid)
 
 
 def _events(body: bytes, delay: float) -> Reply:
@@ -233,6 +250,7 @@ class Result:
     peak_rss_mb: float
     tree_peak_mb: float
     tree_members: dict[int, tuple[str, int]]
+    end_pss_mb: float
     per_turn: list[float]
     idle_start: float
     idle_end: float
@@ -288,7 +306,8 @@ def run_one(label: str, command: str, ready: str, env: dict[str, str], work: Pat
             tmux.kill()
     marks = script.cpu_at_request
     per_turn = [b - a for a, b in itertools.pairwise(marks)]
-    return Result(end_cpu - start_cpu, peak, sampler.peak_kb / 1024, sampler.peak_members, per_turn, idle_start,
+    return Result(end_cpu - start_cpu, peak, sampler.peak_kb / 1024, sampler.peak_members, sampler.end_pss_kb / 1024,
+                  per_turn, idle_start,
                   idle_end, script.results_seen)
 
 
@@ -372,7 +391,7 @@ def main() -> None:
               f"{r.results_seen}/{args.turns} bash results sent back")
         print_per_turn(r.per_turn)
         members = ", ".join(f"{_label(cmd, pid)} {kb / 1024:.1f}" for pid, (cmd, kb) in r.tree_members.items())
-        print(f"{'':8} tree at its peak (MB): {members}")
+        print(f"{'':8} tree at its peak (MB): {members}; the tree's PSS after the run {r.end_pss_mb:.1f} MB")
     pis = [label for label in results if label.startswith("pi")]
     if "baton" in results and pis:
         b = results["baton"]
