@@ -112,13 +112,13 @@ def run_one(base: Path, index: int, subagents: int, turns: int, *, baseline: boo
     return Run(usage.ru_utime + usage.ru_stime, usage.ru_stime, usage.ru_maxrss / 1024, script.requests, finished)
 
 
-def report(label: str, runs: list[Run], turns_total: int) -> float:
+def report(label: str, runs: list[Run], turns_total: int) -> Run:
     best = sorted(runs, key=lambda r: r.cpu)[len(runs) // 2]
     spread = ", ".join(f"{r.cpu:.2f}" for r in runs)
     print(f"{label:22} CPU {best.cpu:6.2f} s (system {best.system:.2f} s; runs: {spread})   "
           f"peak RSS {best.peak_rss_mb:6.1f} MB   {best.requests} requests   "
           f"{best.cpu / turns_total * 1000:.1f} ms per tool turn{'' if best.finished else '   DID NOT FINISH'}")
-    return best.cpu
+    return best
 
 
 def main() -> None:
@@ -139,10 +139,12 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
     print(f"{args.subagents} parallel subagents × {args.turns} tool turns, baton -p against the replay server "
           f"(load {load[0]:.1f}/{load[1]:.1f} on {os.cpu_count()} cores; CPU = user+system incl. children)")
-    cpu_sub = report(f"{args.subagents} subagents", sub, total)
+    with_sub = report(f"{args.subagents} subagents", sub, total)
     if plain:
-        cpu_plain = report("main agent alone", plain, total)
-        print(f"subagents add {cpu_sub - cpu_plain:+.2f} s of CPU for the same {total} tool turns")
+        alone = report("main agent alone", plain, total)
+        print(f"subagents add {with_sub.cpu - alone.cpu:+.2f} s of CPU for the same {total} tool turns, "
+              f"{(with_sub.peak_rss_mb - alone.peak_rss_mb) / args.subagents:+.1f} MB of peak RSS each "
+              "(issue 30 target <= 15 MB)")
 
 
 if __name__ == "__main__":

@@ -6,9 +6,15 @@ fast paths (``--version``, print mode) never pay for modules they do not use.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from baton.providers.lazy_exports import lazy_exports
+
+# httpx imports its command-line client (``httpx._main``, which loads click: ~1.5 MB of RSS) when
+# click happens to be installed; baton never runs that client. ``None`` in ``sys.modules`` makes
+# the import fail, and httpx then goes on as it does without click.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 _EXPORTS: dict[str, str] = {
     # messages

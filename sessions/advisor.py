@@ -19,7 +19,7 @@ from baton.providers.messages import AssistantMessage, Context, TextContent, Use
 from baton.providers.models import Model
 from baton.sessions.budget import BudgetExceededError
 from baton.sessions.roles import RoleError, resolve_model_spec
-from baton.sessions.tokens import estimate_message_tokens
+from baton.sessions.tokens import estimate_message_tokens, load_tokenizer, message_token_bound, tokenizer_ready
 from baton.tools.ask_model import AskModelTool
 
 if TYPE_CHECKING:
@@ -70,6 +70,9 @@ class SessionAdvisor:
             raise ToolError(str(exc)) from None
         if not session.models.can_call(model):
             raise ToolError(f"The advisor {model.ref} cannot be called: no API key for {model.provider}.")
+        if include_conversation and not tokenizer_ready() and (
+                sum(message_token_bound(m) for m in session.messages) > _budget(model)):
+            await load_tokenizer()  # where to start the history is a decision on exact counts
         history = recent_context(session.messages, model) if include_conversation else []
         ask = UserMessage(content=[TextContent(text=(
             "The model working on this conversation asks for your opinion:\n\n"
@@ -89,6 +92,10 @@ class SessionAdvisor:
         return AgentToolResult.text(text or "(the advisor gave no answer)", details)
 
 
+def _budget(model: Model) -> int:
+    return min(model.context_window // 2, MAX_CONTEXT_TOKENS) if model.context_window > 0 else 32_000
+
+
 def recent_context(messages: list[AgentMessage], model: Model) -> list[AgentMessage]:
     """The end of the conversation that fits the advisor (half its window, at most
     :data:`MAX_CONTEXT_TOKENS`), starting at a user message; the reply that is asking is left out
@@ -96,7 +103,7 @@ def recent_context(messages: list[AgentMessage], model: Model) -> list[AgentMess
     history = list(messages)
     if history and isinstance(history[-1], AssistantMessage):
         history.pop()
-    budget = min(model.context_window // 2, MAX_CONTEXT_TOKENS) if model.context_window > 0 else 32_000
+    budget = _budget(model)
     start, used = len(history), 0
     while start > 0 and used + (cost := estimate_message_tokens(history[start - 1])) <= budget:
         used += cost

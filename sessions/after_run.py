@@ -87,7 +87,7 @@ async def _recover(session: CodingSession, adapter_attempts: int) -> None:
             ok = last.stop_reason not in ("error", "aborted")
             await events.emit(AutoRetryEndEvent(ok, attempt, None if ok else last.error_message,
                                                 max_attempts=retry.max_retries, aborted=last.stop_reason == "aborted"))
-        if last.stop_reason not in ("error", "aborted") and session.compaction.over_threshold():
+        if last.stop_reason not in ("error", "aborted") and await session.compaction.over_threshold():
             await session.compaction.run("threshold", will_retry=False)
         break
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from baton.agent.messages import AgentMessage, CompactionSummaryMessage, convert_to_llm
@@ -199,8 +199,11 @@ def _usage_of(message: AgentMessage) -> Usage | None:
     return None
 
 
-def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate:
-    """Last valid assistant usage plus estimates for the messages after it.
+def estimate_context_tokens(
+    messages: Sequence[AgentMessage], count: Callable[[AgentMessage], int] = estimate_message_tokens
+) -> ContextEstimate:
+    """Last valid assistant usage plus estimates for the messages after it (``count``: e.g.
+    :func:`~baton.sessions.tokens.message_token_bound` for an upper bound instead).
 
     A usage recorded before the latest compaction summary describes the old, larger context and
     is ignored (the whole context is estimated instead)."""
@@ -215,9 +218,9 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate
         used = calculate_context_tokens(usage)
         if used <= 0:
             continue
-        trailing = sum(estimate_message_tokens(m) for m in messages[index + 1 :])
+        trailing = sum(count(m) for m in messages[index + 1 :])
         return ContextEstimate(used + trailing, used, trailing, index)
-    trailing = sum(estimate_message_tokens(m) for m in messages)
+    trailing = sum(count(m) for m in messages)
     return ContextEstimate(trailing, 0, trailing, -1)
 
 

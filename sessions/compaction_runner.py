@@ -14,6 +14,11 @@ ends with a large tool result), its largest tool results are cut in the context 
 file keeps them whole (:mod:`sessions.context_cut`). When the usual budget leaves nothing to
 summarise but the context does not fit, or the user gave ``/compact`` a focus, everything up to
 the last message is summarised.
+
+Each of these decisions counts exactly (tiktoken) when the context could be near the line: while
+an upper bound of the context (the reported usage plus the UTF-8 length of what came after it)
+stays below the threshold, no count can reach it, so the tokenizer is not loaded
+(:meth:`SessionCompaction.count_exactly_if_near`); a compaction always counts exactly.
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ from baton.sessions.compaction import CompactionAborted, CompactionPreparation, 
 from baton.sessions.entries import CompactionEntry
 from baton.sessions.errors import CompactionError, NothingToCompactError
 from baton.sessions.events import AutoCompactionEndEvent, AutoCompactionStartEvent, CompactionReason
-from baton.sessions.tokens import count_text_tokens
+from baton.sessions.tokens import (
+    count_text_tokens,
+    load_tokenizer,
+    message_token_bound,
+    text_token_bound,
+    tokenizer_ready,
+)
 
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
@@ -56,6 +67,7 @@ class SessionCompaction:
         """Compact the current branch now, with events; ``None`` when there was nothing to do,
         it was aborted or it failed (``raise_errors``: raise instead)."""
         session = self._session
+        await load_tokenizer()  # cut points, budgets and the summariser's fit: exact counts
         try:
             preparation = self._prepare(focus)
         except NothingToCompactError:
@@ -192,6 +204,7 @@ class SessionCompaction:
         model = session.model
         if model.context_window <= 0:
             return history
+        await self.count_exactly_if_near(history)
         estimate = compaction_mod.estimate_context_tokens(history)
         tokens = estimate.tokens
         if estimate.last_usage_index < 0:
@@ -202,9 +215,29 @@ class SessionCompaction:
             )
         return history
 
-    def over_threshold(self) -> bool:
-        """Whether the context is past the compaction threshold of the current model."""
+    async def count_exactly_if_near(self, history: list[AgentMessage] | None = None) -> None:
+        """Load the tokenizer when an upper bound of ``history``'s size (default: the agent's
+        context) reaches the compaction threshold: below it, no exact count could change a
+        decision (the threshold is below the window), so the character estimate serves."""
+        if tokenizer_ready():
+            return
         session = self._session
+        window = session.model.context_window
+        if window <= 0:
+            return
+        messages = session.agent.messages if history is None else history
+        bound = compaction_mod.estimate_context_tokens(messages, message_token_bound)
+        tokens = bound.tokens
+        if bound.last_usage_index < 0:
+            tokens += text_token_bound(session.agent.system_prompt)
+        if tokens > window - compaction_mod.effective_reserve(session.settings.compaction, window):
+            await load_tokenizer()
+
+    async def over_threshold(self) -> bool:
+        """Whether the context is past the compaction threshold of the current model (counted
+        exactly when it could be near it)."""
+        session = self._session
+        await self.count_exactly_if_near()
         tokens = session.context_usage().tokens
         return compaction_mod.should_compact(tokens, session.model.context_window, session.settings.compaction)
 
@@ -215,5 +248,5 @@ class SessionCompaction:
         leaf = store.get(store.leaf_id) if store.leaf_id else None
         if isinstance(leaf, CompactionEntry):
             return  # just compacted: what is left is the recent part, compacting again cannot help
-        if any(isinstance(m, AssistantMessage) for m in session.agent.messages) and self.over_threshold():
+        if any(isinstance(m, AssistantMessage) for m in session.agent.messages) and await self.over_threshold():
             await self.run("threshold", will_retry=False)

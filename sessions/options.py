@@ -45,9 +45,11 @@ class SessionOptions:
     api_key: str | None = None
     """Key for the starting model's provider (overrides the environment / models.json)."""
     settings: Settings | None = None
-    preload_tokenizer: bool = True
-    """Load tiktoken in the background at once (interactive use). Short non-interactive runs
-    skip it: until it is loaded, counts use pi's four-characters-a-token estimate."""
+    preload_tokenizer: bool = False
+    """Load tiktoken in the background at once. Off by default: it costs about 40 MB of peak
+    RSS, and counts need it only near a decision (the compaction threshold, the window,
+    ``/context``), where it loads then; until it is loaded, counts after the provider's last
+    reported usage use pi's four-characters-a-token estimate."""
     approval: str | None = None
     """``plan`` | ``ask`` | ``auto`` | ``full``: overrides the ``approval`` setting (``--approval``,
     ``--plan``)."""

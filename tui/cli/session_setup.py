@@ -269,7 +269,6 @@ async def open_session(args: CliArgs) -> CodingSession:
         context_files=not args.no_context_files,
         api_key=args.api_key,
         settings=settings,
-        preload_tokenizer=not args.print_mode,
         extra_models=extra_models,
         approval=args.approval,
         trust_project=True if args.trust_project else None,

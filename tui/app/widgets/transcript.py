@@ -89,6 +89,10 @@ class Transcript(ScrollView, can_focus=False):
     """Entries rendered at a time when scrolling up (and the slack before the oldest are dropped);
     more pages at once while the rendered entries fill less than ``FILL_SCREENS`` screens."""
     FILL_SCREENS = 2
+    ROW_CACHE_SCREENS = 3
+    """Drawn rows are kept for this many screens around the one shown (the screen, one above and
+    one below); rows further off are dropped once there are a screen more, and drawn again, the
+    same, when scrolled back to. Unbounded, every row ever shown stayed (~35 kB a turn)."""
 
     def __init__(self, *, cwd: Path | None = None, header: Callable[[], Content] | None = None,
                  id: str | None = None) -> None:
@@ -549,7 +553,18 @@ class Transcript(ScrollView, can_focus=False):
             if crop.x or crop.right < width:
                 line = line.crop_extend(crop.x, crop.right, None)
             lines.append(line)
+        self._trim_row_cache(scroll_y, self.size.height)
         return lines
+
+    def _trim_row_cache(self, scroll_y: int, height: int) -> None:
+        """Drop the drawn rows more than a screen above or below the one at ``scroll_y``."""
+        cache = self._line_cache
+        height = max(height, 1)
+        if len(cache) <= (self.ROW_CACHE_SCREENS + 1) * height:
+            return
+        low, high = scroll_y - height, scroll_y + (self.ROW_CACHE_SCREENS - 1) * height
+        for index in [i for i in cache if not low <= i < high]:
+            del cache[index]
 
     def _row(self, index: int, body: int, selection: Selection | None, on_thumb: bool) -> Strip:
         if selection is not None:
