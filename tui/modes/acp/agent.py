@@ -9,12 +9,12 @@ JSON-ready dicts (camelCase, as on the wire). Sessions are baton's JSONL session
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
 from baton.tui.modes.acp.errors import AUTH_REQUIRED, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
-from baton.tui.modes.acp.session import AcpSession
 
 if TYPE_CHECKING:
     from baton.providers.models import Model, ThinkingLevel
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from baton.sessions.settings import Settings
     from baton.tui.cli.args import CliArgs
     from baton.tui.modes.acp.client import AcpClient
+    from baton.tui.modes.acp.session import AcpSession
 
 logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
@@ -63,6 +64,28 @@ class BatonAcpAgent:
         self.args = args
         self.client = client
         self.sessions: dict[str, AcpSession] = {}
+        self._warming: threading.Thread | None = None
+
+    def warm_up(self) -> None:
+        """After ``initialize``: probe the sandbox (a bwrap child; the result is cached for the
+        process) in a thread while the main thread loads the session modules, so that
+        ``session/new`` finds it done. The permission set-up still asks for it as always."""
+        from baton.tools.sandbox import probe
+
+        def run() -> None:
+            try:
+                probe()
+            except Exception:  # asked again (and reported) where the session needs it
+                logger.exception("the sandbox probe failed")
+
+        self._warming = threading.Thread(target=run, name="baton-sandbox-probe", daemon=True)
+        self._warming.start()
+
+    def _warmed(self) -> None:
+        """Wait for :meth:`warm_up`'s probe (one probe per process, never two at once)."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
 
     # ------------------------------------------------------------------ fast path (raw JSON)
 
@@ -193,6 +216,7 @@ class BatonAcpAgent:
         if not Path(cwd).is_dir():
             raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
         settings = load_settings(project_dir=Path(cwd), trust_project=True if self.args.trust_project else None)
+        self._warmed()
         resumed = mode not in ("new", "none")
         model, level = self._model(settings, resumed, model_named)
         try:
@@ -256,6 +280,8 @@ class BatonAcpAgent:
             logger.warning("%s", exc)
 
     def _adopt(self, session: CodingSession, mcp_servers: object) -> AcpSession:
+        from baton.tui.modes.acp.session import AcpSession
+
         acp_session = AcpSession(session, self.client)
         self.sessions[acp_session.id] = acp_session
         servers = [as_dict(s) for s in mcp_servers] if isinstance(mcp_servers, list) else []
@@ -324,6 +350,7 @@ class BatonAcpAgent:
 
     async def shutdown(self) -> None:
         """Abort every run (saved as aborted) and close every session file."""
+        self._warmed()  # the probe's bwrap child ends before baton does
         sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             session.cancel()

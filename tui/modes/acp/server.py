@@ -3,7 +3,12 @@
 Start-up fast path: importing the ACP SDK builds a few hundred pydantic models (0.5 s and more
 on a busy machine), so ``initialize`` and the first ``session/new`` are answered from the raw
 JSON before it loads; the SDK's connection (routing, parameter validation, requests to the
-editor) takes over from the next message on. Both paths run the same agent methods.
+editor) takes over from the next message on. Both paths run the same agent methods, and give the
+same bytes (``tests/tui/test_acp_start.py``).
+
+``initialize`` is answered before the session modules load too (this module, the agent, the
+client, the transport and :mod:`~baton.tui.modes.json_lines` import none of pydantic, the message
+models or the tools); they load when ``session/new`` needs them, while the sandbox probe runs.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from baton.tui.modes.acp.agent import BatonAcpAgent
 from baton.tui.modes.acp.client import AcpClient
 from baton.tui.modes.acp.errors import AcpError
 from baton.tui.modes.acp.transport import StdioTransport, error_message
-from baton.tui.modes.json_mode import LineWriter
+from baton.tui.modes.json_lines import LineWriter
 from baton.tui.modes.stdio_protocol import claim_stdout, log_to_file, open_stdin
 
 if TYPE_CHECKING:
@@ -62,7 +67,11 @@ async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bo
             transport.send_now(error_message(message["id"], -32603, "Internal error", {"details": str(exc)}))
             continue
         transport.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        if method == "session/new":
+        if method == "initialize":
+            transport.flush()  # out before the session modules' import holds the loop
+            agent.warm_up()
+        elif method == "session/new":
+            transport.flush()  # the answer first: the editor waits for nothing that follows
             agent.sessions[str(result["sessionId"])].announce()
             transport.flush()  # out before the SDK's import holds the loop
             return True
