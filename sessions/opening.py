@@ -23,6 +23,7 @@ from baton.sessions.context_files import ContextFile, load_append_system_md, loa
 from baton.sessions.models import parse_thinking_level
 from baton.sessions.options import SessionOptions, read_text_or_file
 from baton.sessions.permissions.rules import RuleSet
+from baton.sessions.permissions.setup import protect_pinned_scripts
 from baton.sessions.plan_mode import planning_tool_names
 from baton.sessions.prompt_commands import PromptCommands
 from baton.sessions.resume import resolve_model
@@ -147,6 +148,9 @@ def adopt_trusted_settings(session: CodingSession) -> None:
     start, which a notice says)."""
     held = session.settings.held
     session.settings = session.settings.with_trust()
+    trust = session.settings.project_trust
+    if trust is not None:
+        protect_pinned_scripts(session.permissions.policy, session.permissions.sandbox, trust.pinned_paths())
     section = held.get("permissions")
     allow = section.get("allow") if isinstance(section, dict) else None
     rules = RuleSet.parse([a for a in allow if isinstance(a, str)] if isinstance(allow, list) else [])

@@ -65,6 +65,14 @@ class ProjectTrust:
     mcp_problems: tuple[str, ...] = ()
     """What was wrong with ``.mcp.json`` (one line per bad entry)."""
 
+    def pinned_paths(self) -> list[str]:
+        """Every workspace file a trusted hook or server runs (as named, then its real path): the
+        sandbox keeps them read-only and a file tool's write to one always asks, so the model
+        cannot rewrite a script between its pin check and its start outside the sandbox."""
+        pins = [p for pins in (*self.hook_pins.values(), *(s.pins for s in self.servers)) for p in pins]
+        named = [os.path.abspath(os.path.join(self.project, pin.path)) for pin in pins]
+        return list(dict.fromkeys(path for name in named for path in (name, os.path.realpath(name))))
+
     def describe(self) -> str:
         """One line naming what needs trust."""
         return f"{self.project}: {' and '.join(self.what)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from baton.providers.paths import baton_home
 from baton.tools.paths import fast_realpath as fast_realpath  # re-exported: it lives with the tools
@@ -65,6 +65,11 @@ class Workspace:
         protected = [os.path.join(root, name) for name in PROTECTED_NAMES]
         protected.append(os.path.realpath(home or str(baton_home())))
         return cls(root, os.path.abspath(cwd), tuple(protected), (root, *temp_roots()))
+
+    def protecting(self, paths: list[str]) -> Workspace:
+        """This workspace with ``paths`` protected too (kept before ``$BATON_HOME``, which stays last)."""
+        extra = tuple(p for p in paths if p not in self.protected)
+        return replace(self, protected=(*self.protected[:-1], *extra, self.protected[-1]))
 
     def resolve(self, path: str, *, must_exist: bool = False) -> str:
         """The real absolute path of a tool's ``path`` argument (what the tool will open)."""

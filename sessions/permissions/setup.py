@@ -111,6 +111,8 @@ def install_permissions(session: SessionHost, mode: str | None = None) -> Permis
         sandbox = Sandbox(str(session.cwd), network=network, hidden=hidden, bwrap=status.bwrap or "bwrap",
                           socket_filter=status.socket_filter)
     policy = Policy(workspace, rules, approval, sandbox_available=sandbox is not None, hidden=hidden)
+    if settings.project_trusted and settings.project_trust is not None:
+        protect_pinned_scripts(policy, sandbox, settings.project_trust.pinned_paths())
     policy.mcp_identity = mcp_identity_lookup(lambda: list(session.agent.tools))
     permissions = Permissions(
         policy,
@@ -145,3 +147,14 @@ def install_permissions(session: SessionHost, mode: str | None = None) -> Permis
         if hasattr(tool, "pins"):  # file tools open the path the policy judged, not a new resolution
             tool.pins = permissions.pins
     return permissions
+
+
+def protect_pinned_scripts(policy: Policy, sandbox: Sandbox | None, paths: list[str]) -> None:
+    """Keep the workspace scripts a trusted hook or server runs out of the model's reach: the
+    sandbox mounts them read-only (so a command cannot swap one between its pin check and its
+    start outside the sandbox) and a file tool's write to one always asks."""
+    if not paths:
+        return
+    policy.workspace = policy.workspace.protecting(paths)
+    if sandbox is not None:
+        sandbox.read_only.extend(p for p in paths if p not in sandbox.read_only)

@@ -229,3 +229,21 @@ async def test_ctrl_g_edits_in_editor_and_survives_a_broken_one(
         await wait_until(pilot, lambda: "exited with status 1" in screen_text(app), what="the notice")
         assert app.editor.text == "draft and more\nsecond line", "a failed edit keeps the prompt"
     await session.close()
+
+
+async def test_an_open_sessions_prompts_are_in_the_history_once(
+    project: Path, model_a: Model, faux_a: FauxProvider
+) -> None:
+    faux_a.add(FauxResponse.text("One."), FauxResponse.text("Two."))
+    session = await open_session(project, model_a)
+    await session.prompt("first question")
+    await session.prompt("second question")
+    app = BatonApp(session)  # given a session that is open already (as `baton -c` and /resume do)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        assert app.editor.prompt_history == ["first question", "second question"]
+        await pilot.press("up")
+        assert app.editor.text == "second question"
+        await pilot.press("up")
+        assert app.editor.text == "first question"
+    await session.close()

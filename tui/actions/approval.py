@@ -1,15 +1,22 @@
-"""``/approval``: what runs without asking (``ask``, ``auto`` or ``full``). RPC: ``set_approval``."""
+"""``/approval``: what runs without asking (``plan``, ``ask``, ``auto`` or ``full``). RPC:
+``set_approval``; ACP: the ``mode`` config option (and the older session modes, ``session/set_mode``).
+
+An editor is not the user's own settings: it may choose plan, ask or auto, and ``full`` (no
+sandbox) only when the user's settings or command line already chose it for this session."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baton.providers.json_types import JsonValue
-from baton.tui.actions.action import AcpCommand, Action, ActionError, Report, RpcCommand
+from baton.providers.json_types import JsonObject, JsonValue
+from baton.tui.actions.action import AcpCommand, AcpOption, Action, ActionError, Report, RpcCommand
 from baton.tui.actions.fields import text_field
 from baton.tui.actions.text import shorten
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from baton.providers.models import Model
     from baton.sessions import CodingSession
 
 MODES = ("plan", "ask", "auto", "full")
@@ -43,10 +50,41 @@ def _mode_reply(session: CodingSession, mode: str) -> JsonValue:
     return {"mode": mode}
 
 
+MODE_OPTION = "mode"
+NAMES = {"plan": "Plan", "ask": "Ask", "auto": "Auto (sandboxed)", "full": "Full (no sandbox)"}
+
+
+def editor_modes(session: CodingSession) -> tuple[str, ...]:
+    """The modes an editor may choose for ``session``: ``full`` only when the user chose it."""
+    full = session.settings.approval == "full" or session.permissions.mode == "full"
+    return MODES if full else MODES[:-1]
+
+
+def _mode_from_option(session: CodingSession, value: JsonValue) -> str:
+    if not isinstance(value, str) or value not in editor_modes(session):
+        shown = shorten(value, 40) if isinstance(value, str) else type(value).__name__
+        raise ActionError(f"Mode {shown!r} is not one an editor may choose here: "
+                          f"{', '.join(editor_modes(session))}")
+    return value
+
+
+def mode_choices(session: CodingSession) -> list[JsonValue]:
+    """``{id, name, description}`` for each mode an editor may choose (ACP session modes)."""
+    return [{"id": m, "name": NAMES[m], "description": MEANINGS[m]} for m in editor_modes(session)]
+
+
+def _mode_option(session: CodingSession, models: Sequence[Model]) -> JsonObject:
+    options: list[JsonValue] = [{"value": m, "name": NAMES[m], "description": MEANINGS[m]}
+                                for m in editor_modes(session)]
+    return {"id": MODE_OPTION, "name": "Mode", "type": "select", "category": "mode",
+            "currentValue": session.permissions.mode, "options": options}
+
+
 APPROVAL: Action[str, str] = Action(
     "approval", "/approval [plan|ask|auto|full]", "What runs without asking: plan, ask, auto (sandboxed) or full",
     parse=_mode_from_text, run=set_approval, report=approval_report,
     rpc=RpcCommand("set_approval", parse=lambda session, command: text_field(command, "mode"), reply=_mode_reply),
+    acp=AcpOption(MODE_OPTION, parse=_mode_from_option, describe=_mode_option, notice_kind="switch_mode"),
 )
 
 async def enter_plan(session: CodingSession, _: None) -> str:

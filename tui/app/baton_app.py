@@ -135,8 +135,8 @@ class BatonApp(App[int]):
         self.activity = ActivityBar(id="activity")
         self.completion = CompletionList(id="completion")
         self.completer = Completer(self.cwd, command_list(), startup.argument_sources(self))
-        history = startup.prompt_history(session.messages) if session is not None else []
-        self.editor = PromptEditor(id="editor", completer=self.completer, completion=self.completion, history=history)
+        # The session's prompts join the history when it is attached (see _attach_session).
+        self.editor = PromptEditor(id="editor", completer=self.completer, completion=self.completion)
         self.status_bar = StatusBar(id="status")
         self.approval = ApprovalPanel(id="approval")
         self.todos = TodoPanel(id="todos")

@@ -6,7 +6,7 @@ import asyncio
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,20 +52,30 @@ async def run_call(
     settings: dict[str, Any] | None = None,
     extra_tools: list[Any] | None = None,
     tools: list[str] | None = None,
+    read_project: bool = False,
+    trust_project: bool | None = None,
+    prepare: Callable[[CodingSession], object] | None = None,
 ) -> Outcome:
     """The model calls ``tool(args)`` once, then answers "done"; returns the tool result and events.
 
-    ``answers``: the approver's answers in order (None: no approver, as in print mode)."""
+    ``answers``: the approver's answers in order (None: no approver, as in print mode).
+    ``read_project``: read the project's own settings instead of ``settings``, trusted as
+    ``trust_project`` says (True: for this run, False: never, None: as the user answered before).
+    ``prepare``: called with the open session before the prompt."""
     replies = [Reply.sse(tool_call_reply(API, "call_1", tool, args)), Reply.sse(text_reply(API, "done"))]
     asked: list[ApprovalRequest] = []
     with ReplayServer(replies) as server:
         options = SessionOptions(
             cwd=cwd, model=replay_model(server), api_key="test-key", tools=tools or ["read", "bash", "edit", "write"],
             context_files=False, approval=approval, preload_tokenizer=False,
-            settings=validate_settings({"retry": {"enabled": False}, **(settings or {})}),
+            settings=None if read_project else validate_settings({"retry": {"enabled": False},
+                                                                                **(settings or {})}),
+            trust_project=trust_project,
         )
         session = await CodingSession.open(options)
         session.agent.tools.extend(extra_tools or [])
+        if prepare is not None:
+            prepare(session)
         events: list[dict[str, Any]] = []
         session.subscribe(lambda e: events.append(e.to_dict()) if hasattr(e, "to_dict") else None)
         if answers is not None:

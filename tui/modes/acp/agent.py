@@ -323,6 +323,13 @@ class BatonAcpAgent:
         options = await self._session(session_id).set_config_option(config_id, value)
         return {"configOptions": options}
 
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: object) -> JsonObject:
+        """``session/set_mode`` (ACP's session modes): same switch as the ``mode`` config option."""
+        from baton.tui.actions.approval import MODE_OPTION
+
+        await self._session(session_id).set_config_option(MODE_OPTION, mode_id)
+        return {}
+
     async def set_session_model(self, session_id: str, model_id: str, **_: object) -> JsonObject:
         """The unstable ``session/set_model``: same switch as the ``model`` config option."""
         from baton.tui.actions.models import MODEL_OPTION

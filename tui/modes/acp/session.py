@@ -17,6 +17,7 @@ from baton.providers.errors import BatonError
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage
 from baton.sessions.events import ModelChangeEvent, ModelFallbackEvent, ThinkingLevelChangeEvent, TodoUpdateEvent
+from baton.sessions.permissions.events import ApprovalModeChangeEvent
 from baton.tui.actions.action import ActionCancelled, ActionError, Report, SessionAction
 from baton.tui.modes.acp.config import config_options, model_state
 from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
@@ -69,6 +70,10 @@ class AcpSession:
     def _on_event(self, event: object) -> None:
         match event:
             case ModelChangeEvent() | ThinkingLevelChangeEvent():
+                self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
+                return
+            case ApprovalModeChangeEvent(mode=mode):  # Shift+Tab's cycle, plan accepted, the editor's choice
+                self.send({"sessionUpdate": "current_mode_update", "currentModeId": mode})
                 self.send({"sessionUpdate": "config_option_update", "configOptions": config_options(self.session)})
                 return
             case ModelFallbackEvent():
@@ -135,8 +140,13 @@ class AcpSession:
 
     def describe(self) -> JsonObject:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
+        from baton.tui.actions.approval import mode_choices
+
         models = self.session.models.available()
-        return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models)}
+        modes: JsonObject = {"currentModeId": self.session.permissions.mode,
+                             "availableModes": mode_choices(self.session)}
+        return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models),
+                "modes": modes}
 
     def announce(self) -> None:
         """Updates a client wants right after the session opens: commands and usage, and what of
