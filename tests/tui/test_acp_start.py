@@ -208,9 +208,13 @@ HEAVY_AT_INITIALIZE = ("pydantic", "baton.providers.messages", "baton.providers.
                        "baton.sessions.settings", "baton.sessions.coding_session", "baton.tools.bash",
                        "baton.tui.modes.acp.session")
 """What ``initialize`` is answered without: the validation library, the models, the session."""
-HEAVY_AT_SESSION_NEW = ("acp", "textual", "httpx", "httpcore", "mcp", "tiktoken", "anthropic", "openai")
+HEAVY_AT_SESSION_NEW = ("acp", "textual", "httpx", "httpcore", "mcp", "tiktoken", "anthropic", "openai",
+                        "baton.sessions.coding_session", "baton.agent.agent", "baton.sessions.entries",
+                        "baton.sessions.store", "baton.sessions.permissions", "baton.tools.bash", "baton.tools.sandbox",
+                        "baton.tui.modes.acp.session")
 """What ``session/new`` is answered without: the ACP SDK (its schema is a few hundred pydantic
-models), the UI, the HTTP client, the MCP SDK (no server configured) and the tokenizer."""
+models), the UI, the HTTP client, the MCP SDK (no server configured), the tokenizer — and the
+session itself (its store, agent, tools, permissions and sandbox), which opens behind the answer."""
 
 
 def _loaded(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
@@ -237,4 +241,41 @@ def test_the_answers_wait_for_no_heavy_module(home: Path, workdir: Path, tmp_pat
     assert seen["code"] == 0
     assert _loaded(seen["initialize"], HEAVY_AT_INITIALIZE) == []
     assert _loaded(seen["session/new"], HEAVY_AT_SESSION_NEW) == []
-    assert "baton.sessions.coding_session" in seen["session/new"]  # the session is open when answered
+    assert "baton.sessions.settings" in seen["session/new"]  # answered from the settings, read as always
+
+
+def test_a_session_that_fails_to_open_behind_its_answer_is_told_and_the_agent_goes_on(
+        home: Path, workdir: Path) -> None:
+    """The tool list is read as the session opens, behind the answer: the editor gets a notice
+    naming the cause, each request for the session an error naming it, and the agent serves on."""
+    _replay_model(home)
+    command = baton_command("--mode", "acp", "--model", "replay-am/replay-model", "--tools", "no_such_tool")
+    proc = subprocess.Popen(command, cwd=workdir, env=baton_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        _request(proc, 1, "initialize", INITIALIZE)
+        _lines_until_answer(proc, 1)
+        _request(proc, 2, "session/new", {"cwd": str(workdir), "mcpServers": []})
+        session_id = json.loads(_lines_until_answer(proc, 2)[-1])["result"]["sessionId"]
+        _request(proc, 3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]})
+        lines = [json.loads(line) for line in _lines_until_answer(proc, 3)]
+        updates = [m["params"] for m in lines if m.get("method") == "session/update"]
+        notices = [u["update"] for u in updates
+                   if u["sessionId"] == session_id and u["update"].get("title") == "Session not opened"]
+        assert len(notices) == 1 and "no_such_tool" in json.dumps(notices[0])
+        error = lines[-1]["error"]
+        assert session_id in error["message"] and "no_such_tool" in error["message"]
+        _request(proc, 4, "session/set_config_option",
+                 {"sessionId": session_id, "configId": "thinking", "value": "low"})
+        assert "no_such_tool" in json.loads(_lines_until_answer(proc, 4)[-1])["error"]["message"]
+        _request(proc, 5, "session/close", {"sessionId": session_id})
+        assert json.loads(_lines_until_answer(proc, 5)[-1])["result"] == {}
+        _request(proc, 6, "session/list", {"cwd": str(workdir)})
+        assert "result" in json.loads(_lines_until_answer(proc, 6)[-1])
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
