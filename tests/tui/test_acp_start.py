@@ -1,10 +1,12 @@
 """``baton --mode acp`` from spawn to the first prompt: ``initialize`` answered before the session
-modules load, ``session/new`` before the ACP SDK loads, and what loads behind the answers (the
-SDK, the sandbox probe's result, the editor's MCP servers) in place before the first tool runs.
+modules load, ``session/new`` before the session opens (and before the ACP SDK loads), and what
+loads behind the answers (the session, the SDK, the sandbox probe's result, the editor's MCP
+servers) in place before the first tool runs.
 
 The start-up answers must be the bytes the SDK's path gives, and the answers baton gave before
-the start-up was made lazy (``tests/fixtures/acp_start_answers.json``, recorded from 5b165d7 with
-:func:`start_up_lines` for the same inputs)."""
+the start-up was made lazy (``tests/fixtures/acp_start_answers.json``, recorded with
+:func:`start_up_lines` for the same inputs from 5b165d7, and again from eecd272 — the session
+opened before the answer — when session/new gained the approval modes)."""
 
 from __future__ import annotations
 
