@@ -187,7 +187,7 @@ class CodingSession:
         if options.trust_project is not None:  # --trust-project (this run), or never
             settings = settings.with_trust(options.trust_project)
         session_dir = options.session_dir or default_session_dir(cwd)
-        store = open_store(options.session, cwd, session_dir)
+        store = open_store(options.session, cwd, session_dir, options.new_session_id)
         try:
             return cls(read_parts(options, settings, store, cwd, session_dir))
         except BaseException:

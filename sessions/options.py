@@ -60,6 +60,9 @@ class SessionOptions:
     extra_models: list[Model] = field(default_factory=list)
     """Models known beyond the catalog (e.g. test or embedded models): used to restore a
     session's model and offered by ``CodingSession.available_models``."""
+    new_session_id: str | None = None
+    """The id a ``new`` or ``none`` session gets (``None``: a fresh one). ACP names the session
+    in its ``session/new`` answer before the session has opened."""
 
 
 def read_text_or_file(value: str | None) -> str | None:

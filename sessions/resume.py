@@ -19,14 +19,15 @@ INTERRUPTED_TOOL_TEXT = (
 )
 
 
-def open_store(spec: str, cwd: Path, session_dir: Path) -> SessionStore:
+def open_store(spec: str, cwd: Path, session_dir: Path, new_id: str | None = None) -> SessionStore:
     """The store for ``--session``-style ``spec``: ``new``, ``none``, ``continue``, a path or an
-    id prefix (a path that does not exist becomes a new session there, as in pi)."""
+    id prefix (a path that does not exist becomes a new session there, as in pi). ``new_id``: the
+    id a ``new`` or ``none`` session gets (chosen beforehand, e.g. ACP's answer named it)."""
     value = (spec or "new").strip()
     if value == "new":
-        return SessionStore.create(session_dir, cwd)
+        return SessionStore.create(session_dir, cwd, session_id=new_id)
     if value == "none":
-        return SessionStore.in_memory(cwd)
+        return SessionStore.in_memory(cwd, new_id)
     if value == "continue":
         recent = most_recent_session(cwd, session_dir)
         return SessionStore.open(recent, cwd=cwd) if recent else SessionStore.create(session_dir, cwd)

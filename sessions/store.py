@@ -94,10 +94,12 @@ class SessionStore:
 
     @classmethod
     def create(
-        cls, session_dir: Path, cwd: Path | str, *, parent_session: str | None = None, path: Path | None = None
+        cls, session_dir: Path, cwd: Path | str, *, parent_session: str | None = None, path: Path | None = None,
+        session_id: str | None = None,
     ) -> SessionStore:
-        """A new session in ``session_dir`` (the file appears with the first message entry)."""
-        session_id = str(uuid.uuid4())
+        """A new session in ``session_dir`` (the file appears with the first message entry);
+        ``session_id``: the id it gets (a fresh one when ``None``)."""
+        session_id = session_id or str(uuid.uuid4())
         timestamp = iso_now()
         header = SessionHeader(
             version=CURRENT_VERSION, id=session_id, timestamp=timestamp, cwd=str(cwd), parent_session=parent_session
@@ -106,9 +108,9 @@ class SessionStore:
         return cls(header, target, writable=True)
 
     @classmethod
-    def in_memory(cls, cwd: Path | str) -> SessionStore:
+    def in_memory(cls, cwd: Path | str, session_id: str | None = None) -> SessionStore:
         """A session that is never written anywhere (``--no-session``)."""
-        header = SessionHeader(version=CURRENT_VERSION, id=str(uuid.uuid4()), cwd=str(cwd))
+        header = SessionHeader(version=CURRENT_VERSION, id=session_id or str(uuid.uuid4()), cwd=str(cwd))
         return cls(header, None, writable=False)
 
     @classmethod

@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonValue
-from baton.sessions.cost_report import CostLine, cost_breakdown
 from baton.tui.actions.action import AcpCommand, Action, Report, RpcCommand
 
 if TYPE_CHECKING:
     from baton.sessions import CodingSession
+    from baton.sessions.cost_report import CostLine
 
 
 async def session_costs(session: CodingSession, _: None) -> list[CostLine]:
     """Every (model, role) line of the session's cost."""
+    from baton.sessions.cost_report import cost_breakdown  # the entries' models: loaded when asked
+
     return cost_breakdown(session.store.entries)
 
 

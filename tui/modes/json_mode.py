@@ -8,26 +8,22 @@ and ``message_start``/``message_end`` carry the message as it stands.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageUpdateEvent
-from baton.providers.json_depth import MAX_LINE_DEPTH, MAX_VALUE_DEPTH, clamp_depth, clamp_object
+from baton.providers.json_depth import MAX_VALUE_DEPTH, clamp_object
 from baton.providers.messages import now_ms
-from baton.providers.surrogates import join_surrogates
 from baton.sessions.events import AutoRetryStartEvent
 from baton.tui.cli.args import EXIT_RUN_FAILED
+from baton.tui.modes.json_lines import LineWriter, dumps
 from baton.tui.modes.print_mode import (
     RunTracker,
     install_interrupt_handler,
     prompt_keeping_answer,
     report_denials,
     report_save_error,
-    silence_stdout,
 )
 from baton.tui.modes.session_features import ignored_project_notice
 
@@ -38,18 +34,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
-
-
-def dumps(payload: Any) -> str:
-    """One compact JSON line (no newline); non-ASCII kept as is (the framing is LF only).
-
-    Always valid JSON: ``NaN`` and the infinities become ``null``, and a value nested deeper than
-    a reader could parse is cut (:func:`~providers.json_depth.clamp_depth`)."""
-    try:
-        return _encode(payload)
-    except (ValueError, RecursionError):
-        return _encode(clamp_depth(payload, MAX_LINE_DEPTH))
 
 
 def event_line(event: Any) -> str:
@@ -111,58 +95,6 @@ def session_header(session: CodingSession) -> dict[str, Any]:
         "modelId": session.model.id,
         "thinkingLevel": session.thinking_level,
     }
-
-
-class LineWriter:
-    """Writes lines and flushes once per event-loop tick (timely, without a syscall per line).
-
-    When the output fails (the reader went away: ``EPIPE``, a reset socket, a closed or full
-    stream), writing stops for good, ``on_closed`` is called once and :meth:`wait_closed`
-    returns: nobody is watching the run any more, so the mode aborts it and exits instead of
-    producing output for no one."""
-
-    def __init__(self, out: TextIO, on_closed: Callable[[], None] | None = None) -> None:
-        self._out = out
-        self._flush_scheduled = False
-        self._loop = asyncio.get_running_loop()
-        self._on_closed = on_closed
-        self._closed_event = asyncio.Event()
-        self.closed = False
-
-    def write(self, line: str) -> None:
-        """Queue one line (a newline is added); dropped once the output has closed."""
-        if self.closed:
-            return
-        line = join_surrogates(line)  # a file name that is not UTF-8 in a tool result
-        try:
-            self._out.write(line + "\n")
-        except (OSError, ValueError):  # ValueError: the stream itself was closed
-            self._close()
-            return
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        """Write out what is buffered."""
-        self._flush_scheduled = False
-        if self.closed:
-            return
-        try:
-            self._out.flush()
-        except (OSError, ValueError):
-            self._close()
-
-    async def wait_closed(self) -> None:
-        """Return once the output has closed."""
-        await self._closed_event.wait()
-
-    def _close(self) -> None:
-        self.closed = True
-        self._closed_event.set()
-        silence_stdout()
-        if self._on_closed is not None:
-            self._on_closed()
 
 
 class _AgentEndLast:

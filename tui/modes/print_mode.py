@@ -17,6 +17,7 @@ from baton.agent.events import MessageEndEvent, ToolExecutionEndEvent, ToolExecu
 from baton.sessions.events import AutoCompactionStartEvent, AutoRetryStartEvent
 from baton.sessions.permissions.events import ToolApprovalEvent, denial_line
 from baton.tui.cli.args import EXIT_OK, EXIT_RUN_FAILED
+from baton.tui.modes.json_lines import silence_stdout
 
 if TYPE_CHECKING:
     from baton.providers.messages import AssistantMessage, ImageContent
@@ -107,19 +108,6 @@ def run_outcome(message: AssistantMessage | None) -> tuple[int, str | None]:
     if message.stop_reason == "error":
         return EXIT_RUN_FAILED, message.error_message or "the model request failed"
     return EXIT_OK, None
-
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null once its reader has gone (a closed pipe), so that later
-    writes and the flush at exit neither fail nor print a traceback."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 class _Progress:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from baton.providers.json_depth import loads_bounded
 from baton.providers.json_types import JsonObject
 from baton.sessions.events import BackgroundProcessesEvent, QueueChangedEvent
-from baton.tui.modes.json_mode import LineWriter, dumps, event_line
+from baton.tui.modes.json_lines import LineWriter, dumps
+from baton.tui.modes.json_mode import event_line
 from baton.tui.modes.rpc_commands import RpcCommands
 from baton.tui.modes.rpc_responses import RpcError, error_response, response
 from baton.tui.modes.session_features import ignored_project_notice

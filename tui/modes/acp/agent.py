@@ -8,13 +8,15 @@ JSON-ready dicts (camelCase, as on the wire). Sessions are baton's JSONL session
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonMapping, JsonObject, JsonValue
-from baton.tui.modes.acp.errors import AUTH_REQUIRED, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
-from baton.tui.modes.acp.session import AcpSession
+from baton.tui.modes.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 
 if TYPE_CHECKING:
     from baton.providers.models import Model, ThinkingLevel
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from baton.sessions.settings import Settings
     from baton.tui.cli.args import CliArgs
     from baton.tui.modes.acp.client import AcpClient
+    from baton.tui.modes.acp.session import AcpSession
 
 logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
@@ -56,6 +59,19 @@ def _required_text(params: JsonMapping, name: str) -> str:
     return value
 
 
+@dataclass(eq=False)
+class Opening:
+    """A new session opening behind its ``session/new`` answer."""
+
+    task: asyncio.Future[None] = field(init=False)
+    waiting: int = 0
+    """Prompts waiting for it."""
+    cancelled: bool = False
+    """``session/cancel`` came while prompts waited for it: they end ``cancelled``."""
+    closed: bool = False
+    """``session/close`` (or shutdown) came while it opened: it is closed as soon as it is open."""
+
+
 class BatonAcpAgent:
     """Every ACP session of one connection, by id."""
 
@@ -63,6 +79,33 @@ class BatonAcpAgent:
         self.args = args
         self.client = client
         self.sessions: dict[str, AcpSession] = {}
+        self.openings: dict[str, Opening] = {}
+        """New sessions still opening behind their answer, or that failed to open (kept, so that
+        each request for one is answered with the cause)."""
+        self._warming: threading.Thread | None = None
+        self._later: set[asyncio.Future[None]] = set()
+
+    def warm_up(self) -> None:
+        """After the first ``session/new`` is answered: probe the sandbox (a bwrap child; the
+        result is cached for the process) in a thread while the main thread loads the session
+        modules behind the answer, so that the opening finds it done. The permission set-up
+        still asks for it as always."""
+        from baton.tools.sandbox import probe
+
+        def run() -> None:
+            try:
+                probe()
+            except Exception:  # asked again (and reported) where the session needs it
+                logger.exception("the sandbox probe failed")
+
+        self._warming = threading.Thread(target=run, name="baton-sandbox-probe", daemon=True)
+        self._warming.start()
+
+    def _warmed(self) -> None:
+        """Wait for :meth:`warm_up`'s probe (one probe per process, never two at once)."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
 
     # ------------------------------------------------------------------ fast path (raw JSON)
 
@@ -111,10 +154,114 @@ class BatonAcpAgent:
     # ------------------------------------------------------------------ sessions
 
     async def new_session(self, cwd: str, mcp_servers: object = None, **_: object) -> JsonObject:
-        """Open a new baton session in ``cwd`` (client MCP servers connect when baton has MCP)."""
-        session = await self._open(cwd, "none" if self.args.no_session else "new", self.args.model is not None)
-        acp_session = self._adopt(session, mcp_servers)
-        return {"sessionId": acp_session.id, **acp_session.describe()}
+        """Open a new baton session in ``cwd`` (client MCP servers connect when baton has MCP).
+
+        Answered from the settings and the command line (:mod:`~baton.tui.modes.acp.preview`);
+        the session opens behind the answer, and every request for it waits for that."""
+        from baton.tui.modes.acp.config import describe
+        from baton.tui.modes.acp.preview import preview_session
+
+        options = self._prepare(cwd, "none" if self.args.no_session else "new", self.args.model is not None)
+        preview = preview_session(options)
+        answer: JsonObject | None = None
+        if preview is not None:
+            try:
+                answer = {"sessionId": preview.session_id, **describe(preview.as_session())}
+            except AttributeError:  # the description reads more than the preview has: open first
+                logger.warning("session/new answered after the opening: the preview lacks a field", exc_info=True)
+        if preview is None or answer is None:
+            session = await self._open_with(options, resumed=False)
+            acp_session = self._adopt(session, mcp_servers)
+            return {"sessionId": acp_session.id, **acp_session.describe()}
+        options.new_session_id = preview.session_id
+        opening = Opening()
+        self.openings[preview.session_id] = opening
+        opening.task = asyncio.ensure_future(self._open_behind(opening, options, mcp_servers, answer))
+        opening.task.add_done_callback(lambda task: task.cancelled() or task.exception())  # told, not lost
+        return answer
+
+    async def _open_behind(self, opening: Opening, options: SessionOptions, mcp_servers: object,
+                           answer: JsonObject) -> None:
+        """Open the session ``answer`` described; a failure is told to the editor (a notice now,
+        an error answer to each request for the session) and kept in :attr:`openings`."""
+        session_id = str(answer["sessionId"])
+        await asyncio.sleep(0)  # the answer goes out first
+        try:
+            session = await self._open_with(options, resumed=False)
+        except Exception as exc:
+            if not isinstance(exc, AcpError):
+                logger.exception("opening session %s failed", session_id)
+            if not opening.closed:
+                self._tell_open_failure(session_id, exc)
+            raise
+        if opening.closed:  # closed (or shut down) while it opened: nothing of it stays
+            await session.close()
+            return
+        try:
+            acp_session = self._adopt(session, mcp_servers)
+        except Exception as exc:
+            logger.exception("setting up session %s failed", session_id)
+            self.sessions.pop(session_id, None)
+            await session.close()
+            self._tell_open_failure(session_id, exc)
+            raise
+        del self.openings[session_id]
+        self._correct(acp_session, answer)
+
+    def _tell_open_failure(self, session_id: str, exc: Exception) -> None:
+        from baton.tui.modes.acp.session import notice_update
+
+        self.client.update(session_id, notice_update(
+            "Session not opened", f"The session could not be opened: {_cause(exc)}", "other",
+            {"notice": "session_open_failed", "error": _cause(exc)}))
+
+    def _correct(self, session: AcpSession, answer: JsonObject) -> None:
+        """Tell the editor what the opened session differs in from the answer it got (nothing,
+        unless the preview missed something the opening did)."""
+        described = session.describe()
+        if all(described.get(key) == answer.get(key) for key in described):
+            return
+        logger.warning("session %s opened differently from its session/new answer", session.id)
+        modes = described.get("modes")
+        if isinstance(modes, dict):
+            session.send({"sessionUpdate": "current_mode_update", "currentModeId": modes.get("currentModeId")})
+        session.send({"sessionUpdate": "config_option_update", "configOptions": described.get("configOptions")})
+
+    async def _ready(self, session_id: str) -> AcpSession:
+        """The open session ``session_id``, once its opening is done; an error naming the cause
+        when it failed to open."""
+        opening = self.openings.get(session_id)
+        if opening is not None:
+            try:
+                await asyncio.shield(opening.task)  # a cancelled request leaves the opening be
+            except Exception as exc:
+                raise AcpError(INTERNAL_ERROR, f"Session {session_id} could not be opened: {_cause(exc)}",
+                               {"details": _cause(exc)}) from exc
+        return self._session(session_id)
+
+    async def _settle(self, session_id: str) -> None:
+        """Wait for ``session_id``'s opening, if any, to end (a failed one is forgotten)."""
+        opening = self.openings.get(session_id)
+        if opening is None:
+            return
+        await asyncio.gather(opening.task, return_exceptions=True)
+        if self.openings.get(session_id) is opening:
+            del self.openings[session_id]
+
+    async def announce(self, session_id: str) -> None:
+        """Send what an editor wants right after ``session/new`` once the session has opened."""
+        opening = self.openings.get(session_id)
+        if opening is not None:
+            await asyncio.gather(opening.task, return_exceptions=True)
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.announce()
+
+    def announce_later(self, session_id: str) -> None:
+        """:meth:`announce` after the current answer is out."""
+        task = asyncio.ensure_future(self.announce(session_id))
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: object = None, **_: object) -> JsonObject:
         """Open a stored session and replay it as updates, then answer."""
@@ -126,6 +273,7 @@ class BatonAcpAgent:
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: object = None, **_: object) -> JsonObject:
         """``session/resume``: open a stored session (or keep it, when open already) without
         replaying it; the editor has the conversation."""
+        await self._settle(session_id)
         open_already = self.sessions.get(session_id)
         if open_already is not None and open_already.cwd == cwd:
             servers = [as_dict(s) for s in mcp_servers] if isinstance(mcp_servers, list) else []
@@ -138,6 +286,11 @@ class BatonAcpAgent:
 
     async def close_session(self, session_id: str, **_: object) -> JsonObject:
         """``session/close``: abort its run (saved as aborted), stop its MCP servers, forget it."""
+        opening = self.openings.pop(session_id, None)
+        if opening is not None:  # still opening (it closes itself once open) or failed to open
+            opening.closed = True
+            await asyncio.gather(opening.task, return_exceptions=True)
+            return {}
         session = self.sessions.pop(session_id, None)
         if session is None:
             raise AcpError(RESOURCE_NOT_FOUND, f"No open session {session_id}")
@@ -170,6 +323,7 @@ class BatonAcpAgent:
         from baton.sessions.errors import SessionError
         from baton.sessions.listing import find_session
 
+        await self._settle(session_id)
         existing = self.sessions.pop(session_id, None)
         if existing is not None:
             await existing.close()
@@ -177,29 +331,36 @@ class BatonAcpAgent:
             path = find_session(session_id, cwd, self._session_dir())
         except (SessionError, OSError) as exc:
             raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id}: {exc}") from exc
-        session = await self._open(cwd, str(path), True)
+        session = await self._open_with(self._prepare(cwd, str(path), True), resumed=True)
         return self._adopt(session, mcp_servers)
 
     def _session_dir(self) -> Path | None:
         return Path(self.args.session_dir).expanduser() if self.args.session_dir else None
 
-    async def _open(self, cwd: str, mode: str, model_named: bool) -> CodingSession:
-        """Open a session in ``cwd``: ``mode`` is ``new``, ``none`` (not saved) or a session file."""
-        from baton.sessions import CodingSession, load_settings
-        from baton.sessions.errors import SessionError
+    def _prepare(self, cwd: str, mode: str, model_named: bool) -> SessionOptions:
+        """What a session in ``cwd`` opens with (``mode``: ``new``, ``none`` (not saved) or a
+        session file): the settings, the model and the command line's options."""
+        from baton.sessions.settings import load_settings
 
         if not Path(cwd).is_absolute():
             raise AcpError(INVALID_PARAMS, f'"cwd" must be an absolute path (got {cwd!r})')
         if not Path(cwd).is_dir():
             raise AcpError(INVALID_PARAMS, f"No such directory: {cwd}")
         settings = load_settings(project_dir=Path(cwd), trust_project=True if self.args.trust_project else None)
-        resumed = mode not in ("new", "none")
-        model, level = self._model(settings, resumed, model_named)
+        model, level = self._model(settings, mode not in ("new", "none"), model_named)
+        return self._options(cwd, mode, settings, model, level)
+
+    async def _open_with(self, options: SessionOptions, resumed: bool) -> CodingSession:
+        """Open the session ``options`` describe (after the sandbox probe: one at a time)."""
+        from baton.sessions.coding_session import CodingSession  # loads while the probe runs
+        from baton.sessions.errors import SessionError
+
+        self._warmed()
         try:
-            session = await CodingSession.open(self._options(cwd, mode, settings, model, level))
+            session = await CodingSession.open(options)
         except (SessionError, ValueError, OSError) as exc:
             raise AcpError(INVALID_PARAMS, str(exc)) from exc
-        if resumed and model is None:
+        if resumed and options.model is None:
             self._warn_without_key(session)
         return session
 
@@ -223,7 +384,7 @@ class BatonAcpAgent:
 
     def _options(self, cwd: str, mode: str, settings: Settings, model: Model | None,
                  level: ThinkingLevel | None) -> SessionOptions:
-        from baton.sessions import SessionOptions
+        from baton.sessions.options import SessionOptions
         from baton.tui.cli.errors import CliError
         from baton.tui.cli.session_setup import mcp_config_files
 
@@ -256,6 +417,8 @@ class BatonAcpAgent:
             logger.warning("%s", exc)
 
     def _adopt(self, session: CodingSession, mcp_servers: object) -> AcpSession:
+        from baton.tui.modes.acp.session import AcpSession
+
         acp_session = AcpSession(session, self.client)
         self.sessions[acp_session.id] = acp_session
         servers = [as_dict(s) for s in mcp_servers] if isinstance(mcp_servers, list) else []
@@ -275,13 +438,22 @@ class BatonAcpAgent:
         """Run a prompt; updates stream while it runs; answers with the stop reason."""
         from baton.tui.modes.acp.prompt import PromptError, prompt_from_blocks
 
-        session = self._session(session_id)
+        opening = self.openings.get(session_id)
+        if opening is not None:
+            opening.waiting += 1
+        try:
+            session = await self._ready(session_id)
+        finally:
+            if opening is not None:
+                opening.waiting -= 1
         try:
             text, images = prompt_from_blocks(prompt)
         except (PromptError, ValueError) as exc:
             raise AcpError(INVALID_PARAMS, str(exc)) from exc
         if not text.strip() and not images:
             raise AcpError(INVALID_PARAMS, "The prompt is empty")
+        if opening is not None and opening.cancelled:  # cancelled while the session opened
+            return {"stopReason": "cancelled"}
         return await session.prompt(text, images)
 
     async def cancel(self, session_id: str, **_: object) -> None:
@@ -289,26 +461,28 @@ class BatonAcpAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             session.cancel()
+        elif session_id in self.openings and self.openings[session_id].waiting:
+            self.openings[session_id].cancelled = True  # the prompts waiting for it end cancelled
 
     # ------------------------------------------------------------------ configuration
 
     async def set_config_option(self, config_id: str, session_id: str, value: JsonValue, **_: object) -> JsonObject:
         """``session/set_config_option``: the model or the thinking level (``tui/actions``)."""
-        options = await self._session(session_id).set_config_option(config_id, value)
+        options = await (await self._ready(session_id)).set_config_option(config_id, value)
         return {"configOptions": options}
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: object) -> JsonObject:
         """``session/set_mode`` (ACP's session modes): same switch as the ``mode`` config option."""
         from baton.tui.actions.approval import MODE_OPTION
 
-        await self._session(session_id).set_config_option(MODE_OPTION, mode_id)
+        await (await self._ready(session_id)).set_config_option(MODE_OPTION, mode_id)
         return {}
 
     async def set_session_model(self, session_id: str, model_id: str, **_: object) -> JsonObject:
         """The unstable ``session/set_model``: same switch as the ``model`` config option."""
         from baton.tui.actions.models import MODEL_OPTION
 
-        await self._session(session_id).set_config_option(MODEL_OPTION, model_id)
+        await (await self._ready(session_id)).set_config_option(MODEL_OPTION, model_id)
         return {}
 
     async def handle_unstable(self, method: str, params: object) -> JsonObject | None:
@@ -330,7 +504,13 @@ class BatonAcpAgent:
     # ------------------------------------------------------------------ shutdown
 
     async def shutdown(self) -> None:
-        """Abort every run (saved as aborted) and close every session file."""
+        """Abort every run (saved as aborted) and close every session file (those still opening
+        are closed as soon as they are open)."""
+        openings, self.openings = list(self.openings.values()), {}
+        for opening in openings:
+            opening.closed = True
+        await asyncio.gather(*(o.task for o in openings), return_exceptions=True)
+        self._warmed()  # the probe's bwrap child ends before baton does
         sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             session.cancel()
@@ -339,6 +519,11 @@ class BatonAcpAgent:
                 await session.close()
             except Exception:
                 logger.exception("closing session %s failed", session.id)
+
+
+def _cause(exc: BaseException) -> str:
+    """What went wrong, for the editor: the error's own words (its type when it has none)."""
+    return str(exc) or type(exc).__name__
 
 
 def _cursor_offset(cursor: str | None) -> int:

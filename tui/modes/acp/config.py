@@ -14,6 +14,16 @@ if TYPE_CHECKING:
     from baton.sessions import CodingSession
 
 
+def describe(session: CodingSession) -> JsonObject:
+    """The ``session/new`` / ``session/load`` result fields besides the id: the config options,
+    the models and the approval modes (``session`` may be a :class:`~.preview.SessionPreview`)."""
+    from baton.tui.actions.approval import mode_choices
+
+    models = session.models.available()
+    modes: JsonObject = {"currentModeId": session.permissions.mode, "availableModes": mode_choices(session)}
+    return {"configOptions": config_options(session, models), "models": model_state(session, models), "modes": modes}
+
+
 def config_options(session: CodingSession, models: Sequence[Model] | None = None) -> list[JsonValue]:
     """Every option's state (``models``: the available models, when known already)."""
     from baton.tui.actions.registry import acp_options

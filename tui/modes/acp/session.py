@@ -19,7 +19,7 @@ from baton.providers.messages import AssistantMessage
 from baton.sessions.events import ModelChangeEvent, ModelFallbackEvent, ThinkingLevelChangeEvent, TodoUpdateEvent
 from baton.sessions.permissions.events import ApprovalModeChangeEvent
 from baton.tui.actions.action import ActionCancelled, ActionError, Report, SessionAction
-from baton.tui.modes.acp.config import config_options, model_state
+from baton.tui.modes.acp.config import config_options, describe
 from baton.tui.modes.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from baton.tui.modes.acp.updates import UpdateMapper, replay_updates
 
@@ -140,13 +140,7 @@ class AcpSession:
 
     def describe(self) -> JsonObject:
         """The ``session/new`` / ``session/load`` result fields besides the id."""
-        from baton.tui.actions.approval import mode_choices
-
-        models = self.session.models.available()
-        modes: JsonObject = {"currentModeId": self.session.permissions.mode,
-                             "availableModes": mode_choices(self.session)}
-        return {"configOptions": config_options(self.session, models), "models": model_state(self.session, models),
-                "modes": modes}
+        return describe(self.session)
 
     def announce(self) -> None:
         """Updates a client wants right after the session opens: commands and usage, and what of
@@ -309,12 +303,17 @@ class AcpSession:
     def notice(self, title: str, text: str, kind: str, meta: JsonObject) -> None:
         """Something baton tells the user (not the model): a finished card in the thread, with
         ``_meta.baton`` for clients that want the details."""
-        self.send({
-            "sessionUpdate": "tool_call", "toolCallId": f"baton-notice-{next(_notice_ids)}", "title": title,
-            "kind": kind, "status": "completed",
-            "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-            "_meta": {"baton": meta},
-        })
+        self.send(notice_update(title, text, kind, meta))
+
+
+def notice_update(title: str, text: str, kind: str, meta: JsonObject) -> JsonObject:
+    """A notice as a ``session/update``: a finished card (``_meta.baton`` holds the details)."""
+    return {
+        "sessionUpdate": "tool_call", "toolCallId": f"baton-notice-{next(_notice_ids)}", "title": title,
+        "kind": kind, "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+        "_meta": {"baton": meta},
+    }
 
 
 

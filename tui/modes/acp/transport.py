@@ -12,7 +12,7 @@ from collections import deque
 from typing import Any
 
 from baton.providers.json_depth import loads_bounded
-from baton.tui.modes.json_mode import LineWriter, dumps
+from baton.tui.modes.json_lines import LineWriter, dumps
 from baton.tui.modes.stdio_protocol import LineTooLong, read_line_unless_closed
 
 PARSE_ERROR = -32700
