@@ -197,7 +197,7 @@ send_now = transport.StdioTransport.send_now
 
 def record(self, message):
     if message.get("id") in (1, 2) and "method" not in message:
-        seen[message["id"]] = sorted(sys.modules)
+        seen[message["id"]] = sorted(k for k, v in sys.modules.items() if v is not None)  # None: import blocked
     send_now(self, message)
 
 transport.StdioTransport.send_now = record
