@@ -36,6 +36,10 @@ WARNING = "255;166;87"
 PLACEHOLDER = "Message baton…  (/ commands · @ files · ! shell)"
 RESIZE_POLL_S = 0.05
 """How often the reader checks the terminal size while no key arrives."""
+ECHO_LIMIT = 1024
+"""The most of the editor's last line the echo keeps (the frame shows one line: a 10 MB paste
+must cost no more to echo than a short one)."""
+CTRL_D = "\x04"
 
 
 def _bg(rgb: str) -> str:
@@ -60,6 +64,14 @@ class InstantFrame:
         """The terminal settings to restore on exit (the app's driver restores these)."""
         self._typed = bytearray()
         self._text = ""
+        """The echoed editor's last line (its end, at most :data:`ECHO_LIMIT` characters)."""
+        self._lines = False
+        """True when the echoed editor holds more than :attr:`_text` (earlier lines)."""
+        self._moved = False
+        """True once a key the echo does not follow (a cursor key, Alt+key...) was typed: the
+        echo may then be wrong about the editor being empty."""
+        self.quit_requested = False
+        """Ctrl+D on the (empty) frame's editor: start-up was interrupted to quit."""
         self._escape = ""
         self._pasting = False
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
@@ -188,7 +200,9 @@ class InstantFrame:
                     if not data:
                         return
                     self._typed += data
-                    self._echo(self._decode(data))
+                    if self._echo(self._decode(data)):
+                        self._quit()
+                        return
                 try:
                     if self._terminal_size() != self._size:
                         self._paint()
@@ -197,10 +211,22 @@ class InstantFrame:
                 except OSError:
                     return
 
-    def _echo(self, chars: str) -> None:
+    def _quit(self) -> None:
+        """Ctrl+D on an empty editor quits, as in the app, but at once: interrupt start-up (the
+        main thread gets KeyboardInterrupt; the launcher sees :attr:`quit_requested`)."""
+        import signal
+
+        self.quit_requested = True
+        os.kill(os.getpid(), signal.SIGINT)
+
+    def _echo(self, chars: str) -> bool:
         """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
-        pastes; escape sequences (cursor keys, Alt+key...) are skipped."""
-        for char in chars:
+        pastes; escape sequences (cursor keys, Alt+key...) are skipped. True when Ctrl+D was
+        typed on what is surely an empty editor (the app would quit)."""
+        position = 0
+        while position < len(chars):
+            char = chars[position]
+            position += 1
             if self._escape:
                 self._escape += char
                 sequence = self._escape
@@ -214,19 +240,35 @@ class InstantFrame:
                         self._pasting = sequence == "\x1b[200~"
                 elif len(sequence) > 32:
                     self._escape = ""
+                if not self._escape and not self._pasting and sequence not in ("\x1b[200~", "\x1b[201~"):
+                    self._moved = True
                 continue
             if char == "\x1b":
                 self._escape = char
-            elif self._pasting:
-                self._text += "\n" if char == "\r" else char
+            elif self._pasting:  # up to the next ESC at once: a paste may be megabytes
+                end = chars.find("\x1b", position)
+                end = len(chars) if end < 0 else end
+                self._add_text((char + chars[position:end]).replace("\r", "\n"))
+                position = end
             elif char in ("\x7f", "\x08"):
                 self._text = self._text[:-1]
-            elif char == "\r":
-                self._text = ""  # Enter sends: the app keeps the prompt until it is ready
-            elif char == "\x15":  # Ctrl+U
-                self._text = ""
+            elif char == "\r" or char == "\x15":  # Enter sends (the app keeps the prompt); Ctrl+U
+                self._text, self._lines = "", False
+            elif char == CTRL_D and not self._text and not self._lines and not self._moved:
+                return True
             elif char == "\n" or char.isprintable():
-                self._text += char
+                self._add_text(char)
+            else:
+                self._moved = True  # a key bound in the app (Ctrl+L...): the echo cannot follow
+        return False
+
+    def _add_text(self, text: str) -> None:
+        """Text typed or pasted at the end of the echoed editor (only its last line is kept)."""
+        line = text.rfind("\n")
+        if line >= 0:
+            self._text, self._lines = text[line + 1:][-ECHO_LIMIT:], True
+        else:
+            self._text = (self._text + text)[-ECHO_LIMIT:]
 
     # -- painting --------------------------------------------------------------------------------
 
@@ -284,8 +326,8 @@ class InstantFrame:
         if columns < 20 or rows < 6:
             return
         width = columns - 4  # the editor's padding and the screen's margin
-        line = self._text.split("\n")[-1]
-        if line or self._text:
+        line = self._text
+        if line or self._lines:
             shown = line[-(width - 1):]
             body = f"{_fg(TEXT)}{shown}{_bg(TEXT)}{_fg(BACKGROUND)} {_bg(SURFACE)}{' ' * (width - len(shown) - 1)}"
         else:

@@ -45,6 +45,8 @@ def run(argv: list[str]) -> int:
         return exit_code(err)
     except KeyboardInterrupt:
         _close_frame(frame)
+        if frame is not None and frame.quit_requested:
+            return EXIT_OK  # Ctrl+D on the first frame's empty editor: quit, as the app would
         print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
     finally:
