@@ -8,11 +8,14 @@ key); Ctrl+D on the frame's empty editor quits at once."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
 import shutil
+import struct
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -85,13 +88,8 @@ FRAME_SCRIPT = """
 import time
 from baton.tui.app.instant_frame import InstantFrame
 frame = InstantFrame.start("test")
-try:
-    print("\\r\\nREADY", flush=True)
-    time.sleep(20)
-    print("\\r\\nSLEPT", flush=True)
-except KeyboardInterrupt:
-    frame.close()
-    print("\\r\\nQUIT" if frame.quit_requested else "\\r\\nINTERRUPTED", flush=True)
+print("\\r\\nREADY", flush=True)
+time.sleep(600)
 """
 
 
@@ -111,27 +109,56 @@ def _read_until(master: int, needle: bytes, timeout: float = 30.0) -> bytes:
 
 
 @pytest.mark.parametrize(("keys", "quits"), [(b"\x04", True), (b"ab\x7f\x7f\x04", True), (b"a\x04", False),
-                                             (b"\x1b[A\x04", False)])
+                                             (b"\x1b[A\x04", False), (b"\x0c\x04", False)])
 def test_ctrl_d_on_the_frames_empty_editor_quits_at_once(keys: bytes, quits: bool) -> None:
     """Ctrl+D quits from the frame as the app would (on an empty editor), without waiting for
-    the app; after text, or a key the frame cannot follow (Up recalls history), it is the app's."""
+    the app, the terminal given back; after text, or a key the frame cannot follow (Up recalls
+    history, Ctrl+L opens a picker), it is left to the app."""
     pid, master = os.forkpty()
     if pid == 0:  # pragma: no cover - the child
         os.environ["TERM"] = "xterm-256color"
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # the frame paints its editor
         os.execv(sys.executable, [sys.executable, "-c", FRAME_SCRIPT])
     try:
         assert b"READY" in _read_until(master, b"READY")
-        os.write(master, keys)
-        out = _read_until(master, b"QUIT" if quits else b"SLEPT", timeout=3.0 if not quits else 30.0)
+        os.write(master, keys + (b"" if quits else b"MARK"))
+        out = _read_until(master, b"\x1b[?1049l" if quits else b"MARK")
         if quits:
-            assert b"QUIT" in out, out
-            assert b"\x1b[?1049l" in out  # the terminal given back
+            assert b"\x1b[?1049l" in out, out  # the terminal given back
+            assert os.waitpid(pid, 0)[1] == 0
+            pid = 0
         else:
-            assert b"QUIT" not in out and b"INTERRUPTED" not in out, out
+            assert b"MARK" in out and b"\x1b[?1049l" not in out, out  # still reading, still on the frame
+            assert os.waitpid(pid, os.WNOHANG) == (0, 0)
     finally:
-        try:
+        if pid:
             os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+            os.waitpid(pid, 0)
         os.close(master)
+
+
+def test_ctrl_d_on_the_first_frame_quits_the_program_before_the_app_starts(home: Path, workdir: Path) -> None:
+    """The installed program: Ctrl+D on the first frame's empty editor ends it with status 0,
+    without "interrupted", the terminal given back — and the app never starts (Textual would
+    turn on mouse reporting)."""
+    from tests.tui.test_real_terminal import installed_baton
+
+    env = baton_env(home, TERM="xterm-256color")
+    pid, master = os.forkpty()
+    if pid == 0:  # pragma: no cover - the child
+        os.chdir(workdir)
+        os.execve(installed_baton(), ["baton", "--model", "demo/baton-demo"], env)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    try:
+        out = _read_until(master, b"essage baton")
+        assert b"Starting" in out, out  # the first frame, not the app
+        assert b"essage baton" in out, out
+        os.write(master, b"\x04")
+        out += _read_until(master, b"never shows: read to the end")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(master)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, out[-500:])
+    assert b"interrupted" not in out
+    assert b"\x1b[?1049l" in out  # the alternate screen left
+    assert b"\x1b[?1000h" not in out, "the app started"

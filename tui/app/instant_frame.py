@@ -53,6 +53,10 @@ def _fg(rgb: str) -> str:
 class InstantFrame:
     """A painted first frame and the keys typed into it; see the module docstring."""
 
+    started: InstantFrame | None = None
+    """The frame this process painted, also while :meth:`start` has not returned (Ctrl+C or
+    Ctrl+D may interrupt it as it starts its reader)."""
+
     def __init__(self, fd_in: int, fd_out: int, title: str, status: EarlyStatus | None = None) -> None:
         import termios
 
@@ -70,8 +74,6 @@ class InstantFrame:
         self._moved = False
         """True once a key the echo does not follow (a cursor key, Alt+key...) was typed: the
         echo may then be wrong about the editor being empty."""
-        self.quit_requested = False
-        """Ctrl+D on the (empty) frame's editor: start-up was interrupted to quit."""
         self._escape = ""
         self._pasting = False
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
@@ -96,8 +98,10 @@ class InstantFrame:
             if not (os.isatty(fd_in) and os.isatty(fd_out)):
                 return None
             frame = cls(fd_in, fd_out, title, status)
+            InstantFrame.started = frame
             frame._enter()
         except (OSError, ValueError, AttributeError, termios.error):
+            InstantFrame.started = None
             return None
         atexit.register(frame.close)
         return frame
@@ -212,12 +216,13 @@ class InstantFrame:
                     return
 
     def _quit(self) -> None:
-        """Ctrl+D on an empty editor quits, as in the app, but at once: interrupt start-up (the
-        main thread gets KeyboardInterrupt; the launcher sees :attr:`quit_requested`)."""
-        import signal
-
-        self.quit_requested = True
-        os.kill(os.getpid(), signal.SIGINT)
+        """Ctrl+D on an empty editor quits, as in the app, but at once: give the terminal back
+        and end the process. Called with the lock held, so the app has not taken over; nothing
+        baton starts runs yet (the session opens in the app), and the main thread may be deep in
+        imports, where an interrupt would land only once Textual had started."""
+        self._done = True
+        self._restore()
+        os._exit(0)
 
     def _echo(self, chars: str) -> bool:
         """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
