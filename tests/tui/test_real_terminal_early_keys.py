@@ -137,10 +137,12 @@ def test_ctrl_d_on_the_frames_empty_editor_quits_at_once(keys: bytes, quits: boo
         os.close(master)
 
 
-def test_ctrl_d_on_the_first_frame_quits_the_program_before_the_app_starts(home: Path, workdir: Path) -> None:
+@pytest.mark.parametrize(("key", "status"), [(b"\x04", 0), (b"\x03", 1)])
+def test_ctrl_d_on_the_first_frame_quits_the_program_before_the_app_starts(
+        home: Path, workdir: Path, key: bytes, status: int) -> None:
     """The installed program: Ctrl+D on the first frame's empty editor ends it with status 0,
-    without "interrupted", the terminal given back — and the app never starts (Textual would
-    turn on mouse reporting)."""
+    Ctrl+C with 1 and "interrupted", the terminal given back — and the app never starts (Textual
+    would turn on mouse reporting)."""
     from tests.tui.test_real_terminal import installed_baton
 
     env = baton_env(home, TERM="xterm-256color")
@@ -153,12 +155,12 @@ def test_ctrl_d_on_the_first_frame_quits_the_program_before_the_app_starts(home:
         out = _read_until(master, b"essage baton")
         assert b"Starting" in out, out  # the first frame, not the app
         assert b"essage baton" in out, out
-        os.write(master, b"\x04")
+        os.write(master, key)
         out += _read_until(master, b"never shows: read to the end")
     finally:
-        _, status = os.waitpid(pid, 0)
+        _, exit_status = os.waitpid(pid, 0)
         os.close(master)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, out[-500:])
-    assert b"interrupted" not in out
+    assert os.WIFEXITED(exit_status) and os.WEXITSTATUS(exit_status) == status, (exit_status, out[-500:])
+    assert (b"baton: interrupted" in out) == bool(status) and b"Traceback" not in out, out[-2000:]
     assert b"\x1b[?1049l" in out  # the alternate screen left
     assert b"\x1b[?1000h" not in out, "the app started"

@@ -4,10 +4,12 @@ before the session opens: :mod:`baton.tui.cli.early_status`), shown within a few
 milliseconds of ``baton`` starting, echoing what is typed.
 
 Textual and the app take a few hundred milliseconds more to load. Meanwhile a thread reads the
-terminal (raw mode, as Textual will set it, but Ctrl+C still interrupts) and keeps every byte;
+terminal (raw mode, as Textual will set it) and keeps every byte;
 :meth:`InstantFrame.take_over` stops it and hands the bytes over unchanged, so the app's driver
 parses them as if they had been typed into the app (escape sequences, pastes and all). Only the
 echo here is approximate (printable text, Backspace, Enter); the app repaints the real editor.
+Ctrl+C, and Ctrl+D on an empty editor, end baton at once from here (the app would only see them
+once loaded).
 
 Standard library only: importing this module must stay cheap.
 """
@@ -39,7 +41,10 @@ RESIZE_POLL_S = 0.05
 ECHO_LIMIT = 1024
 """The most of the editor's last line the echo keeps (the frame shows one line: a 10 MB paste
 must cost no more to echo than a short one)."""
+CTRL_C = "\x03"
 CTRL_D = "\x04"
+EXIT_INTERRUPTED = 1
+"""As ``baton: interrupted`` exits elsewhere (:data:`baton.tui.cli.args.EXIT_RUN_FAILED`)."""
 
 
 def _bg(rgb: str) -> str:
@@ -110,9 +115,10 @@ class InstantFrame:
         import termios
 
         raw = termios.tcgetattr(self._fd_in)
-        # As Textual's driver sets it (so it can adopt the mode as it is), except ISIG: until
-        # the app runs, Ctrl+C interrupts start-up as it always did.
-        raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)
+        # As Textual's driver sets it (so it can adopt the mode as it is). Ctrl+C is read as a
+        # key, not a signal: a SIGINT landing while asyncio starts its loop left a traceback, and
+        # one landing in asyncio.run only cancelled the app once Textual had started.
+        raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
         raw[0] &= ~(termios.IXON | termios.IXOFF | termios.ICRNL | termios.INLCR | termios.IGNCR)
         raw[6][termios.VMIN] = 1
         raw[6][termios.VTIME] = 0
@@ -163,7 +169,10 @@ class InstantFrame:
         except OSError:
             pass
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2.0)
+            try:
+                self._thread.join(2.0)
+            except RuntimeError:  # interrupted as it was starting: it never ran
+                pass
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
@@ -204,9 +213,9 @@ class InstantFrame:
                     if not data:
                         return
                     self._typed += data
-                    if self._echo(self._decode(data)):
-                        self._quit()
-                        return
+                    status = self._echo(self._decode(data))
+                    if status is not None:
+                        self._quit(status)
                 try:
                     if self._terminal_size() != self._size:
                         self._paint()
@@ -215,19 +224,25 @@ class InstantFrame:
                 except OSError:
                     return
 
-    def _quit(self) -> None:
-        """Ctrl+D on an empty editor quits, as in the app, but at once: give the terminal back
-        and end the process. Called with the lock held, so the app has not taken over; nothing
-        baton starts runs yet (the session opens in the app), and the main thread may be deep in
-        imports, where an interrupt would land only once Textual had started."""
+    def _quit(self, status: int) -> None:
+        """End baton at once with ``status``, the terminal given back first. Called with the lock
+        held, so the app has not taken over; nothing baton starts runs yet (the session opens
+        in the app), and the main thread may be deep in imports, where an interrupt would land
+        only once Textual had started."""
         self._done = True
         self._restore()
-        os._exit(0)
+        if status:
+            try:
+                os.write(2, b"baton: interrupted\n")
+            except OSError:
+                pass
+        os._exit(status)
 
-    def _echo(self, chars: str) -> bool:
+    def _echo(self, chars: str) -> int | None:
         """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
-        pastes; escape sequences (cursor keys, Alt+key...) are skipped. True when Ctrl+D was
-        typed on what is surely an empty editor (the app would quit)."""
+        pastes; escape sequences (cursor keys, Alt+key...) are skipped. The exit status to end
+        baton with at once: Ctrl+C (1, start-up interrupted), Ctrl+D on what is surely an empty
+        editor (0, the app would quit)."""
         position = 0
         while position < len(chars):
             char = chars[position]
@@ -259,13 +274,15 @@ class InstantFrame:
                 self._text = self._text[:-1]
             elif char == "\r" or char == "\x15":  # Enter sends (the app keeps the prompt); Ctrl+U
                 self._text, self._lines = "", False
+            elif char == CTRL_C:
+                return EXIT_INTERRUPTED
             elif char == CTRL_D and not self._text and not self._lines and not self._moved:
-                return True
+                return 0
             elif char == "\n" or char.isprintable():
                 self._add_text(char)
             else:
                 self._moved = True  # a key bound in the app (Ctrl+L...): the echo cannot follow
-        return False
+        return None
 
     def _add_text(self, text: str) -> None:
         """Text typed or pasted at the end of the echoed editor (only its last line is kept)."""
