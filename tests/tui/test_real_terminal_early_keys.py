@@ -61,6 +61,19 @@ def test_shift_tab_and_a_prompt_typed_early_act_in_order_once_the_app_is_up(home
     assert "exit_plan_mode" in tools, f"sent before the mode changed: {tools}"
 
 
+def test_shift_tab_typed_while_the_inline_app_starts_waits_for_the_session(home: Path, workdir: Path) -> None:
+    """``--inline`` has no first frame: Shift+Tab typed as baton starts reaches the app before its
+    session is open, and waits for it there rather than being dropped."""
+    env = baton_env(home, TERM="xterm-256color")
+    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo --approval ask --inline", "; sleep 30"))
+    try:
+        tmux.send("BTab")
+        pane = tmux.wait_for(lambda p: _ready(p) and "read-only" in p, "the app in plan mode")
+        assert "plan · read-only" in pane, pane
+    finally:
+        tmux.kill()
+
+
 def test_a_paste_typed_early_is_text_whatever_it_holds(home: Path, workdir: Path) -> None:
     """A bracketed paste whose text holds Shift+Tab's sequence, a fake end marker and a carriage
     return (a terminal such as tmux passes ESC bytes in pasted text through): all of it lands in

@@ -204,9 +204,9 @@ class BatonApp(App[int]):
         self.editor.focus()
         # Keys typed before the editor had focus (into the instant frame, or while this screen
         # was built) were held by the driver: they go to the editor now, in order.
-        from baton.tui.app.handoff_driver import HandoffDriver
+        from baton.tui.app.handoff_driver import KeyHolder
 
-        if isinstance(self._driver, HandoffDriver):
+        if isinstance(self._driver, KeyHolder):
             self.run_worker(self._driver.release_held_keys(self, self.key_waits_for_session, self.opened),
                             group="keys", exit_on_error=False)
         if self._session is None:

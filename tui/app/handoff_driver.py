@@ -7,7 +7,7 @@ plus, at start-up:
   parser, behind the paste filter), as if typed into the app; the terminal settings restored on
   exit are the ones from before the frame;
 - holding key and paste events until the app says its editor has focus
-  (:meth:`HandoffDriver.release_held_keys`): Textual would otherwise deliver keys typed while the
+  (:meth:`KeyHolder.release_held_keys`, also ``--inline``): Textual would otherwise deliver keys typed while the
   first screen is being built to no widget at all. Until the session is open the keys go on
   through that queue, and a key that needs the session (Shift+Tab, Ctrl+R...) waits there for it,
   with the keys typed after it: a binding typed early acts once it can, in order, instead of being
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.drivers.linux_inline_driver import LinuxInlineDriver
 from textual.message import Message
@@ -39,53 +40,14 @@ JUMPS_THE_QUEUE = frozenset({"ctrl+c"})
 for start-up."""
 
 
-class HandoffDriver(LinuxDriver):
-    """See the module docstring; ``frame`` is set on the class by :func:`driver_for`."""
+class KeyHolder(Driver):
+    """Holds key and paste events from the start until :meth:`release_held_keys` lets them go
+    (put before Textual's driver class among the bases)."""
 
-    frame: InstantFrame | None = None
-
-    def __init__(
-        self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
-    ) -> None:
-        super().__init__(app, debug=debug, mouse=mouse, size=size)
+    def _init_holding(self) -> None:
         self._hold_lock = threading.Lock()
         self._held: list[Message] | None = []
         self._on_held: Callable[[], None] | None = None
-        self._adopted = False
-        self._keys: KeyInput | None = None
-        self.exit_event = WakingEvent()
-
-    def start_application_mode(self) -> None:
-        frame = None if self._adopted else self.frame
-        self._adopted = True
-        if frame is None:
-            super().start_application_mode()
-            return
-        typed = frame.take_over()
-        self._keys = KeyInput(self._debug)
-        if typed:
-            # Before the input thread starts (it goes on with the same parser), so the bytes
-            # typed meanwhile come after these, and a paste cut by the hand-over stays one.
-            for event in self._keys.feed(typed):
-                self.process_message(event)
-        super().start_application_mode()
-        self.attrs_before = frame.original_attrs  # the frame's raw mode is not what to restore
-
-    def run_input_thread(self) -> None:
-        """Textual's input loop, sleeping until a byte arrives, with the paste filter."""
-        keys, self._keys = self._keys or KeyInput(self._debug), None
-        read_until_stopped(self.fileno, _waking(self.exit_event), keys, self.process_message, self.terminal_gone)
-
-    def close(self) -> None:
-        super().close()
-        _waking(self.exit_event).close()
-
-    def terminal_gone(self) -> None:
-        """The terminal hung up (reading it gives end of file): end baton as a hangup does, also
-        where no SIGHUP arrives."""
-        import os
-
-        os.kill(os.getpid(), signal.SIGHUP)
 
     def process_message(self, message: Message) -> None:
         if isinstance(message, (events.Key, events.Paste)):
@@ -145,14 +107,63 @@ class HandoffDriver(LinuxDriver):
             self._on_held = None
 
 
-class QuietInlineDriver(LinuxInlineDriver):
-    """Textual's ``--inline`` driver, with input that sleeps until a byte arrives (Textual's
-    wakes ten times a second) and the paste filter."""
+class HandoffDriver(KeyHolder, LinuxDriver):
+    """See the module docstring; ``frame`` is set on the class by :func:`driver_for`."""
+
+    frame: InstantFrame | None = None
 
     def __init__(
         self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
     ) -> None:
         super().__init__(app, debug=debug, mouse=mouse, size=size)
+        self._init_holding()
+        self._adopted = False
+        self._keys: KeyInput | None = None
+        self.exit_event = WakingEvent()
+
+    def start_application_mode(self) -> None:
+        frame = None if self._adopted else self.frame
+        self._adopted = True
+        if frame is None:
+            super().start_application_mode()
+            return
+        typed = frame.take_over()
+        self._keys = KeyInput(self._debug)
+        if typed:
+            # Before the input thread starts (it goes on with the same parser), so the bytes
+            # typed meanwhile come after these, and a paste cut by the hand-over stays one.
+            for event in self._keys.feed(typed):
+                self.process_message(event)
+        super().start_application_mode()
+        self.attrs_before = frame.original_attrs  # the frame's raw mode is not what to restore
+
+    def run_input_thread(self) -> None:
+        """Textual's input loop, sleeping until a byte arrives, with the paste filter."""
+        keys, self._keys = self._keys or KeyInput(self._debug), None
+        read_until_stopped(self.fileno, _waking(self.exit_event), keys, self.process_message, self.terminal_gone)
+
+    def close(self) -> None:
+        super().close()
+        _waking(self.exit_event).close()
+
+    def terminal_gone(self) -> None:
+        """The terminal hung up (reading it gives end of file): end baton as a hangup does, also
+        where no SIGHUP arrives."""
+        import os
+
+        os.kill(os.getpid(), signal.SIGHUP)
+
+
+class QuietInlineDriver(KeyHolder, LinuxInlineDriver):
+    """Textual's ``--inline`` driver, with input that sleeps until a byte arrives (Textual's
+    wakes ten times a second), the paste filter, and keys held as :class:`HandoffDriver` holds
+    them (there is no instant frame inline)."""
+
+    def __init__(
+        self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        self._init_holding()
         self.exit_event = WakingEvent()
 
     def run_input_thread(self) -> None:
