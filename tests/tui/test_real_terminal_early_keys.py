@@ -75,16 +75,17 @@ def test_shift_tab_typed_while_the_inline_app_starts_waits_for_the_session(home:
 
 
 def test_a_paste_typed_early_is_text_whatever_it_holds(home: Path, workdir: Path) -> None:
-    """A bracketed paste whose text holds Shift+Tab's sequence, a fake end marker and a carriage
-    return (a terminal such as tmux passes ESC bytes in pasted text through): all of it lands in
-    the editor as text; the mode does not change and nothing is sent."""
+    """A bracketed paste whose text holds Shift+Tab's sequence, a fake end marker, a carriage
+    return, Ctrl+C and Ctrl+D (a terminal such as tmux passes ESC bytes in pasted text through):
+    all of it lands in the editor as text; the mode does not change, nothing is sent, baton does
+    not quit."""
     with ReplayServer([Reply.sse(text_reply("anthropic-messages", "Should not be asked."))]) as server:
         write_models_json(home, {"replay-am": models_json_provider("anthropic-messages", server.url)})
         env = baton_env(home, TERM="xterm-256color")
         tmux = Tmux(baton_command_line(workdir, env, "--model replay-am/replay-model --approval ask", "; sleep 30"))
         try:
             _starting(tmux)
-            pasted = "\x1b[200~one \x1b[Z\x1b[201~two\rthree\x1b[201~"
+            pasted = "\x1b[200~one \x1b[Z\x1b[201~two\r\x03\x04three\x1b[201~"
             tmux.send("-H", *(f"{byte:02x}" for byte in pasted.encode()))
             pane = tmux.wait_for(lambda p: _ready(p) and "three" in p, "the pasted text in the editor")
             time.sleep(1.0)  # a send would show by now (the reply is local)

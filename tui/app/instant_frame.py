@@ -24,6 +24,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from baton.tui.app.paste_filter import PasteEscapeFilter
+
 if TYPE_CHECKING:
     from baton.tui.cli.early_status import EarlyStatus
 
@@ -44,6 +46,10 @@ must cost no more to echo than a short one)."""
 CTRL_C = "\x03"
 CTRL_D = "\x04"
 EXIT_INTERRUPTED = 1
+QUIT_READ_LIMIT = 64
+"""Ctrl+C or Ctrl+D ends baton from the frame only as the last byte of a short read holding no
+ESC: keys pressed, not the middle of a paste (a terminal writes a paste at once; one that passes
+an end marker in the pasted text through would otherwise let the text after it quit)."""
 """As ``baton: interrupted`` exits elsewhere (:data:`baton.tui.cli.args.EXIT_RUN_FAILED`)."""
 
 
@@ -82,6 +88,8 @@ class InstantFrame:
         self._escape = ""
         self._pasting = False
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._pastes = PasteEscapeFilter()
+        """As the app filters its input, so the echo sees the pastes the app will see."""
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
@@ -132,7 +140,7 @@ class InstantFrame:
                 break
             early += chunk
         self._typed += early.replace(b"\n", b"\r")
-        self._echo(self._decode(bytes(self._typed)))
+        self._echo(self._pastes.feed(self._decode(bytes(self._typed))))
         try:
             # Alternate screen, hidden cursor, no autowrap, bracketed paste (a paste arrives as
             # one piece, so a newline in it does not send the prompt).
@@ -213,8 +221,8 @@ class InstantFrame:
                     if not data:
                         return
                     self._typed += data
-                    status = self._echo(self._decode(data))
-                    if status is not None:
+                    status = self._echo(self._pastes.feed(self._decode(data)))
+                    if status is not None and len(data) <= QUIT_READ_LIMIT and b"\x1b" not in data:
                         self._quit(status)
                 try:
                     if self._terminal_size() != self._size:
@@ -241,8 +249,8 @@ class InstantFrame:
     def _echo(self, chars: str) -> int | None:
         """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
         pastes; escape sequences (cursor keys, Alt+key...) are skipped. The exit status to end
-        baton with at once: Ctrl+C (1, start-up interrupted), Ctrl+D on what is surely an empty
-        editor (0, the app would quit)."""
+        baton with at once when ``chars`` ends with Ctrl+C (1, start-up interrupted) or with
+        Ctrl+D on what is surely an empty editor (0, the app would quit)."""
         position = 0
         while position < len(chars):
             char = chars[position]
@@ -274,10 +282,12 @@ class InstantFrame:
                 self._text = self._text[:-1]
             elif char == "\r" or char == "\x15":  # Enter sends (the app keeps the prompt); Ctrl+U
                 self._text, self._lines = "", False
-            elif char == CTRL_C:
+            elif char == CTRL_C and position == len(chars):
                 return EXIT_INTERRUPTED
-            elif char == CTRL_D and not self._text and not self._lines and not self._moved:
+            elif char == CTRL_D and position == len(chars) and not (self._text or self._lines or self._moved):
                 return 0
+            elif char == CTRL_C:  # the app clears the editor
+                self._text, self._lines = "", False
             elif char == "\n" or char.isprintable():
                 self._add_text(char)
             else:
