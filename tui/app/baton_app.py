@@ -20,12 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
 from baton import __version__
@@ -57,6 +58,7 @@ MCP_START_DELAY_S = 1.0
 """Seconds after mounting before MCP servers start in the background."""
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
     from textual.widgets import Markdown
 
     from baton.providers.messages import ImageContent
@@ -80,6 +82,8 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits: as long as the "press again" notice is shown."""
 REWIND_WINDOW = 0.8
 """Seconds within which a second Esc on an empty editor opens /rewind."""
+SESSION_ACTIONS = frozenset({"pick_model", "cycle_model", "cycle_mode", "cycle_thinking"})
+"""The app's key actions that act on the session: typed while it opens, they wait for it."""
 
 
 class BatonApp(App[int]):
@@ -143,6 +147,8 @@ class BatonApp(App[int]):
         self.notifier = Notifier(self)
         """Tells the user that a run ended or an approval waits (``notify`` setting)."""
         self.attachments = AttachmentChips(self.cwd, id="attachments")
+        self.opened = asyncio.Event()
+        """Set once the session is open and the prompts sent while starting have been passed on."""
 
     # -- the session and the transcript ------------------------------------------------------------
 
@@ -207,10 +213,11 @@ class BatonApp(App[int]):
         self.editor.focus()
         # Keys typed before the editor had focus (into the instant frame, or while this screen
         # was built) were held by the driver: they go to the editor now, in order.
-        from baton.tui.app.handoff_driver import HandoffDriver
+        from baton.tui.app.handoff_driver import KeyHolder
 
-        if isinstance(self._driver, HandoffDriver):
-            self.run_worker(self._driver.release_held_keys(self), group="keys", exit_on_error=False)
+        if isinstance(self._driver, KeyHolder):
+            self.run_worker(self._driver.release_held_keys(self, self.key_waits_for_session, self.opened),
+                            group="keys", exit_on_error=False)
         if self._session is None:
             self.activity.start("Starting")
             # After the first frame: the imports behind opening would compete with painting it.
@@ -279,6 +286,16 @@ class BatonApp(App[int]):
             # Files named on the command line are already attached.
             self.call_after_refresh(lambda: self.sender.send(text, images, attach_files=False))
         self.sender.release_waiting()
+        self.call_after_refresh(self.opened.set)  # after the waiting prompts: keys typed later follow them
+
+    def key_waits_for_session(self, message: Message) -> bool:
+        """True for a key the app binds to an action on the session (Shift+Tab, Ctrl+R...) while
+        the session is not open and no modal screen (the session picker) takes keys: typed before
+        the app is up, it acts once the session is open instead of being dropped."""
+        if self._session is not None or isinstance(self.screen, ModalScreen) or not isinstance(message, events.Key):
+            return False
+        bindings = [b for key in message.aliases for b in self._bindings.key_to_bindings.get(key, [])]
+        return any(binding.action.split("(", 1)[0] in SESSION_ACTIONS for binding in bindings)
 
     def warn_if_no_key(self) -> None:
         """Warn when the model cannot be reached for want of an API key."""
@@ -299,6 +316,20 @@ class BatonApp(App[int]):
         segments = redact_segments(list(self.console.render(report, self.console.options)))
         self._exit_renderables.append(Segments(segments))
         self._close_messages_no_wait()
+
+    def _build_driver(self, headless: bool, inline: bool, mouse: bool, size: tuple[int, int] | None) -> Driver:
+        """Textual's choice of driver, except ``--inline`` on a POSIX terminal: Textual's inline
+        driver polls its input ten times a second; :class:`QuietInlineDriver` sleeps."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if inline and not headless and issubclass(self.driver_class, LinuxDriver):
+            from textual import constants
+
+            from baton.tui.app.handoff_driver import QuietInlineDriver
+
+            driver = self._driver = QuietInlineDriver(self, debug=constants.DEBUG, mouse=mouse, size=size)
+            return driver
+        return super()._build_driver(headless, inline, mouse, size)
 
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:

@@ -1,80 +1,113 @@
-"""The terminal driver of the interactive app: Textual's own, plus two things at start-up.
+"""The terminal drivers of the interactive app: Textual's own, with input that sleeps until a key
+arrives (:mod:`baton.tui.app.quiet_input`: an idle app costs no CPU, full screen or ``--inline``),
+plus, at start-up:
 
-- It adopts the :class:`~baton.tui.app.instant_frame.InstantFrame` painted before Textual loaded: the
-  bytes typed into that frame are parsed first, as if typed into the app, and the terminal
-  settings restored on exit are the ones from before the frame.
-- It holds key and paste events until the app says its editor has focus
-  (:meth:`HandoffDriver.release_held_keys`); Textual would otherwise deliver keys typed while the
-  first screen is being built to no widget at all.
-
-Its input thread sleeps until a byte arrives (Textual's wakes ten times a second to look for a
-lone Escape's timeout even when nothing was typed): an idle app costs no CPU.
+- adopting the :class:`~baton.tui.app.instant_frame.InstantFrame` painted before Textual loaded:
+  the bytes typed into that frame go through the same input as the bytes read afterwards (Textual's
+  parser, behind the paste filter), as if typed into the app; the terminal settings restored on
+  exit are the ones from before the frame;
+- holding key and paste events until the app says its editor has focus
+  (:meth:`KeyHolder.release_held_keys`, also ``--inline``): Textual would otherwise deliver keys typed while the
+  first screen is being built to no widget at all. Until the session is open the keys go on
+  through that queue, and a key that needs the session (Shift+Tab, Ctrl+R...) waits there for it,
+  with the keys typed after it: a binding typed early acts once it can, in order, instead of being
+  dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events
-from textual._time import get_time
+from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.drivers.linux_inline_driver import LinuxInlineDriver
 from textual.message import Message
 from textual.message_pump import MessagePump
 
 from baton.tui.app.instant_frame import InstantFrame
+from baton.tui.app.quiet_input import KeyInput, WakingEvent, read_until_stopped
 
 if TYPE_CHECKING:
     from textual.app import App
 
+JUMPS_THE_QUEUE = frozenset({"ctrl+c"})
+"""Keys delivered at once even while an earlier key waits for the session: quitting must not wait
+for start-up."""
 
-class _WakingEvent(threading.Event):
-    """The input thread's stop flag; setting it also writes to a pipe the thread selects on, so
-    the thread can wait for input without a timeout and still stop at once."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._pipe_lock = threading.Lock()
-        self.wake_r = self.wake_w = -1
+class KeyHolder(Driver):
+    """Holds key and paste events from the start until :meth:`release_held_keys` lets them go
+    (put before Textual's driver class among the bases)."""
 
-    def renew(self) -> int:
-        """A fresh pipe (earlier wake-ups forgotten) for an input thread about to start; the
-        end to select on. Textual closes the driver on suspend and starts it again on resume."""
-        with self._pipe_lock:
-            self._close_pipe()
-            self.wake_r, self.wake_w = os.pipe()
-            os.set_blocking(self.wake_w, False)
-            return self.wake_r
+    def _init_holding(self) -> None:
+        self._hold_lock = threading.Lock()
+        self._held: list[Message] | None = []
+        self._on_held: Callable[[], None] | None = None
 
-    def set(self) -> None:
-        super().set()
-        with self._pipe_lock:
-            if self.wake_w < 0:
+    def process_message(self, message: Message) -> None:
+        if isinstance(message, (events.Key, events.Paste)):
+            with self._hold_lock:
+                holding = self._held is not None
+                if self._held is not None:
+                    self._held.append(message)
+                notify = self._on_held
+            if holding:
+                if notify is not None:
+                    notify()
                 return
-            try:
-                os.write(self.wake_w, b"x")
-            except OSError:  # the pipe is full: already woken
-                pass
+        super().process_message(message)
 
-    def close(self) -> None:
-        """Close the pipe; :meth:`set` then only sets the flag."""
-        with self._pipe_lock:
-            self._close_pipe()
+    async def release_held_keys(self, app: App[int], waits: Callable[[Message], bool] | None = None,
+                                opened: asyncio.Event | None = None) -> None:
+        """Deliver the held keys one by one, each once ``app`` has handled the one before (in a
+        burst Textual can let a key handled by a binding, such as Backspace or Left, overtake
+        the printable key typed before it). Until ``opened`` is set, keys typed meanwhile are held
+        too, and a key for which ``waits`` says so waits for ``opened`` with every key after it
+        (but Ctrl+C). Then stop holding. Run it as a task of its own."""
+        loop = asyncio.get_running_loop()
+        arrived = asyncio.Event()
 
-    def _close_pipe(self) -> None:
-        fds, self.wake_r, self.wake_w = (self.wake_r, self.wake_w), -1, -1
-        for fd in fds:
-            if fd >= 0:
+        def wake() -> None:
+            loop.call_soon_threadsafe(arrived.set)
+
+        self._on_held = wake
+        try:
+            while True:
+                with self._hold_lock:
+                    held = self._held
+                    assert held is not None
+                    is_open = opened is None or opened.is_set()
+                    if not held and is_open:
+                        self._held = None
+                        return
+                    message = held[0] if held else None
+                    if message is not None and not is_open and waits is not None and waits(message):
+                        message = next((m for m in held if _jumps(m)), None)
+                    if message is not None:
+                        held.remove(message)
+                    arrived.clear()
+                if message is not None:
+                    super().process_message(message)
+                    await _settled(app)
+                    continue
+                waiters = [asyncio.ensure_future(arrived.wait())]
+                if opened is not None:
+                    waiters.append(asyncio.ensure_future(opened.wait()))
                 try:
-                    os.close(fd)
-                except OSError:
-                    pass
+                    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for waiter in waiters:
+                        waiter.cancel()
+        finally:
+            self._on_held = None
 
 
-class HandoffDriver(LinuxDriver):
+class HandoffDriver(KeyHolder, LinuxDriver):
     """See the module docstring; ``frame`` is set on the class by :func:`driver_for`."""
 
     frame: InstantFrame | None = None
@@ -83,10 +116,10 @@ class HandoffDriver(LinuxDriver):
         self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
     ) -> None:
         super().__init__(app, debug=debug, mouse=mouse, size=size)
-        self._hold_lock = threading.Lock()
-        self._held: list[Message] | None = []
+        self._init_holding()
         self._adopted = False
-        self.exit_event = _WakingEvent()
+        self._keys: KeyInput | None = None
+        self.exit_event = WakingEvent()
 
     def start_application_mode(self) -> None:
         frame = None if self._adopted else self.frame
@@ -95,101 +128,73 @@ class HandoffDriver(LinuxDriver):
             super().start_application_mode()
             return
         typed = frame.take_over()
+        self._keys = KeyInput(self._debug)
         if typed:
-            # Before the input thread starts, so the bytes typed meanwhile come after these.
-            for event in _parse(typed):
+            # Before the input thread starts (it goes on with the same parser), so the bytes
+            # typed meanwhile come after these, and a paste cut by the hand-over stays one.
+            for event in self._keys.feed(typed):
                 self.process_message(event)
         super().start_application_mode()
         self.attrs_before = frame.original_attrs  # the frame's raw mode is not what to restore
 
     def run_input_thread(self) -> None:
-        """Textual's input loop, with ESC bytes inside a bracketed paste dropped before parsing
-        (see :mod:`baton.tui.app.paste_filter`)."""
-        import selectors
-        from codecs import getincrementaldecoder
-
-        from textual._parser import ParseError
-        from textual._xterm_parser import XTermParser
-
-        from baton.tui.app.paste_filter import PasteEscapeFilter
-
-        wake = self.exit_event
-        assert isinstance(wake, _WakingEvent)
-        wake_r = wake.renew()
-        selector = selectors.SelectSelector()
-        selector.register(self.fileno, selectors.EVENT_READ)
-        selector.register(wake_r, selectors.EVENT_READ)
-        parser = XTermParser(self._debug)
-        pastes = PasteEscapeFilter()
-        decode = getincrementaldecoder("utf-8")().decode
-
-        def process(ready: list[tuple[selectors.SelectorKey, int]], final: bool = False) -> bool:
-            """Parse what arrived; False once the terminal is gone (a read at end of file)."""
-            ready = [(key, mask) for key, mask in ready if key.fd == self.fileno]
-            for index, (_key, mask) in enumerate(ready):
-                if mask & selectors.EVENT_READ:
-                    data = decode(os.read(self.fileno, 4096), final=final and index == len(ready) - 1)
-                    if not data:
-                        return False
-                    for event in parser.feed(pastes.feed(data)):
-                        self.process_message(event)
-            for event in parser.tick():
-                self.process_message(event)
-            return True
-
-        try:
-            while not self.exit_event.is_set():
-                # No timeout unless the parser waits for one (a lone Escape becomes a key
-                # after a moment): the thread sleeps while nothing is typed.
-                pending = parser._timeout_time
-                timeout = None if pending is None else max(0.0, pending - get_time())
-                if not process(selector.select(timeout)):
-                    # Textual's loop went on selecting a closed terminal: a core's worth of CPU
-                    # for as long as the app lived on (stuck writing to that terminal, say).
-                    self.terminal_gone()
-                    return
-            selector.unregister(wake_r)
-            selector.unregister(self.fileno)
-            process(selector.select(0.1), final=True)
-        finally:
-            selector.close()
-            try:
-                for _event in parser.feed(""):
-                    pass
-            except (EOFError, ParseError):
-                pass
+        """Textual's input loop, sleeping until a byte arrives, with the paste filter."""
+        keys, self._keys = self._keys or KeyInput(self._debug), None
+        read_until_stopped(self.fileno, _waking(self.exit_event), keys, self.process_message, self.terminal_gone)
 
     def close(self) -> None:
         super().close()
-        wake = self.exit_event
-        if isinstance(wake, _WakingEvent):
-            wake.close()
+        _waking(self.exit_event).close()
 
     def terminal_gone(self) -> None:
         """The terminal hung up (reading it gives end of file): end baton as a hangup does, also
         where no SIGHUP arrives."""
+        import os
+
         os.kill(os.getpid(), signal.SIGHUP)
 
-    def process_message(self, message: Message) -> None:
-        if isinstance(message, (events.Key, events.Paste)):
-            with self._hold_lock:
-                if self._held is not None:
-                    self._held.append(message)
-                    return
-        super().process_message(message)
 
-    async def release_held_keys(self, app: App[int]) -> None:
-        """Deliver the held keys one by one, each once ``app`` has handled the one before (in a
-        burst Textual can let a key handled by a binding, such as Backspace or Left, overtake
-        the printable key typed before it), then stop holding. Run it as a task of its own."""
-        while True:
-            with self._hold_lock:
-                if not self._held:
-                    self._held = None
-                    return
-                message = self._held.pop(0)
-            super().process_message(message)
-            await _settled(app)
+class QuietInlineDriver(KeyHolder, LinuxInlineDriver):
+    """Textual's ``--inline`` driver, with input that sleeps until a byte arrives (Textual's
+    wakes ten times a second), the paste filter, and keys held as :class:`HandoffDriver` holds
+    them (there is no instant frame inline)."""
+
+    def __init__(
+        self, app: App[int], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        self._init_holding()
+        self.exit_event = WakingEvent()
+
+    def run_input_thread(self) -> None:
+        """Textual's inline input loop (a cursor position report moves the app's origin), sleeping
+        until a byte arrives."""
+
+        def dispatch(event: Message) -> None:
+            if isinstance(event, events.CursorPosition):
+                self.cursor_origin = (event.x, event.y)
+            else:
+                self.process_message(event)
+
+        read_until_stopped(self.fileno, _waking(self.exit_event), KeyInput(self._debug), dispatch, self._gone)
+
+    def _gone(self) -> None:
+        import os
+
+        os.kill(os.getpid(), signal.SIGHUP)
+
+    def close(self) -> None:
+        super().close()
+        _waking(self.exit_event).close()
+
+
+def _waking(event: threading.Event) -> WakingEvent:
+    assert isinstance(event, WakingEvent)
+    return event
+
+
+def _jumps(message: Message) -> bool:
+    return isinstance(message, events.Key) and message.key in JUMPS_THE_QUEUE
 
 
 async def _settled(app: App[int], timeout: float = 0.5) -> None:
@@ -203,20 +208,6 @@ async def _settled(app: App[int], timeout: float = 0.5) -> None:
         focused = app.focused
         pumps: list[MessagePump] = [app, app.screen, *(focused.ancestors_with_self if focused is not None else [])]
         quiet = quiet + 1 if all(pump._message_queue.empty() for pump in pumps) else 0
-
-
-def _parse(typed: bytes) -> list[Message]:
-    """The events Textual makes of ``typed`` (a trailing lone Escape included)."""
-    from textual._xterm_parser import XTermParser
-
-    parser = XTermParser()
-    text = typed.decode("utf-8", errors="replace")
-    events_ = list(parser.feed(text))
-    try:
-        events_ += list(parser.feed(""))  # the end: a pending Escape becomes a key
-    except Exception:  # a parser that cannot end cleanly: keep what it made
-        pass
-    return events_
 
 
 def driver_for(frame: InstantFrame | None) -> type[HandoffDriver]:

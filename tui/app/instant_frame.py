@@ -4,10 +4,12 @@ before the session opens: :mod:`baton.tui.cli.early_status`), shown within a few
 milliseconds of ``baton`` starting, echoing what is typed.
 
 Textual and the app take a few hundred milliseconds more to load. Meanwhile a thread reads the
-terminal (raw mode, as Textual will set it, but Ctrl+C still interrupts) and keeps every byte;
+terminal (raw mode, as Textual will set it) and keeps every byte;
 :meth:`InstantFrame.take_over` stops it and hands the bytes over unchanged, so the app's driver
 parses them as if they had been typed into the app (escape sequences, pastes and all). Only the
 echo here is approximate (printable text, Backspace, Enter); the app repaints the real editor.
+Ctrl+C, and Ctrl+D on an empty editor, end baton at once from here (the app would only see them
+once loaded).
 
 Standard library only: importing this module must stay cheap.
 """
@@ -21,6 +23,8 @@ import select
 import sys
 import threading
 from typing import TYPE_CHECKING
+
+from baton.tui.app.paste_filter import PasteEscapeFilter
 
 if TYPE_CHECKING:
     from baton.tui.cli.early_status import EarlyStatus
@@ -36,6 +40,17 @@ WARNING = "255;166;87"
 PLACEHOLDER = "Message baton…  (/ commands · @ files · ! shell)"
 RESIZE_POLL_S = 0.05
 """How often the reader checks the terminal size while no key arrives."""
+ECHO_LIMIT = 1024
+"""The most of the editor's last line the echo keeps (the frame shows one line: a 10 MB paste
+must cost no more to echo than a short one)."""
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+EXIT_INTERRUPTED = 1
+QUIT_READ_LIMIT = 64
+"""Ctrl+C or Ctrl+D ends baton from the frame only as the last byte of a short read holding no
+ESC: keys pressed, not the middle of a paste (a terminal writes a paste at once; one that passes
+an end marker in the pasted text through would otherwise let the text after it quit)."""
+"""As ``baton: interrupted`` exits elsewhere (:data:`baton.tui.cli.args.EXIT_RUN_FAILED`)."""
 
 
 def _bg(rgb: str) -> str:
@@ -49,6 +64,10 @@ def _fg(rgb: str) -> str:
 class InstantFrame:
     """A painted first frame and the keys typed into it; see the module docstring."""
 
+    started: InstantFrame | None = None
+    """The frame this process painted, also while :meth:`start` has not returned (Ctrl+C or
+    Ctrl+D may interrupt it as it starts its reader)."""
+
     def __init__(self, fd_in: int, fd_out: int, title: str, status: EarlyStatus | None = None) -> None:
         import termios
 
@@ -60,9 +79,17 @@ class InstantFrame:
         """The terminal settings to restore on exit (the app's driver restores these)."""
         self._typed = bytearray()
         self._text = ""
+        """The echoed editor's last line (its end, at most :data:`ECHO_LIMIT` characters)."""
+        self._lines = False
+        """True when the echoed editor holds more than :attr:`_text` (earlier lines)."""
+        self._moved = False
+        """True once a key the echo does not follow (a cursor key, Alt+key...) was typed: the
+        echo may then be wrong about the editor being empty."""
         self._escape = ""
         self._pasting = False
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._pastes = PasteEscapeFilter()
+        """As the app filters its input, so the echo sees the pastes the app will see."""
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
@@ -84,8 +111,10 @@ class InstantFrame:
             if not (os.isatty(fd_in) and os.isatty(fd_out)):
                 return None
             frame = cls(fd_in, fd_out, title, status)
+            InstantFrame.started = frame
             frame._enter()
         except (OSError, ValueError, AttributeError, termios.error):
+            InstantFrame.started = None
             return None
         atexit.register(frame.close)
         return frame
@@ -94,9 +123,10 @@ class InstantFrame:
         import termios
 
         raw = termios.tcgetattr(self._fd_in)
-        # As Textual's driver sets it (so it can adopt the mode as it is), except ISIG: until
-        # the app runs, Ctrl+C interrupts start-up as it always did.
-        raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)
+        # As Textual's driver sets it (so it can adopt the mode as it is). Ctrl+C is read as a
+        # key, not a signal: a SIGINT landing while asyncio starts its loop left a traceback, and
+        # one landing in asyncio.run only cancelled the app once Textual had started.
+        raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
         raw[0] &= ~(termios.IXON | termios.IXOFF | termios.ICRNL | termios.INLCR | termios.IGNCR)
         raw[6][termios.VMIN] = 1
         raw[6][termios.VTIME] = 0
@@ -110,7 +140,7 @@ class InstantFrame:
                 break
             early += chunk
         self._typed += early.replace(b"\n", b"\r")
-        self._echo(self._decode(bytes(self._typed)))
+        self._echo(self._pastes.feed(self._decode(bytes(self._typed))))
         try:
             # Alternate screen, hidden cursor, no autowrap, bracketed paste (a paste arrives as
             # one piece, so a newline in it does not send the prompt).
@@ -147,7 +177,10 @@ class InstantFrame:
         except OSError:
             pass
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2.0)
+            try:
+                self._thread.join(2.0)
+            except RuntimeError:  # interrupted as it was starting: it never ran
+                pass
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
@@ -188,7 +221,9 @@ class InstantFrame:
                     if not data:
                         return
                     self._typed += data
-                    self._echo(self._decode(data))
+                    status = self._echo(self._pastes.feed(self._decode(data)))
+                    if status is not None and len(data) <= QUIT_READ_LIMIT and b"\x1b" not in data:
+                        self._quit(status)
                 try:
                     if self._terminal_size() != self._size:
                         self._paint()
@@ -197,10 +232,29 @@ class InstantFrame:
                 except OSError:
                     return
 
-    def _echo(self, chars: str) -> None:
+    def _quit(self, status: int) -> None:
+        """End baton at once with ``status``, the terminal given back first. Called with the lock
+        held, so the app has not taken over; nothing baton starts runs yet (the session opens
+        in the app), and the main thread may be deep in imports, where an interrupt would land
+        only once Textual had started."""
+        self._done = True
+        self._restore()
+        if status:
+            try:
+                os.write(2, b"baton: interrupted\n")
+            except OSError:
+                pass
+        os._exit(status)
+
+    def _echo(self, chars: str) -> int | None:
         """Follow the typed text roughly: printable characters, Backspace, Enter (sends),
-        pastes; escape sequences (cursor keys, Alt+key...) are skipped."""
-        for char in chars:
+        pastes; escape sequences (cursor keys, Alt+key...) are skipped. The exit status to end
+        baton with at once when ``chars`` ends with Ctrl+C (1, start-up interrupted) or with
+        Ctrl+D on what is surely an empty editor (0, the app would quit)."""
+        position = 0
+        while position < len(chars):
+            char = chars[position]
+            position += 1
             if self._escape:
                 self._escape += char
                 sequence = self._escape
@@ -214,19 +268,39 @@ class InstantFrame:
                         self._pasting = sequence == "\x1b[200~"
                 elif len(sequence) > 32:
                     self._escape = ""
+                if not self._escape and not self._pasting and sequence not in ("\x1b[200~", "\x1b[201~"):
+                    self._moved = True
                 continue
             if char == "\x1b":
                 self._escape = char
-            elif self._pasting:
-                self._text += "\n" if char == "\r" else char
+            elif self._pasting:  # up to the next ESC at once: a paste may be megabytes
+                end = chars.find("\x1b", position)
+                end = len(chars) if end < 0 else end
+                self._add_text((char + chars[position:end]).replace("\r", "\n"))
+                position = end
             elif char in ("\x7f", "\x08"):
                 self._text = self._text[:-1]
-            elif char == "\r":
-                self._text = ""  # Enter sends: the app keeps the prompt until it is ready
-            elif char == "\x15":  # Ctrl+U
-                self._text = ""
+            elif char == "\r" or char == "\x15":  # Enter sends (the app keeps the prompt); Ctrl+U
+                self._text, self._lines = "", False
+            elif char == CTRL_C and position == len(chars):
+                return EXIT_INTERRUPTED
+            elif char == CTRL_D and position == len(chars) and not (self._text or self._lines or self._moved):
+                return 0
+            elif char == CTRL_C:  # the app clears the editor
+                self._text, self._lines = "", False
             elif char == "\n" or char.isprintable():
-                self._text += char
+                self._add_text(char)
+            else:
+                self._moved = True  # a key bound in the app (Ctrl+L...): the echo cannot follow
+        return None
+
+    def _add_text(self, text: str) -> None:
+        """Text typed or pasted at the end of the echoed editor (only its last line is kept)."""
+        line = text.rfind("\n")
+        if line >= 0:
+            self._text, self._lines = text[line + 1:][-ECHO_LIMIT:], True
+        else:
+            self._text = (self._text + text)[-ECHO_LIMIT:]
 
     # -- painting --------------------------------------------------------------------------------
 
@@ -284,8 +358,8 @@ class InstantFrame:
         if columns < 20 or rows < 6:
             return
         width = columns - 4  # the editor's padding and the screen's margin
-        line = self._text.split("\n")[-1]
-        if line or self._text:
+        line = self._text
+        if line or self._lines:
             shown = line[-(width - 1):]
             body = f"{_fg(TEXT)}{shown}{_bg(TEXT)}{_fg(BACKGROUND)} {_bg(SURFACE)}{' ' * (width - len(shown) - 1)}"
         else:

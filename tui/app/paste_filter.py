@@ -5,6 +5,12 @@ parser then reads it as the start of an escape sequence: the text after it leave
 arrives as key presses, so a pasted line break presses Enter (sending a half-pasted prompt) and a
 pasted Ctrl+G opens the editor. xterm and Alacritty drop such ESC bytes before they send a paste;
 this filter does the same on the way in, for the terminals that do not.
+
+Such a terminal also passes on an end marker that is part of the pasted text: the rest of the
+paste would arrive as keys. An end marker followed, in the same input, by another end marker with
+no start marker between is that: no terminal ends a paste it has not started, so the first is
+text (its ESC dropped). The bytes typed into the instant frame are one input, so this holds for
+all of them; while the app runs, for what one read brings (a terminal writes a paste at once).
 """
 
 from __future__ import annotations
@@ -52,7 +58,9 @@ class PasteEscapeFilter:
                 break
             out.append(text[position:escape])
             rest = text[escape : escape + len(PASTE_END)]
-            if rest == PASTE_END:
+            if rest == PASTE_END and _another_end_follows(text, escape + len(PASTE_END)):
+                position = escape + 1  # an end marker in the pasted text: its ESC dropped
+            elif rest == PASTE_END:
                 out.append(PASTE_END)
                 position = escape + len(PASTE_END)
                 self._in_paste = False
@@ -62,3 +70,12 @@ class PasteEscapeFilter:
             else:
                 position = escape + 1  # an ESC in the pasted text: dropped
         return "".join(out)
+
+
+def _another_end_follows(text: str, position: int) -> bool:
+    """True when an end marker comes after ``position`` with no start marker before it."""
+    end = text.find(PASTE_END, position)
+    if end < 0:
+        return False
+    start = text.find(PASTE_START, position, end)
+    return start < 0

@@ -44,11 +44,12 @@ def run(argv: list[str]) -> int:
         print(one_line(err), file=sys.stderr)
         return exit_code(err)
     except KeyboardInterrupt:
+        frame = frame or _started_frame()  # interrupted as the frame started
         _close_frame(frame)
         print("baton: interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED
     finally:
-        _close_frame(frame)
+        _close_frame(frame or _started_frame())
         _cleanup_processes()
 
 
@@ -99,6 +100,13 @@ def _instant_frame(args: CliArgs) -> InstantFrame | None:
     except Exception:  # the footer's guess must never stop the first frame
         status = None
     return InstantFrame.start(f"{VERSION} · a terminal coding agent", status)
+
+
+def _started_frame() -> InstantFrame | None:
+    """The instant frame painted, should :func:`_instant_frame` not have returned it."""
+    module = sys.modules.get("baton.tui.app.instant_frame")
+    started: InstantFrame | None = None if module is None else module.InstantFrame.started
+    return started
 
 
 def _close_frame(frame: InstantFrame | None) -> None:
