@@ -18,12 +18,20 @@ from tests.tui.test_real_terminal import Tmux, baton_command_line
 _text = st.text(alphabet=st.sampled_from(["a", "\x1b", "[", "2", "0", "1", "~", "\r", "\x07", "é"]), max_size=30)
 
 
+def _without_end_markers(text: str) -> str:
+    while PASTE_END in text:
+        text = text.replace(PASTE_END, "")
+    return text
+
+
+# A fake end marker is known as one only when the real one comes in the same read (see the KeyInput
+# test below), so the property is over streams with one end marker per paste.
 @given(before=_text.filter(lambda t: PASTE_START not in t and not t.endswith("\x1b")), pasted=_text,
-       after=_text, cuts=st.lists(st.integers(0, 200), max_size=4))
+       after=_text.filter(lambda t: PASTE_END not in t), cuts=st.lists(st.integers(0, 200), max_size=4))
 def test_a_paste_arrives_whole_without_escapes_however_the_reads_cut_it(
     before: str, pasted: str, after: str, cuts: list[int]
 ) -> None:
-    stream = before + PASTE_START + pasted.replace(PASTE_END, "") + PASTE_END + after
+    stream = before + PASTE_START + _without_end_markers(pasted) + PASTE_END + after
     whole = PasteEscapeFilter().feed(stream)
     pieces = PasteEscapeFilter()
     points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
