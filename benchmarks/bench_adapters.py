@@ -1,8 +1,10 @@
 """Adapter overhead, end to end over a real local socket, per wire protocol.
 
 1. A 20,000-delta text stream: deltas/s from ``providers.stream`` to the consumer's last event
-   (target >= 50,000 deltas/s per protocol).
-2. A 140 kB tool argument streamed in 4-character deltas: CPU seconds for the whole stream
+   (target >= 50,000 deltas/s per protocol), and deltas per CPU second of the client (the CPU
+   time of the thread running the event loop: the replay server's thread is not counted; target
+   >= 150,000, issue 30). Each run is a new client on a new connection, as a new process has.
+2. A 140 kB tool argument streamed in 4-character deltas: CPU seconds of the client for the whole stream
    (target <= 0.5 s; pi takes > 60 s). Skipped for protocols that deliver arguments whole.
 
 Each protocol is one :class:`Protocol` entry: a function making the SSE body of ``n`` text
@@ -187,32 +189,35 @@ def big_tool_arguments() -> str:
 
 
 async def run_once(protocol: Protocol, body: bytes) -> tuple[float, float, AssistantMessage, int]:
-    """(wall seconds, CPU seconds, final message, events seen) for one streamed response."""
+    """(wall seconds, CPU seconds of the client's thread, final message, events seen) for one
+    streamed response."""
     with ReplayServer([Reply(chunks=rechunk(body, SERVER_WRITE))]) as server:
         model = bench_model(protocol.api, server.url)
         context = Context(messages=[UserMessage(content="go")])
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), time.thread_time()
         stream = start_stream(model, context, api_key="bench", max_retries=1)
         events = 0
         async for _ in stream:
             events += 1
         message = await stream.result()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     await aclose_shared_client()
     return wall, cpu, message, events
 
 
 async def bench_text(protocol: Protocol, n: int, repeat: int) -> str:
     body = protocol.text_stream(n)
-    rates = []
+    rates, cpu_rates = [], []
     for _ in range(repeat):
-        wall, _, message, _ = await run_once(protocol, body)
+        wall, cpu, message, _ = await run_once(protocol, body)
         if message.stop_reason != "stop" or message.text != TEXT_DELTA * n:
             return f"FAILED ({message.stop_reason}: {message.error_message or 'wrong text'})"
         rates.append(n / wall)
-    best = max(rates)
-    verdict = "ok" if best >= 50_000 else "BELOW TARGET"
-    return f"{best:>10,.0f} deltas/s best, {statistics.median(rates):,.0f} median  [{verdict}]"
+        cpu_rates.append(n / cpu)
+    best, best_cpu = max(rates), max(cpu_rates)
+    verdict = "ok" if best >= 50_000 and best_cpu >= 150_000 else "BELOW TARGET"
+    return (f"{best:>10,.0f} deltas/s best, {statistics.median(rates):,.0f} median; "
+            f"{best_cpu:,.0f} deltas per CPU second best, {statistics.median(cpu_rates):,.0f} median  [{verdict}]")
 
 
 async def bench_tool(protocol: Protocol, repeat: int) -> str:

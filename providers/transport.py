@@ -26,6 +26,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import ssl
 import time
 import weakref
 from collections.abc import Callable
@@ -64,6 +65,18 @@ _USER_AGENT = "baton"
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
     weakref.WeakKeyDictionary()
 )
+_tls: ssl.SSLContext | None = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings of every shared client, made once per process: httpx makes a new context
+    (reading the whole CA bundle, ~20 ms of CPU) for every client it builds, and a new event loop
+    gets a new client. The same choices as httpx's default (its CA bundle, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` from the environment)."""
+    global _tls
+    if _tls is None:
+        _tls = httpx.create_ssl_context()
+    return _tls
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,6 +94,7 @@ def shared_client() -> httpx.AsyncClient:
     client = _clients.get(loop)
     if client is None or client.is_closed:
         client = httpx.AsyncClient(
+            verify=_tls_context(),
             http1=True,
             http2=False,
             follow_redirects=False,
