@@ -119,6 +119,8 @@ class Transcript(ScrollView, can_focus=False):
         self._line_cache: dict[int, _DrawnRow] = {}
         """Drawn rows by line index."""
         self._scroll_bar_style: RichStyle | None = None
+        self._line_style: RichStyle | None = None
+        """The widget's style, looked up once per frame (it walks the DOM): see :meth:`render_lines`."""
         self._loading_earlier = False
 
     def on_mount(self) -> None:
@@ -473,6 +475,7 @@ class Transcript(ScrollView, can_focus=False):
         selection = self.text_selection
         scroll_y = self.scroll_offset.y
         thumb = self._thumb(self.size.height)
+        self._line_style = None
         lines = []
         for y in range(crop.y, crop.bottom):
             on_thumb = thumb is not None and thumb[0] <= y < thumb[1]
@@ -488,8 +491,16 @@ class Transcript(ScrollView, can_focus=False):
             return Strip([*self._line(index, body, selection), bar], body + 1)
         source = self._lines[index] if index < len(self._lines) else None
         cached = self._line_cache.get(index)
-        if cached is None or cached.source is not source or cached.width != body:
+        if cached is None or cached.width != body:
             cached = self._line_cache[index] = _DrawnRow(source, body)
+        elif cached.source is not source:
+            # The entry was rendered again (the live message, each flush): most of its lines
+            # come out the same, and drawing one (offsets for selection, styles) is the costly
+            # part of a frame, so a line equal to the one drawn keeps its drawn row.
+            if cached.source is None or source is None or cached.source != source:
+                cached = self._line_cache[index] = _DrawnRow(source, body)
+            else:
+                cached.source = source
         row = cached.on_thumb if on_thumb else cached.on_track
         if row is None:
             bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
@@ -518,7 +529,9 @@ class Transcript(ScrollView, can_focus=False):
         return style
 
     def _line(self, index: int, width: int, selection: Selection | None) -> Strip:
-        style = self.rich_style
+        style = self._line_style
+        if style is None:
+            style = self._line_style = self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, style)
         strip = self._lines[index]
