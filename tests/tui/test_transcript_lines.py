@@ -11,11 +11,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from textual.geometry import Region
 from textual.widget import Widget
 
 from baton.providers.faux import FauxProvider, FauxResponse, faux_model, faux_text, faux_tool_call
 from baton.tui.app.baton_app import BatonApp
-from baton.tui.app.widgets.messages import AssistantMessageView
+from baton.tui.app.widgets.markdown_text import MarkdownText
+from baton.tui.app.widgets.messages import AssistantMessageView, _TextPart
 from baton.tui.app.widgets.tool_call import ToolCallView
 from tests.tui.app_helpers import open_session, screen_text, settle, submit
 
@@ -93,3 +95,31 @@ async def test_a_new_width_or_flag_renders_the_messages_again(tmp_path: Path) ->
         await pilot.press("ctrl+o")
         await pilot.pause(0.1)
         assert transcript.text != before or "(Ctrl+O" not in before
+
+
+async def test_a_message_rendered_again_keeps_the_rows_that_did_not_change_and_shows_the_change(
+        tmp_path: Path) -> None:
+    # Issue 30: every flush renders the live message again; its unchanged lines must not be
+    # drawn again (a frame's costliest work), and a changed line must show its new text.
+    async with _steps_app(tmp_path) as (pilot, app):
+        await _run_round(pilot, app, "round one")
+        transcript = app.transcript
+        screen = Region(0, 0, transcript.size.width, transcript.size.height)
+        before = transcript.render_lines(screen)
+        last = _replies(app)[-1]
+        last.changed()  # rendered again with the same content, as a flush does
+        transcript._relayout()
+        again = transcript.render_lines(screen)
+        assert [row.text for row in again] == [row.text for row in before]
+        assert all(row is old for row, old in zip(again, before, strict=True))
+        text_part = last._order[0]
+        assert isinstance(text_part, _TextPart)
+        text_part.markdown = MarkdownText("Finished round one, rewritten.")
+        text_part.changed()
+        transcript._relayout()
+        changed = transcript.render_lines(screen)
+        shown = [row.text for row in changed]
+        assert any("Finished round one, rewritten." in line for line in shown), shown
+        assert not any("Finished round 1." in line for line in shown), shown
+        kept = sum(1 for row, old in zip(changed, before, strict=True) if row is old)
+        assert kept >= len(before) - 3, "only the rows of the changed line were drawn again"
