@@ -107,13 +107,15 @@ async def test_a_message_rendered_again_keeps_the_rows_that_did_not_change_and_s
         screen = Region(0, 0, transcript.size.width, transcript.size.height)
         before = transcript.render_lines(screen)
         last = _replies(app)[-1]
-        last.changed()  # rendered again with the same content, as a flush does
+        text_part = last._order[0]
+        assert isinstance(text_part, _TextPart)
+        lines_before = list(transcript._lines)
+        text_part.changed()  # rendered again with the same content, as a flush does
         transcript._relayout()
+        assert transcript._lines[-1] is not lines_before[-1], "the lines are new objects"
         again = transcript.render_lines(screen)
         assert [row.text for row in again] == [row.text for row in before]
         assert all(row is old for row, old in zip(again, before, strict=True))
-        text_part = last._order[0]
-        assert isinstance(text_part, _TextPart)
         text_part.markdown = MarkdownText("Finished round one, rewritten.")
         text_part.changed()
         transcript._relayout()
