@@ -125,3 +125,25 @@ async def test_a_message_rendered_again_keeps_the_rows_that_did_not_change_and_s
         assert not any("Finished round 1." in line for line in shown), shown
         kept = sum(1 for row, old in zip(changed, before, strict=True) if row is old)
         assert kept >= len(before) - 3, "only the rows of the changed line were drawn again"
+
+
+async def test_a_row_the_scroll_thumb_reaches_gets_a_new_bar_cell_not_a_new_drawing(tmp_path: Path) -> None:
+    # Issue 30: the thumb moves as the conversation grows; the rows it passes over keep their
+    # drawn line (the costly part) and only change their last cell.
+    async with _steps_app(tmp_path) as (pilot, app):
+        await _run_round(pilot, app, "round one")
+        transcript = app.transcript
+        height = transcript.size.height
+        screen = Region(0, 0, transcript.size.width, height)
+        transcript.scroll_to(y=0, animate=False, immediate=True, force=True)
+        top = transcript.render_lines(screen)
+        for n in range(40):  # the conversation grows: the thumb shrinks and leaves rows
+            transcript.add_notice(f"notice {n}")
+        await transcript.flush_now()
+        transcript.scroll_to(y=0, animate=False, immediate=True, force=True)
+        again = transcript.render_lines(screen)
+        flipped = [y for y in range(height) if top[y].text[-1] != again[y].text[-1]]
+        assert flipped, "the thumb moved"
+        for y in flipped:
+            assert top[y].text[:-1] == again[y].text[:-1]
+            assert all(new is old for new, old in zip(list(again[y])[:-1], list(top[y])[:-1], strict=True))

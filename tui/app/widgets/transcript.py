@@ -65,12 +65,15 @@ FLUSH_INTERVAL = 0.1
 @dataclass(slots=True)
 class _DrawnRow:
     """A line as drawn, with the scroll bar's track or thumb after it: valid while the line's
-    strip is the same object (``source``) and the width the same."""
+    strip is the same object (``source``) or an equal one, and the width the same."""
 
     source: Strip | None
     width: int
     on_track: Strip | None = None
     on_thumb: Strip | None = None
+    drawn: Strip | None = None
+    """The line without the bar: the thumb moves as the conversation grows, and a row changing
+    from track to thumb needs only a new bar cell."""
 
 
 class Transcript(ScrollView, can_focus=False):
@@ -503,8 +506,11 @@ class Transcript(ScrollView, can_focus=False):
                 cached.source = source
         row = cached.on_thumb if on_thumb else cached.on_track
         if row is None:
+            drawn = cached.drawn
+            if drawn is None:
+                drawn = cached.drawn = self._line(index, body, None)
             bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
-            row = Strip([*self._line(index, body, None), bar], body + 1)
+            row = Strip([*drawn, bar], body + 1)
             if on_thumb:
                 cached.on_thumb = row
             else:
