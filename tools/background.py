@@ -39,11 +39,14 @@ DEFAULT_MAX_BACKGROUND = 8
 KEEP_FINISHED = 16
 """Ended background commands remembered (their rings freed beyond this; logs stay until exit)."""
 BATCH_SECONDS = 0.25
-"""How long the pipe of a command that prints little at a time is left alone after a read."""
-SMALL_CHUNK = 4096
-"""A read smaller than this is followed by a pause of :data:`BATCH_SECONDS`; at that size a pause
-cannot fill the pipe (64 KiB) unless the command prints faster than 256 KiB/s, and a command that
-fast gives reads bigger than this, which the next read follows at once."""
+"""The longest a command's pipe is left alone after a read (a command printing little at a time)."""
+BATCH_BYTES = 16 * 1024
+"""A pause lasts at most as long as the command, at the rate it printed since the last read,
+takes to print this much: a quarter of a pipe (64 KiB), so a pause never holds a writer back."""
+MIN_PAUSE = 0.005
+FAST_SECONDS = 1.0
+"""After a read of :data:`BATCH_BYTES` or more, the pipe is read without pauses this long."""
+"""A pause shorter than this is not taken (a fast writer is read as fast as it writes)."""
 KEEPER_SCRIPT = Path(__file__).with_name("background_keeper.py")
 END_SIGNAL = signal.SIGUSR1
 """Asks the keeper to end its whole tree (``background_keeper.END_SIGNAL``)."""
@@ -129,11 +132,12 @@ async def _end_tree(group: int, grace: float = KILL_GRACE_SECONDS) -> None:
 
 class _Reader(asyncio.Protocol):
     """Reads a command's output into its ring. A command that prints a little at a time (a line
-    every few milliseconds) is read in batches: after a small chunk the pipe is left alone for
+    every few milliseconds) is read in batches: after a read the pipe is left alone for up to
     :data:`BATCH_SECONDS` (what arrives meanwhile waits in the pipe), so eight chatty commands
-    wake baton a few times a second instead of at every line. A big chunk (a fast writer) is
-    followed by the next read at once, so a fast command is never held back for long; readers of
-    the output (``bash_output``, ``/ps``) call :meth:`catch_up` first and see everything."""
+    wake baton a few times a second instead of at every line. The pause is cut to the time the
+    command takes to fill a quarter of the pipe at the rate it printed, and not taken when that
+    is under :data:`MIN_PAUSE`: a fast writer is never held back. Readers of the output
+    (``bash_output``, ``/ps``) call :meth:`catch_up` first and see everything."""
 
     def __init__(self, ring: OutputRing, closed: asyncio.Future[None], on_data: Callable[[], None]) -> None:
         self.ring = ring
@@ -141,18 +145,31 @@ class _Reader(asyncio.Protocol):
         self.on_data = on_data
         self.transport: asyncio.ReadTransport | None = None
         self._resume: asyncio.TimerHandle | None = None
+        self._last_read = 0.0
+        self._fast_until = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
         self.transport = transport
+        self._last_read = asyncio.get_running_loop().time()
 
     def data_received(self, data: bytes) -> None:
         self.ring.append(data)
         self.on_data()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since, self._last_read = now - self._last_read, now
+        if len(data) >= BATCH_BYTES:  # a fast writer (or one a pause held back): no pause for a while
+            self._fast_until = now + FAST_SECONDS
         transport = self.transport
-        if len(data) < SMALL_CHUNK and self._resume is None and transport is not None and not transport.is_closing():
+        if self._resume is not None or transport is None or transport.is_closing() or now < self._fast_until:
+            return
+        # The time the command takes, at the rate it printed since the last read, to print
+        # BATCH_BYTES (a pause longer than that could fill the pipe and hold it back).
+        pause = min(BATCH_SECONDS, BATCH_BYTES * since / len(data)) if data else 0.0
+        if pause >= MIN_PAUSE:
             transport.pause_reading()
-            self._resume = asyncio.get_running_loop().call_later(BATCH_SECONDS, self.resume)
+            self._resume = loop.call_later(pause, self.resume)
 
     def resume(self) -> None:
         """Read the pipe again as soon as it has something (the batch's pause is over, or the
