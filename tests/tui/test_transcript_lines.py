@@ -6,6 +6,7 @@ whether an early message's rendering is the same object after more turns."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -147,3 +148,22 @@ async def test_a_row_the_scroll_thumb_reaches_gets_a_new_bar_cell_not_a_new_draw
         for y in flipped:
             assert top[y].text[:-1] == again[y].text[:-1]
             assert all(new is old for new, old in zip(list(again[y])[:-1], list(top[y])[:-1], strict=True))
+
+
+async def test_the_program_moves_what_start_up_made_out_of_the_collectors_sight(tmp_path: Path) -> None:
+    # Issue 30: a full collection walked every object start-up made (modules, the app, the
+    # session): 50 ms each time. The program (not a test, which shares its process) freezes them.
+    model = faux_model("steps", provider="faux-steps", api="faux-steps")
+    with FauxProvider("faux-steps", _step_replies, chunk_size=6):
+        session = await open_session(tmp_path, model, tools=["bash"])
+        app = BatonApp(session)
+        app.freeze_startup_objects = True
+        try:
+            async with app.run_test(size=(110, 36)) as pilot:
+                await pilot.pause(0.1)
+                assert gc.get_freeze_count() > 0
+                await _run_round(pilot, app, "round one")
+                assert "Finished round 1." in screen_text(app)
+        finally:
+            gc.unfreeze()
+            await session.close()
