@@ -38,7 +38,7 @@ from baton.tools.shell import KILL_GRACE_SECONDS, StartedCommand, group_alive, k
 DEFAULT_MAX_BACKGROUND = 8
 KEEP_FINISHED = 16
 """Ended background commands remembered (their rings freed beyond this; logs stay until exit)."""
-BATCH_SECONDS = 0.25
+BATCH_SECONDS = 1.0
 """The longest a command's pipe is left alone after a read (a command printing little at a time)."""
 BATCH_BYTES = 16 * 1024
 """A pause lasts at most as long as the command, at the rate it printed since the last read,
