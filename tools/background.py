@@ -134,7 +134,7 @@ class _Reader(asyncio.Protocol):
     """Reads a command's output into its ring. A command that prints a little at a time (a line
     every few milliseconds) is read in batches: after a read the pipe is left alone for up to
     :data:`BATCH_SECONDS` (what arrives meanwhile waits in the pipe), so eight chatty commands
-    wake baton a few times a second instead of at every line. The pause is cut to the time the
+    wake baton about once a second each instead of at every line. The pause is cut to the time the
     command takes to fill a quarter of the pipe at the rate it printed, and not taken when that
     is under :data:`MIN_PAUSE`: a fast writer is never held back. Readers of the output
     (``bash_output``, ``/ps``) call :meth:`catch_up` first and see everything."""
