@@ -26,10 +26,10 @@ import asyncio
 import email.utils
 import json
 import logging
-import ssl
 import time
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -52,6 +52,9 @@ from baton.providers.net_backend import install_asyncio_backend
 from baton.providers.options import USE_DEFAULT_KEY, StreamOptions
 from baton.providers.redact import redact_secrets, register_secret
 from baton.providers.sse import SseDecoder
+
+if TYPE_CHECKING:
+    import ssl  # httpx imports it when it makes a context, not at import: neither does baton
 
 logger = logging.getLogger(__name__)
 
