@@ -38,6 +38,15 @@ from baton.tools.shell import KILL_GRACE_SECONDS, StartedCommand, group_alive, k
 DEFAULT_MAX_BACKGROUND = 8
 KEEP_FINISHED = 16
 """Ended background commands remembered (their rings freed beyond this; logs stay until exit)."""
+BATCH_SECONDS = 1.0
+"""The longest a command's pipe is left alone after a read (a command printing little at a time)."""
+BATCH_BYTES = 16 * 1024
+"""A pause lasts at most as long as the command, at the rate it printed since the last read,
+takes to print this much: a quarter of a pipe (64 KiB), so a pause never holds a writer back."""
+MIN_PAUSE = 0.005
+FAST_SECONDS = 1.0
+"""After a read of :data:`BATCH_BYTES` or more, the pipe is read without pauses this long."""
+"""A pause shorter than this is not taken (a fast writer is read as fast as it writes)."""
 KEEPER_SCRIPT = Path(__file__).with_name("background_keeper.py")
 END_SIGNAL = signal.SIGUSR1
 """Asks the keeper to end its whole tree (``background_keeper.END_SIGNAL``)."""
@@ -76,6 +85,7 @@ class BackgroundProcess:
     _process: StartedCommand | None = None
     _watch: asyncio.Task[None] | None = None
     _transport: asyncio.ReadTransport | None = None
+    _reader: _Reader | None = None
     _pipe_closed: asyncio.Future[None] | None = None
 
     @property
@@ -88,6 +98,11 @@ class BackgroundProcess:
         """Seconds it ran (so far, while running)."""
         end = self.ended_at - self.started_at if self.ended_at is not None else None
         return end if end is not None else time.monotonic() - self._started_monotonic
+
+    def catch_up(self) -> None:
+        """Take in the output that is waiting in the pipe (call before reading :attr:`ring`)."""
+        if self._reader is not None and self.running:
+            self._reader.catch_up()
 
     def status_text(self) -> str:
         """``running``, ``exited 0``, ``killed``, ``killed by SIGTERM``."""
@@ -116,16 +131,76 @@ async def _end_tree(group: int, grace: float = KILL_GRACE_SECONDS) -> None:
 
 
 class _Reader(asyncio.Protocol):
+    """Reads a command's output into its ring. A command that prints a little at a time (a line
+    every few milliseconds) is read in batches: after a read the pipe is left alone for up to
+    :data:`BATCH_SECONDS` (what arrives meanwhile waits in the pipe), so eight chatty commands
+    wake baton about once a second each instead of at every line. The pause is cut to the time the
+    command takes to fill a quarter of the pipe at the rate it printed, and not taken when that
+    is under :data:`MIN_PAUSE`: a fast writer is never held back. Readers of the output
+    (``bash_output``, ``/ps``) call :meth:`catch_up` first and see everything."""
+
     def __init__(self, ring: OutputRing, closed: asyncio.Future[None], on_data: Callable[[], None]) -> None:
         self.ring = ring
         self.closed = closed
         self.on_data = on_data
+        self.transport: asyncio.ReadTransport | None = None
+        self._resume: asyncio.TimerHandle | None = None
+        self._last_read = 0.0
+        self._fast_until = 0.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.transport = transport
+        self._last_read = asyncio.get_running_loop().time()
 
     def data_received(self, data: bytes) -> None:
         self.ring.append(data)
         self.on_data()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since, self._last_read = now - self._last_read, now
+        if len(data) >= BATCH_BYTES:  # a fast writer (or one a pause held back): no pause for a while
+            self._fast_until = now + FAST_SECONDS
+        transport = self.transport
+        if self._resume is not None or transport is None or transport.is_closing() or now < self._fast_until:
+            return
+        # The time the command takes, at the rate it printed since the last read, to print
+        # BATCH_BYTES (a pause longer than that could fill the pipe and hold it back).
+        pause = min(BATCH_SECONDS, BATCH_BYTES * since / len(data)) if data else 0.0
+        if pause >= MIN_PAUSE:
+            transport.pause_reading()
+            self._resume = loop.call_later(pause, self.resume)
+
+    def resume(self) -> None:
+        """Read the pipe again as soon as it has something (the batch's pause is over, or the
+        command ended and its last output and end of file should come in now)."""
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
+            transport = self.transport
+            if transport is not None and not transport.is_closing():
+                transport.resume_reading()
+
+    def catch_up(self) -> None:
+        """Take in what waits in the pipe now (a read of the output must not miss it)."""
+        transport = self.transport
+        pipe = transport.get_extra_info("pipe") if transport is not None else None
+        if pipe is None or transport is None or transport.is_closing():
+            return
+        while True:
+            try:
+                data = os.read(pipe.fileno(), 256 * 1024)
+            except (BlockingIOError, InterruptedError, OSError, ValueError):
+                return
+            if not data:
+                return  # end of file: the transport sees it too when it reads next
+            self.ring.append(data)
+            self.on_data()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         if not self.closed.done():
             self.closed.set_result(None)
 
@@ -208,9 +283,9 @@ class BackgroundProcesses:
             register_group(started.pid)
         loop = asyncio.get_running_loop()
         closed: asyncio.Future[None] = loop.create_future()
-        transport, _ = await loop.connect_read_pipe(
-            lambda: _Reader(ring, closed, lambda: self._output(process)), os.fdopen(read_fd, "rb", buffering=0))
-        process._transport, process._pipe_closed = transport, closed
+        reader = _Reader(ring, closed, lambda: self._output(process))
+        transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(read_fd, "rb", buffering=0))
+        process._transport, process._reader, process._pipe_closed = transport, reader, closed
         self._processes[shell_id] = process
         self._forget_old()
         process._watch = asyncio.ensure_future(self._watch_end(process))
@@ -254,6 +329,8 @@ class BackgroundProcesses:
         finally:
             if process.group is not None and group_alive(process.group):
                 await kill_group(process.group, grace=0.2)  # the keeper is gone: nothing left behind
+            if process._reader is not None:
+                process._reader.resume()  # the last output and the end of file, without the batch's wait
             if process._pipe_closed is not None:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(asyncio.shield(process._pipe_closed), 1.0)

@@ -9,7 +9,8 @@ It ends the whole tree:
   shell's status (the same signal, when the shell was killed by one);
 - when the process that started it goes away, however it went (SIGKILL included): the parent
   (baton, or inside the sandbox the sandbox's server, which ends with baton) is watched through a
-  pidfd (``getppid`` polled where there is none). ``PR_SET_PDEATHSIG`` is not used: it fires
+  pidfd (``getppid`` polled where there is none; with a pidfd the keeper sleeps until something
+  happens). ``PR_SET_PDEATHSIG`` is not used: it fires
   when the *thread* that forked exits, not the process. (A parent that died in the few
   milliseconds before the keeper looked is not noticed; baton's exit handlers end the group.)
 
@@ -109,7 +110,10 @@ def _run(shell: int, parent: int, wake: int) -> int:
                 break
             if pid == shell:
                 return status
-        ready, _, _ = select.select([wake, *([] if watch is None else [watch])], [], [], POLL_SECONDS)
+        # With a pidfd nothing needs polling: a child's end and END_SIGNAL write to ``wake``
+        # (the wakeup fd), the parent's end makes the pidfd readable.
+        timeout = POLL_SECONDS if watch is None else None
+        ready, _, _ = select.select([wake, *([] if watch is None else [watch])], [], [], timeout)
         if wake in ready:
             with contextlib.suppress(OSError):
                 os.read(wake, 512)

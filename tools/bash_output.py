@@ -84,6 +84,7 @@ class BashOutputTool(AgentTool[BashOutputParams, JsonObject]):
             process = self.background.get(params.bash_id)
         except BackgroundError as exc:
             raise ToolError(str(exc)) from None
+        process.catch_up()
         chunk = process.ring.since(process.read_offset)
         process.read_offset = chunk.next_offset
         text = chunk.text

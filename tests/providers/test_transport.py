@@ -498,3 +498,26 @@ def test_error_text_from_body_shapes() -> None:
     assert error_text_from_body('[{"error": {"code": 429, "message": "quota"}}]') == "quota"
     assert error_text_from_body("<html>gateway</html>") == "<html>gateway</html>"
     assert error_text_from_body('{"detail": "x"}') == '{"detail": "x"}'
+
+
+async def test_events_dripping_in_fast_are_handed_on_together_complete_and_in_order() -> None:
+    # Issue 30: events arriving one small chunk at a time, a few ms apart, are taken in together
+    # (a wake-up of the loop costs more than the event); none is lost, reordered or changed.
+    words = [f"w{i} " for i in range(40)]
+    body = sse_events([*({"text": w} for w in words), {"stop": "stop"}])
+    chunks = [event + b"\n\n" for event in body.split(b"\n\n") if event.strip()]
+    with ReplayServer([Reply(chunks=chunks, delay=0.004)]) as server:
+        stream = run(server, api_key="k")
+        deltas: list[str] = []
+        seen_ahead = 0
+        async for event in stream:
+            if event.type == "text_delta":
+                deltas.append(event.delta)
+                # The partial message is the producer's: when it already holds later deltas,
+                # this event was handed on together with the ones after it.
+                if len(event.partial.text) > len("".join(deltas)):
+                    seen_ahead += 1
+        message = await stream.result()
+    assert deltas == words
+    assert message.text == "".join(words) and message.stop_reason == "stop"
+    assert seen_ahead >= len(words) // 2, f"only {seen_ahead} of {len(words)} deltas came with later ones"

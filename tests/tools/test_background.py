@@ -126,6 +126,38 @@ async def test_bash_output_gives_only_what_is_new_and_says_when_it_ended(tmp_pat
     assert "(no new output)" in third
 
 
+async def test_a_chatty_command_is_read_in_batches_and_bash_output_still_sees_every_line(tmp_path: Path) -> None:
+    # Issue 30: a command printing a line every few milliseconds must not wake baton at every
+    # line; what waits in the pipe is still there for bash_output the moment it asks.
+    bash, output, kill = _tools(tmp_path)
+    reads = 0
+
+    def count(_: object) -> None:
+        nonlocal reads
+        reads += 1
+
+    bash.background.on_output = count
+    shell_id = await _start(bash, "for i in $(seq 1 60); do echo line-$i; sleep 0.01; done; sleep 600")
+    try:
+        process = bash.background.get(shell_id)
+        assert await wait_until(lambda: process.ring.total_bytes > 0)
+        await asyncio.sleep(1.5)  # the loop printed its 60 lines long ago (60 x 10 ms)
+        assert reads < 30, f"{reads} reads for 60 lines"
+        text = (await output.execute("o", {"bash_id": shell_id}, asyncio.Event())).content[0].text  # type: ignore[union-attr]
+        assert all(f"line-{i}\n" in text for i in range(1, 61)), text
+    finally:
+        await kill.execute("k", {"shell_id": shell_id}, asyncio.Event())
+
+
+async def test_a_fast_command_is_read_whole_and_its_end_is_seen(tmp_path: Path) -> None:
+    bash, _, _ = _tools(tmp_path)
+    shell_id = await _start(bash, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done")
+    process = bash.background.get(shell_id)
+    assert await wait_until(lambda: not process.running)
+    assert process.ring.total_bytes == 3_000_000 + len("\ndone\n")
+    assert process.ring.last_line(20) == "done"
+
+
 async def test_bash_output_names_an_unknown_id(tmp_path: Path) -> None:
     _, output, kill = _tools(tmp_path)
     with pytest.raises(ToolError, match="No background shell with id 'bash_9'"):

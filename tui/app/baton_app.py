@@ -121,6 +121,10 @@ class BatonApp(App[int]):
         self._opener = opener
         self._pick_session = pick_session
         self.open_error: BaseException | None = None
+        self.freeze_startup_objects = False
+        """Set by the program (not by tests, which share one process): once the session is up,
+        what start-up made (modules, the app, the session) is moved out of the cyclic collector's
+        sight (``gc.freeze``), so a full collection walks only what came later (50 ms -> 13 ms)."""
         """Why the session could not be opened (the app then exits; the CLI reports it)."""
         self.sender = Sender(self)
         self._initial_prompt = initial_prompt
@@ -287,6 +291,10 @@ class BatonApp(App[int]):
             self.call_after_refresh(lambda: self.sender.send(text, images, attach_files=False))
         self.sender.release_waiting()
         self.call_after_refresh(self.opened.set)  # after the waiting prompts: keys typed later follow them
+        if self.freeze_startup_objects:
+            import gc
+
+            self.call_after_refresh(gc.freeze)
 
     def key_waits_for_session(self, message: Message) -> bool:
         """True for a key the app binds to an action on the session (Shift+Tab, Ctrl+R...) while
@@ -678,6 +686,7 @@ async def run_interactive_async(
 
     app = BatonApp(session, initial_prompt=initial_prompt, initial_images=initial_images, opener=opener,
                    pick_session=pick_session)
+    app.freeze_startup_objects = True
     from textual.drivers.linux_driver import LinuxDriver
 
     if not inline and app.driver_class is LinuxDriver:  # not on Windows, nor a driver named by TEXTUAL_DRIVER

@@ -43,6 +43,7 @@ def format_runtime(seconds: float) -> str:
 def process_row(process: BackgroundProcess) -> Content:
     """One picker row: id, state, runtime, command, last line."""
     state_style = "$text-success" if process.running else "$text-muted"
+    process.catch_up()
     last = redact(process.ring.last_line(120))
     return picker_label(
         (f"{process.id:<9}", "bold"), (f"{process.status_text():<16}", state_style),
@@ -138,6 +139,7 @@ class OutputScreen(ModalScreen[bool]):
         state = f"{process.status_text()} · {format_runtime(process.runtime)}"
         self._title.update(picker_label((f"{process.id}  ", "bold"), (_short(process.command, 100), "$text"),
                                         (f"  ({state})", "$text-muted")))
+        process.catch_up()
         if process.ring.total_bytes == self._shown_bytes and state == self._shown_state:
             return
         at_end = self._scroll.scroll_y >= self._scroll.max_scroll_y

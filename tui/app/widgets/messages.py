@@ -250,6 +250,7 @@ class AssistantMessageView(View):
                 view = call
             else:
                 continue
+            view.owner = self
             self._blocks[index] = view
             self._order.append(view)
         self._show_status(message)
@@ -298,6 +299,7 @@ class AssistantMessageView(View):
     def _add(self, index: int, view: View) -> None:
         if index in self._blocks:
             return
+        view.owner = self  # a change of a part is a change of the message (current_version)
         self._blocks[index] = view
         self._order.append(view)
         self.changed()
@@ -335,11 +337,6 @@ class AssistantMessageView(View):
             if isinstance(view, ToolCallView) and view.tool_call_id == tool_call_id:
                 return view
         return None
-
-    @property
-    def current_version(self) -> tuple[int, ...]:
-        """Changes when this message or any of its parts changed."""
-        return (self.version, *(view.version for view in self._order))
 
     def render(self, ctx: RenderContext) -> list[Strip]:
         # Subagent boxes next to each other (parallel ``task`` calls) share rows.

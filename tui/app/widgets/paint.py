@@ -92,12 +92,16 @@ class View:
 
     def __init__(self) -> None:
         self.version = 0
+        self.owner: View | None = None
+        """The view this one is a part of (its change is the owner's change too)."""
         self._cache_key: Hashable = None
         self._cache: list[Strip] = []
 
     def changed(self) -> None:
-        """The next :meth:`strips` renders again."""
+        """The next :meth:`strips` renders again (the owner's too)."""
         self.version += 1
+        if self.owner is not None:
+            self.owner.changed()
 
     @property
     def current_version(self) -> Hashable:

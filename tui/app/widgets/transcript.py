@@ -68,12 +68,15 @@ FLUSH_INTERVAL = 0.1
 @dataclass(slots=True)
 class _DrawnRow:
     """A line as drawn, with the scroll bar's track or thumb after it: valid while the line's
-    strip is the same object (``source``) and the width the same."""
+    strip is the same object (``source``) or an equal one, and the width the same."""
 
     source: Strip | None
     width: int
     on_track: Strip | None = None
     on_thumb: Strip | None = None
+    drawn: Strip | None = None
+    """The line without the bar: the thumb moves as the conversation grows, and a row changing
+    from track to thumb needs only a new bar cell."""
 
 
 class Transcript(ScrollView, can_focus=False):
@@ -126,6 +129,8 @@ class Transcript(ScrollView, can_focus=False):
         self._line_cache: dict[int, _DrawnRow] = {}
         """Drawn rows by line index."""
         self._scroll_bar_style: RichStyle | None = None
+        self._line_style: RichStyle | None = None
+        """The widget's style, looked up once per frame (it walks the DOM): see :meth:`render_lines`."""
         self._loading_earlier = False
         self.subagent_roots: Callable[[], list[Path]] = lambda: []
         """The folders a subagent's child session file may be read from (set by the app)."""
@@ -546,6 +551,7 @@ class Transcript(ScrollView, can_focus=False):
         selection = self.text_selection
         scroll_y = self.scroll_offset.y
         thumb = self._thumb(self.size.height)
+        self._line_style = None
         lines = []
         for y in range(crop.y, crop.bottom):
             on_thumb = thumb is not None and thumb[0] <= y < thumb[1]
@@ -572,12 +578,23 @@ class Transcript(ScrollView, can_focus=False):
             return Strip([*self._line(index, body, selection), bar], body + 1)
         source = self._lines[index] if index < len(self._lines) else None
         cached = self._line_cache.get(index)
-        if cached is None or cached.source is not source or cached.width != body:
+        if cached is None or cached.width != body:
             cached = self._line_cache[index] = _DrawnRow(source, body)
+        elif cached.source is not source:
+            # The entry was rendered again (the live message, each flush): most of its lines
+            # come out the same, and drawing one (offsets for selection, styles) is the costly
+            # part of a frame, so a line equal to the one drawn keeps its drawn row.
+            if cached.source is None or source is None or cached.source != source:
+                cached = self._line_cache[index] = _DrawnRow(source, body)
+            else:
+                cached.source = source
         row = cached.on_thumb if on_thumb else cached.on_track
         if row is None:
+            drawn = cached.drawn
+            if drawn is None:
+                drawn = cached.drawn = self._line(index, body, None)
             bar = Segment(_THUMB if on_thumb else _TRACK, self._bar_style())
-            row = Strip([*self._line(index, body, None), bar], body + 1)
+            row = Strip([*drawn, bar], body + 1)
             if on_thumb:
                 cached.on_thumb = row
             else:
@@ -602,7 +619,9 @@ class Transcript(ScrollView, can_focus=False):
         return style
 
     def _line(self, index: int, width: int, selection: Selection | None) -> Strip:
-        style = self.rich_style
+        style = self._line_style
+        if style is None:
+            style = self._line_style = self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, style)
         strip = self._lines[index]
