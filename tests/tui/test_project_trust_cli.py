@@ -227,22 +227,36 @@ def _script(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-def test_a_trusted_hook_does_not_run_a_script_the_model_rewrote(home: Path, workdir: Path, stray: Path) -> None:
+SANDBOXED_OR_NOT = [pytest.param("auto", marks=needs_sandbox, id="sandboxed"), pytest.param("full", id="no sandbox")]
+"""In ``auto`` the sandbox keeps a trusted command's scripts read-only, so the model's rewrite
+fails; in ``full`` (no sandbox) it lands, and the pin check keeps the rewritten script from running."""
+
+
+@pytest.mark.parametrize("approval", SANDBOXED_OR_NOT)
+def test_a_trusted_hook_never_runs_a_script_the_model_rewrote(home: Path, workdir: Path, stray: Path,
+                                                              approval: str) -> None:
     _script(workdir / "scripts" / "guard.sh", "echo good >> hook.log\n")
     project_settings(workdir, {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "./scripts/guard.sh"}]}]}})
     rewrite = f"printf '#!/bin/sh\\necho evil >> hook.log\\ntouch {stray}\\n' > scripts/guard.sh"
     with ReplayServer(calls(rewrite, "echo second")) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
-        result = run(home, workdir, "-p", "--trust-project", "--model", MODEL, "go")
+        result = run(home, workdir, "-p", "--trust-project", "--approval", approval, "--model", MODEL, "go")
     assert result.returncode == 0, result.stderr
-    assert (workdir / "hook.log").read_text() == "good\n"  # before the rewrite only
-    assert "scripts/guard.sh changed since you trusted this project" in result.stderr
-    assert "evil" in (workdir / "scripts" / "guard.sh").read_text()  # the rewrite itself was allowed
+    assert not stray.exists()
+    if approval == "auto":
+        assert (workdir / "hook.log").read_text() == "good\ngood\n"  # the script is what was trusted
+        assert "evil" not in (workdir / "scripts" / "guard.sh").read_text()
+        assert "Read-only file system" in bodies(server)
+    else:
+        assert (workdir / "hook.log").read_text() == "good\n"  # before the rewrite only
+        assert "scripts/guard.sh changed since you trusted this project" in result.stderr
+        assert "evil" in (workdir / "scripts" / "guard.sh").read_text()  # the rewrite itself ran
 
 
-def test_a_trusted_mcp_server_is_not_restarted_from_a_rewritten_script(home: Path, workdir: Path, stray: Path,
-                                                                       tmp_path: Path) -> None:
+@pytest.mark.parametrize("approval", SANDBOXED_OR_NOT)
+def test_a_trusted_mcp_server_is_never_restarted_from_a_rewritten_script(home: Path, workdir: Path, stray: Path,
+                                                                         tmp_path: Path, approval: str) -> None:
     from tests.tools.mcp.helpers import SERVER_APP
 
     markers = tmp_path / "markers"
@@ -263,13 +277,18 @@ def test_a_trusted_mcp_server_is_not_restarted_from_a_rewritten_script(home: Pat
     ]
     with ReplayServer(replies) as server:
         write_models_json(home, {"replay": models_json_provider(API, server.url)})
-        result = run(home, workdir, "-p", "--mode", "json", "--trust-project", "--model", MODEL, "go",
-                           timeout=180)
+        result = run(home, workdir, "-p", "--mode", "json", "--trust-project", "--approval", approval,
+                     "--model", MODEL, "go", timeout=180)
     assert result.returncode == 0, result.stderr
     ends = {json.loads(line)["toolCallId"]: json.loads(line) for line in result.stdout.splitlines()
             if '"tool_execution_end"' in line}
-    assert ends["call_2"]["isError"]
-    assert "tools/srv.py changed since you trusted this project" in json.dumps(ends["call_2"]["result"])
+    assert not stray.exists()
+    if approval == "auto":
+        assert ends["call_0"]["isError"] and "Read-only file system" in json.dumps(ends["call_0"]["result"])
+        assert not ends["call_2"]["isError"], ends["call_2"]  # restarted from the script that was trusted
+    else:
+        assert ends["call_2"]["isError"]
+        assert "tools/srv.py changed since you trusted this project" in json.dumps(ends["call_2"]["result"])
 
 
 # ---------------------------------------------------------------------------- untrusted commands never run
