@@ -213,10 +213,11 @@ HEAVY_AT_INITIALIZE = ("pydantic", "baton.providers.messages", "baton.providers.
 HEAVY_AT_SESSION_NEW = ("acp", "textual", "httpx", "httpcore", "mcp", "tiktoken", "anthropic", "openai",
                         "baton.sessions.coding_session", "baton.agent.agent", "baton.sessions.entries",
                         "baton.sessions.store", "baton.sessions.permissions", "baton.tools.bash", "baton.tools.sandbox",
-                        "baton.tui.modes.acp.session")
+                        "baton.tui.modes.acp.session", "baton.providers.messages")
 """What ``session/new`` is answered without: the ACP SDK (its schema is a few hundred pydantic
-models), the UI, the HTTP client, the MCP SDK (no server configured), the tokenizer — and the
-session itself (its store, agent, tools, permissions and sandbox), which opens behind the answer."""
+models), the UI, the HTTP client, the MCP SDK (no server configured), the tokenizer, the message
+model (the model descriptions need only its base) — and the session itself (its store, agent,
+tools, permissions and sandbox), which opens behind the answer."""
 
 
 def _loaded(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
