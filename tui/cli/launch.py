@@ -28,6 +28,10 @@ def run(argv: list[str]) -> int:
 
     redact_outputs()  # tracebacks and last-resort log records: no keys
     args = parse_args(argv)
+    if args.mode != "acp":
+        from baton.tui.cli.start_up_gc import release
+
+        release()  # the command line only looked like ACP mode (an argument's value, say)
     frame: InstantFrame | None = None
     try:
         from baton.tui.cli.api_key_input import resolve_api_key_args
