@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from baton.providers.json_types import JsonObject
-from baton.providers.messages import Context, TextContent, ToolResultMessage, UserMessage
 from baton.providers.models import Model
 
 if TYPE_CHECKING:
     from baton.providers.faux import FauxBlock, FauxResponse
+    from baton.providers.messages import Context, UserMessage
 
 DEMO_PROVIDER = "demo"
 DEMO_API = "baton-demo"
@@ -100,6 +100,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def _user_text(message: UserMessage) -> str:
+    from baton.providers.messages import TextContent  # not when only the model is described
+
     if isinstance(message.content, str):
         return message.content
     return "\n".join(b.text for b in message.content if isinstance(b, TextContent))
@@ -114,6 +116,8 @@ def _strip_quotes(value: str) -> str:
 
 def plan_turn(context: Context) -> DemoTurn:
     """The demo's next turn for ``context`` (pure: the same context gives the same turn)."""
+    from baton.providers.messages import ToolResultMessage, UserMessage
+
     tools = {tool.name for tool in context.tools or []}
     last = context.messages[-1] if context.messages else None
     if isinstance(last, ToolResultMessage):
@@ -200,6 +204,8 @@ def _listing_entries(lines: list[str]) -> list[str] | None:
 
 
 def _summarise(context: Context) -> DemoTurn:
+    from baton.providers.messages import TextContent, ToolResultMessage
+
     results: list[ToolResultMessage] = []
     for message in reversed(context.messages):
         if not isinstance(message, ToolResultMessage):

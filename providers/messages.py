@@ -16,28 +16,14 @@ import time
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
+from pydantic import Field, PrivateAttr, TypeAdapter
 
-from baton.providers.json_types import JsonObject
+from baton.providers.wire_model import _Wire
 
 
 def now_ms() -> int:
     """Current time in milliseconds since the epoch (pi's message timestamps)."""
     return int(time.time() * 1000)
-
-
-class _Wire(BaseModel):
-    """Base for wire models: camelCase aliases, extras kept, population by attribute name."""
-
-    model_config = ConfigDict(
-        populate_by_name=True,
-        extra="allow",
-        ser_json_inf_nan="constants",
-    )
-
-    def to_json_dict(self) -> JsonObject:
-        """pi's JSON form of this object (camelCase keys, absent optionals omitted)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 # ---------------------------------------------------------------------------------------------

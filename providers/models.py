@@ -5,13 +5,16 @@ honours (:func:`clamp_thinking_level`, :func:`thinking_levels`) and the effort a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import urlparse
 
 from pydantic import Field
 
-from baton.providers.messages import Usage, _Wire
 from baton.providers.web_search import search_price, searches_of
+from baton.providers.wire_model import _Wire
+
+if TYPE_CHECKING:
+    from baton.providers.messages import Usage
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")

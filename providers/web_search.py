@@ -13,8 +13,10 @@ made is kept in its usage (``webSearches``, an extra field pi ignores) and price
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from baton.providers.messages import Usage
+if TYPE_CHECKING:
+    from baton.providers.messages import Usage
 
 SEARCH_PRICES: dict[str, float] = {
     "anthropic-messages": 10.0 / 1000,

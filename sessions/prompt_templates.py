@@ -20,6 +20,7 @@ from pathlib import Path
 
 from baton.providers.paths import baton_home
 from baton.sessions.frontmatter import read_front_matter_file
+from baton.sessions.template_dirs import project_template_dirs
 from baton.tools.project_files import ProjectFiles
 
 MAX_TEMPLATE_BYTES = 256 * 1024
@@ -61,11 +62,6 @@ _BANG = re.compile(r"!`([^`\n]+)`")
 def bang_commands(body: str) -> list[str]:
     """The commands a command file runs before its prompt is sent (Claude Code's ``!`cmd` ``)."""
     return [match.group(1).strip() for match in _BANG.finditer(body) if match.group(1).strip()]
-
-
-def project_template_dirs(cwd: Path) -> list[Path]:
-    """The project's own template folders (the rest of :func:`template_dirs` is the user's)."""
-    return [cwd / ".baton" / "prompts", cwd / ".claude" / "commands"]
 
 
 def template_dirs(cwd: Path, home: Path | None = None) -> list[Path]:

@@ -351,8 +351,12 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     global_data = _read_object(target, problems)
     project_data: JsonObject = {}
     project_file: Path | None = None
+    # one read policy for the whole call (its real paths are costly): the project's settings
+    # files and what its trust covers are read as it allows
+    files: ProjectFiles | None = None
     if project_dir is not None:
-        project_data, project_file = _read_project(project_dir, target, problems)
+        files = ProjectFiles.for_dir(project_dir)
+        project_data, project_file = _read_project(project_dir, target, problems, files)
     data = _from_pi(global_data)
     held: JsonObject = {}
     refused: list[str] = []
@@ -360,7 +364,7 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
         user = validate_settings(data, [], source=str(target))
         split = split_project_settings(_from_pi(project_data), lambda parts: _value_at(user, parts))
         data, held, refused = merge_settings(data, split.applied), split.held, split.refused
-    trust = project_trust(project_dir, held) if project_dir is not None else None
+    trust = project_trust(project_dir, held, files) if project_dir is not None else None
     trusted = trust is None or trust_project is True or (trust_project is None and is_trusted(trust))
     base_problems = list(problems)
     merged = merge_settings(data, held) if trusted and held else data
@@ -378,10 +382,11 @@ def load_settings(path: Path | None = None, *, project_dir: Path | None = None,
     return settings
 
 
-def _read_project(project_dir: Path, target: Path, problems: list[str]) -> tuple[JsonObject, Path | None]:
-    """The project's settings files merged (see the module docstring), and the path of its
-    ``.baton/settings.json`` when it exists (``None`` otherwise)."""
-    files = ProjectFiles.for_dir(project_dir)
+def _read_project(project_dir: Path, target: Path, problems: list[str],
+                  files: ProjectFiles) -> tuple[JsonObject, Path | None]:
+    """The project's settings files merged (see the module docstring), read as ``files`` (the
+    project's read policy) allows, and the path of its ``.baton/settings.json`` when it exists
+    (``None`` otherwise)."""
     merged: JsonObject = {}
     main = project_settings_path(project_dir)
     main_file: Path | None = None

@@ -17,17 +17,21 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular
 from baton.providers.json_depth import load_config_json
 from baton.providers.json_types import JsonMapping, JsonObject
 from baton.providers.paths import baton_home
-from baton.sessions.command_files import argv_pins, shell_command_pins
-from baton.sessions.hooks.config import parse_hooks
 from baton.sessions.setting_trust import describe_held, one_line
-from baton.tools.file_pins import ABSENT, FilePin
-from baton.tools.mcp.config import McpServerConfig, parse_servers
+from baton.sessions.template_dirs import project_template_dirs
 from baton.tools.project_files import ProjectFiles, describe_refusal
+
+if TYPE_CHECKING:
+    # Imported where a project has hooks, command files or an .mcp.json: most have none, and
+    # settings are read (this module runs) before an editor's session/new is answered.
+    from baton.tools.file_pins import FilePin
+    from baton.tools.mcp.config import McpServerConfig
 
 TRUST_FILE = "trusted-projects.json"
 PROJECT_MCP_FILE = ".mcp.json"
@@ -109,9 +113,11 @@ def _bullets(items: list[str], limit: int = 12) -> list[str]:
     return lines + ([f"  • … and {len(items) - limit} more"] if len(items) > limit else [])
 
 
-def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
+def project_trust(project: Path, held: JsonMapping, files: ProjectFiles | None = None) -> ProjectTrust | None:
     """What trusting ``project`` would turn on (``held``: its settings waiting for trust); ``None``
-    when nothing waits (no such settings, no ``.mcp.json``)."""
+    when nothing waits (no such settings, no ``.mcp.json``). ``files``: the project's read policy
+    (``ProjectFiles.for_dir(project)``) when the caller has it already."""
+    files = ProjectFiles.for_dir(project) if files is None else files
     parts: dict[str, str] = {}
     what: list[str] = []
     runs: list[str] = []
@@ -126,19 +132,24 @@ def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
         if names:
             what.append(f"settings ({', '.join(one_line(n, 40) for n in names)})")
     if isinstance(hooks_raw, dict) and hooks_raw:
+        from baton.sessions.command_files import shell_command_pins
+        from baton.sessions.hooks.config import parse_hooks
+
         what.append(f"hooks ({', '.join(one_line(str(k), 40) for k in hooks_raw)})")
         for hook in parse_hooks(hooks_raw, "project", []):
             runs.append(f"{hook.event} hook: {one_line(hook.command)}")
             hook_pins[hook.command] = shell_command_pins(hook.command, project)
-    for name, digest, commands in command_file_commands(project):
+    for name, digest, commands in command_file_commands(project, files):
         parts[COMMAND_PREFIX + name] = digest
         allows += [f"/{name} runs !`{one_line(command, 120)}` (in the sandbox, when an allow rule matches it)"
                    for command in commands]
     commanding = [name for name in parts if name.startswith(COMMAND_PREFIX)]
     if commanding:
         what.append(f"commands ({', '.join('/' + one_line(n.removeprefix(COMMAND_PREFIX), 40) for n in commanding)})")
-    mcp_bytes = _read_mcp(project, mcp_problems)
+    mcp_bytes = _read_mcp(project, mcp_problems, files)
     if mcp_bytes.strip():
+        from baton.sessions.command_files import argv_pins
+
         parts[PROJECT_MCP_FILE] = _sha(mcp_bytes)
         what.append(f"{PROJECT_MCP_FILE} ({_server_names(mcp_bytes)})")
         for server in _servers(project, mcp_bytes, mcp_problems):
@@ -149,28 +160,37 @@ def project_trust(project: Path, held: JsonMapping) -> ProjectTrust | None:
             servers.append(server)
     if not parts:
         return None
-    files: dict[str, str] = {}
+    pinned: dict[str, str] = {}
     for pin in [p for pins in (*hook_pins.values(), *(s.pins for s in servers)) for p in pins]:
-        files[pin.shown] = pin.digest
+        pinned[pin.shown] = pin.digest
         parts[_FILE_PREFIX + pin.shown] = pin.digest
     digest = _sha("".join(f"{name}={value}\n" for name, value in sorted(parts.items())).encode())
-    shown_files = [f"{name} (does not exist yet)" if value == ABSENT else name for name, value in files.items()]
+    shown_files = _shown_files(pinned) if pinned else []
     changed = _changed_since(project, digest, parts)
     return ProjectTrust(project, digest, what, allows, runs, [one_line(f, 200) for f in shown_files], parts,
                         changed, hook_pins, tuple(servers), tuple(mcp_problems))
 
 
-def command_file_commands(project: Path) -> list[tuple[str, str, list[str]]]:
+def command_file_commands(project: Path, files: ProjectFiles | None = None) -> list[tuple[str, str, list[str]]]:
     """The project's command files that run commands (``!`cmd` ``): ``(name, digest of the body,
-    the commands)`` each."""
-    from baton.sessions.prompt_templates import bang_commands, load_templates, project_template_dirs
+    the commands)`` each. ``files``: the project's read policy, when the caller has it."""
+    if not any(os.path.isdir(folder) for folder in project_template_dirs(project)):
+        return []  # what load_templates finds where no folder is (most projects): nothing
+    from baton.sessions.prompt_templates import bang_commands, load_templates
 
+    policy = ProjectFiles.for_dir(project) if files is None else files
     out: list[tuple[str, str, list[str]]] = []
-    for template in load_templates(project_template_dirs(project), [], ProjectFiles.for_dir(project)):
+    for template in load_templates(project_template_dirs(project), [], policy):
         commands = bang_commands(template.body)
         if commands:
             out.append((template.name, body_digest(template.body), commands))
     return out
+
+
+def _shown_files(pinned: dict[str, str]) -> list[str]:
+    from baton.tools.file_pins import ABSENT  # pinned files: the pinning module is loaded already
+
+    return [f"{name} (does not exist yet)" if value == ABSENT else name for name, value in pinned.items()]
 
 
 def body_digest(body: str) -> str:
@@ -190,10 +210,10 @@ def _setting_names(held: JsonMapping) -> list[str]:
     return names
 
 
-def _read_mcp(project: Path, problems: list[str]) -> bytes:
+def _read_mcp(project: Path, problems: list[str], files: ProjectFiles | None = None) -> bytes:
     path = project / PROJECT_MCP_FILE
     try:
-        return ProjectFiles.for_dir(project).read(path, MAX_CONFIG_BYTES)
+        return (ProjectFiles.for_dir(project) if files is None else files).read(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return b""
     except OSError as exc:  # refused: a FIFO, a device, too large, or it leads out of the project
@@ -210,6 +230,8 @@ def unreadable_mcp_file(project: Path) -> list[str]:
 
 
 def _servers(project: Path, data: bytes, problems: list[str]) -> list[McpServerConfig]:
+    from baton.tools.mcp.config import parse_servers
+
     origin = str(project / PROJECT_MCP_FILE)
     try:
         loaded = load_config_json(data.decode("utf-8", "replace"))

@@ -213,10 +213,11 @@ HEAVY_AT_INITIALIZE = ("pydantic", "baton.providers.messages", "baton.providers.
 HEAVY_AT_SESSION_NEW = ("acp", "textual", "httpx", "httpcore", "mcp", "tiktoken", "anthropic", "openai",
                         "baton.sessions.coding_session", "baton.agent.agent", "baton.sessions.entries",
                         "baton.sessions.store", "baton.sessions.permissions", "baton.tools.bash", "baton.tools.sandbox",
-                        "baton.tui.modes.acp.session")
+                        "baton.tui.modes.acp.session", "baton.providers.messages")
 """What ``session/new`` is answered without: the ACP SDK (its schema is a few hundred pydantic
-models), the UI, the HTTP client, the MCP SDK (no server configured), the tokenizer — and the
-session itself (its store, agent, tools, permissions and sandbox), which opens behind the answer."""
+models), the UI, the HTTP client, the MCP SDK (no server configured), the tokenizer, the message
+model (the model descriptions need only its base) — and the session itself (its store, agent,
+tools, permissions and sandbox), which opens behind the answer."""
 
 
 def _loaded(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
@@ -244,6 +245,71 @@ def test_the_answers_wait_for_no_heavy_module(home: Path, workdir: Path, tmp_pat
     assert _loaded(seen["initialize"], HEAVY_AT_INITIALIZE) == []
     assert _loaded(seen["session/new"], HEAVY_AT_SESSION_NEW) == []
     assert "baton.sessions.settings" in seen["session/new"]  # answered from the settings, read as always
+
+
+GC_AT_START_UP = """
+import gc, json, sys, importlib.abc
+seen = {}
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "baton.tui.cli.launch":
+            seen.setdefault("launch imported", gc.isenabled())
+        return None
+sys.meta_path.insert(0, Watch())
+import baton.tui.modes.acp.transport as transport
+send_now = transport.StdioTransport.send_now
+def record(self, message):
+    if "id" in message and "method" not in message:
+        seen.setdefault(f"answer {message['id']}", gc.isenabled())
+    send_now(self, message)
+transport.StdioTransport.send_now = record
+from baton.tui.cli.main import main
+try:
+    seen["code"] = main(sys.argv[2:])
+except SystemExit as exc:
+    seen["code"] = exc.code
+seen["after"] = gc.isenabled()
+with open(sys.argv[1], "w") as out:
+    json.dump(seen, out)
+"""
+
+
+@pytest.mark.parametrize("requests", [2, 1, 0], ids=["session opened", "closed after initialize", "closed at once"])
+def test_the_collector_waits_from_the_start_until_the_first_session_and_comes_back(
+        home: Path, workdir: Path, tmp_path: Path, requests: int) -> None:
+    report = tmp_path / "gc.json"
+    proc = subprocess.Popen([sys.executable, "-c", GC_AT_START_UP, str(report), "--mode", "acp", "--model",
+                             "demo/baton-demo"], cwd=workdir, env=baton_env(home), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        if requests >= 1:
+            _request(proc, 1, "initialize", INITIALIZE)
+            _lines_until_answer(proc, 1)
+        if requests >= 2:
+            _request(proc, 2, "session/new", {"cwd": str(workdir), "mcpServers": []})
+            _lines_until_answer(proc, 2)
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seen = json.loads(report.read_text())
+    assert seen["code"] == 0
+    assert seen["launch imported"] is False  # paused before the start-up's imports
+    assert [seen[f"answer {n}"] for n in range(1, requests + 1)] == [False] * requests
+    assert seen["after"] is True
+
+
+@pytest.mark.parametrize("argv", [["--mode", "acp", "--no-such-option"], ["--mode=acp", "--list-models", "zzz"]],
+                         ids=["usage error", "a command that exits"])
+def test_the_collector_comes_back_when_acp_mode_never_starts(home: Path, workdir: Path, tmp_path: Path,
+                                                             argv: list[str]) -> None:
+    report = tmp_path / "gc.json"
+    subprocess.run([sys.executable, "-c", GC_AT_START_UP, str(report), *argv], cwd=workdir, env=baton_env(home),
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert json.loads(report.read_text())["after"] is True
 
 
 def test_a_session_that_fails_to_open_behind_its_answer_is_told_and_the_agent_goes_on(

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from baton.providers.errors import BatonError
 from baton.tui.cli.args import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, VERSION, CliArgs, parse_args
 from baton.tui.cli.errors import CliError, exit_code, one_line
-from baton.tui.cli.prompt_input import build_prompt, read_piped_stdin
 
 if TYPE_CHECKING:
     from baton.providers.messages import ImageContent
@@ -28,6 +27,10 @@ def run(argv: list[str]) -> int:
 
     redact_outputs()  # tracebacks and last-resort log records: no keys
     args = parse_args(argv)
+    if args.mode != "acp":
+        from baton.tui.cli.start_up_gc import release
+
+        release()  # the command line only looked like ACP mode (an argument's value, say)
     frame: InstantFrame | None = None
     try:
         from baton.tui.cli.api_key_input import resolve_api_key_args
@@ -79,6 +82,8 @@ def _run_without_session(args: CliArgs) -> int | None:
 
 def _prompt(args: CliArgs, key_from_stdin: bool) -> tuple[str, list[ImageContent]]:
     """The prompt from the arguments, the files named and piped stdin (which means print mode)."""
+    from baton.tui.cli.prompt_input import build_prompt, read_piped_stdin  # not for the protocol modes
+
     piped = None if key_from_stdin else read_piped_stdin(have_prompt=bool(args.prompt_words or args.files))
     if piped is not None:
         args.print_mode = True

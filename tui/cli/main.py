@@ -24,8 +24,12 @@ except KeyboardInterrupt:
 def main(argv: list[str] | None = None) -> int:
     """Run baton with ``argv`` (default: the process arguments); returns the exit code."""
     install_early()
+    args_list = sys.argv[1:] if argv is None else argv
+    from baton.tui.cli import start_up_gc
+
+    if start_up_gc.wants_hold(args_list):
+        start_up_gc.hold()  # from here: the imports before the editor's first answers are most of them
     try:
-        args_list = sys.argv[1:] if argv is None else argv
         if args_list in (["--version"], ["-V"]):
             print(f"baton {VERSION}")
             return EXIT_OK
@@ -38,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader stopped early (baton --list-models | head): not an error
         _discard_stdout()
         return EXIT_OK
+    finally:
+        start_up_gc.release()  # the server releases it once the first session is open; else here
 
 
 def _discard_stdout() -> None:

@@ -16,10 +16,10 @@ for it waits for that.
 
 from __future__ import annotations
 
-import gc
 import logging
 from typing import TYPE_CHECKING
 
+from baton.tui.cli import start_up_gc
 from baton.tui.modes.acp.agent import BatonAcpAgent
 from baton.tui.modes.acp.client import AcpClient
 from baton.tui.modes.acp.errors import AcpError
@@ -53,16 +53,13 @@ async def run_acp_mode(args: CliArgs) -> int:
 async def answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bool:
     """Answer ``initialize`` and the first ``session/new`` without the SDK; ``False`` at EOF.
 
-    The cyclic garbage collector waits until then: start-up makes many long-lived objects (the
-    modules, the settings and the session) and little garbage, and its collections, which walk
-    them all again and again, were a sixth of the time to the ``session/new`` answer."""
-    collecting = gc.isenabled()
-    gc.disable()
+    The cyclic garbage collector waits until then (:mod:`~baton.tui.cli.start_up_gc`: ``main``
+    paused it already when the command line asked for ACP mode)."""
+    start_up_gc.hold()
     try:
         return await _answer_start_up(agent, transport)
     finally:
-        if collecting:
-            gc.enable()
+        start_up_gc.release()
 
 
 async def _answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> bool:
