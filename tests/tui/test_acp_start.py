@@ -14,6 +14,8 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,23 @@ GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "acp_start_answers.j
 MCP_SERVER_APP = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "server_app.py"
 INITIALIZE = {"protocolVersion": 1, "clientInfo": {"name": "an-editor", "version": "1.0"},
               "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}}
+
+
+@contextmanager
+def _acp_process(argv: list[str], workdir: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """baton on pipes in ``workdir``; once the body is done, its stdin closes and it must exit 0
+    (killed if it is still running after a failure)."""
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        yield proc
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def _request(proc: subprocess.Popen[bytes], request_id: int, method: str, params: dict[str, Any]) -> None:
@@ -66,10 +85,8 @@ def start_up_lines(home: Path, workdir: Path, *args: str, again: bool = False, *
     """``initialize`` and ``session/new`` (then the first update after it, the commands), as the
     bytes baton writes, normalised; with ``again``, the same two requests once more, which the
     SDK's connection answers (keys ending ``-sdk``)."""
-    proc = subprocess.Popen(baton_command("--mode", "acp", *args), cwd=workdir, env=baton_env(home, **env),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     answers: dict[str, str] = {}
-    try:
+    with _acp_process(baton_command("--mode", "acp", *args), workdir, baton_env(home, **env)) as proc:
         for suffix, first_id in (("", 1), ("-sdk", 3)) if again else (("", 1),):
             _request(proc, first_id, "initialize", INITIALIZE)
             (init,) = _lines_until_answer(proc, first_id)
@@ -81,13 +98,6 @@ def start_up_lines(home: Path, workdir: Path, *args: str, again: bool = False, *
             answers["initialize" + suffix] = _normalised(init, session_id, first_id)
             answers["session/new" + suffix] = _normalised(new, session_id, first_id + 1)
             answers["commands" + suffix] = _normalised(commands, session_id, -1)
-        assert proc.stdin is not None
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return answers
 
 
@@ -164,9 +174,7 @@ def test_without_a_key_the_editor_gets_clean_errors_and_the_agent_goes_on(home: 
         if args:
             write_models_json(home, {"keyless": {"baseUrl": "https://keyless.invalid/v1", "api": "openai-completions",
                                                  "models": [{"id": "m", "contextWindow": 8000, "maxTokens": 100}]}})
-        proc = subprocess.Popen(baton_command("--mode", "acp", *args), cwd=workdir, env=baton_env(home),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with _acp_process(baton_command("--mode", "acp", *args), workdir, baton_env(home)) as proc:
             _request(proc, 1, "initialize", INITIALIZE)
             _lines_until_answer(proc, 1)
             answers = []
@@ -179,13 +187,6 @@ def test_without_a_key_the_editor_gets_clean_errors_and_the_agent_goes_on(home: 
                 assert ("keyless" in message) == bool(args)
             _request(proc, 5, "session/list", {"cwd": str(workdir)})
             assert "result" in json.loads(_lines_until_answer(proc, 5)[-1])
-            assert proc.stdin is not None
-            proc.stdin.close()
-            assert proc.wait(timeout=20) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
 
 
 MODULES_AT_ANSWERS = """
@@ -226,20 +227,11 @@ def _loaded(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
 
 def test_the_answers_wait_for_no_heavy_module(home: Path, workdir: Path, tmp_path: Path) -> None:
     report = tmp_path / "modules.json"
-    proc = subprocess.Popen([sys.executable, "-c", MODULES_AT_ANSWERS, str(report)], cwd=workdir,
-                            env=baton_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with _acp_process([sys.executable, "-c", MODULES_AT_ANSWERS, str(report)], workdir, baton_env(home)) as proc:
         _request(proc, 1, "initialize", INITIALIZE)
         _lines_until_answer(proc, 1)
         _request(proc, 2, "session/new", {"cwd": str(workdir), "mcpServers": []})
         _lines_until_answer(proc, 2)
-        assert proc.stdin is not None
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     seen = json.loads(report.read_text())
     assert seen["code"] == 0
     assert _loaded(seen["initialize"], HEAVY_AT_INITIALIZE) == []
@@ -278,23 +270,14 @@ with open(sys.argv[1], "w") as out:
 def test_the_collector_waits_from_the_start_until_the_first_session_and_comes_back(
         home: Path, workdir: Path, tmp_path: Path, requests: int) -> None:
     report = tmp_path / "gc.json"
-    proc = subprocess.Popen([sys.executable, "-c", GC_AT_START_UP, str(report), "--mode", "acp", "--model",
-                             "demo/baton-demo"], cwd=workdir, env=baton_env(home), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    argv = [sys.executable, "-c", GC_AT_START_UP, str(report), "--mode", "acp", "--model", "demo/baton-demo"]
+    with _acp_process(argv, workdir, baton_env(home)) as proc:
         if requests >= 1:
             _request(proc, 1, "initialize", INITIALIZE)
             _lines_until_answer(proc, 1)
         if requests >= 2:
             _request(proc, 2, "session/new", {"cwd": str(workdir), "mcpServers": []})
             _lines_until_answer(proc, 2)
-        assert proc.stdin is not None
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     seen = json.loads(report.read_text())
     assert seen["code"] == 0
     assert seen["launch imported"] is False  # paused before the start-up's imports
@@ -318,9 +301,7 @@ def test_a_session_that_fails_to_open_behind_its_answer_is_told_and_the_agent_go
     naming the cause, each request for the session an error naming it, and the agent serves on."""
     _replay_model(home)
     command = baton_command("--mode", "acp", "--model", "replay-am/replay-model", "--tools", "no_such_tool")
-    proc = subprocess.Popen(command, cwd=workdir, env=baton_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
+    with _acp_process(command, workdir, baton_env(home)) as proc:
         _request(proc, 1, "initialize", INITIALIZE)
         _lines_until_answer(proc, 1)
         _request(proc, 2, "session/new", {"cwd": str(workdir), "mcpServers": []})
@@ -340,10 +321,3 @@ def test_a_session_that_fails_to_open_behind_its_answer_is_told_and_the_agent_go
         assert json.loads(_lines_until_answer(proc, 5)[-1])["result"] == {}
         _request(proc, 6, "session/list", {"cwd": str(workdir)})
         assert "result" in json.loads(_lines_until_answer(proc, 6)[-1])
-        assert proc.stdin is not None
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
