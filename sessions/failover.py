@@ -16,7 +16,6 @@ brings the primary model back at the next prompt.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,7 @@ from baton.providers.models import Model
 from baton.sessions.entries import CustomEntry, ModelChangeEntry, SessionEntry
 from baton.sessions.events import ModelFallbackEvent
 from baton.sessions.models import find_model
-from baton.tools.sanitize import strip_control_sequences
+from baton.sessions.setting_trust import one_line
 
 if TYPE_CHECKING:
     from baton.sessions.coding_session import CodingSession
@@ -34,7 +33,6 @@ FALLBACK_ENTRY = "baton.model_fallback"
 """The custom entry type that records a failover (and the return to the primary model)."""
 NOTE_CHARS = 160
 """The longest note :func:`fallback_note` makes (a session file may hold any text)."""
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class SessionFailover:
@@ -131,12 +129,11 @@ def _reason(failed: AssistantMessage) -> str:
 
 
 def _text(value: object, limit: int) -> str:
-    """A string read from a session file as one plain line: control sequences and characters
-    gone, whitespace collapsed, at most ``limit`` characters."""
+    """A string (or number) read from a session file as one plain line of at most ``limit``
+    characters (:func:`~baton.sessions.setting_trust.one_line`)."""
     if not isinstance(value, str | int) or isinstance(value, bool):
         return ""
-    flat = " ".join(_CONTROLS.sub(" ", strip_control_sequences(str(value))).split())
-    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+    return one_line(str(value), limit)
 
 
 def fallback_note(data: object) -> str | None:
