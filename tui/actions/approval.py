@@ -57,7 +57,7 @@ NAMES = {"plan": "Plan", "ask": "Ask", "auto": "Auto (sandboxed)", "full": "Full
 def editor_modes(session: CodingSession) -> tuple[str, ...]:
     """The modes an editor may choose for ``session``: ``full`` only when the user chose it."""
     full = session.settings.approval == "full" or session.permissions.mode == "full"
-    return MODES if full else MODES[:-1]
+    return MODES if full else tuple(m for m in MODES if m != "full")
 
 
 def _mode_from_option(session: CodingSession, value: JsonValue) -> str:
