@@ -285,6 +285,20 @@ def test_the_collector_waits_from_the_start_until_the_first_session_and_comes_ba
     assert seen["after"] is True
 
 
+def test_the_collector_comes_back_at_the_first_error_answer(home: Path, workdir: Path, tmp_path: Path) -> None:
+    """An error answer leaves reference cycles (the exception and its frames): an editor that keeps
+    sending failing start-up requests must not keep the collector paused."""
+    report = tmp_path / "gc.json"
+    argv = [sys.executable, "-c", GC_AT_START_UP, str(report), "--mode", "acp", "--model", "demo/baton-demo"]
+    with _acp_process(argv, workdir, baton_env(home)) as proc:
+        _request(proc, 1, "initialize", {"protocolVersion": "one"})
+        assert "error" in json.loads(_lines_until_answer(proc, 1)[-1])
+        _request(proc, 2, "initialize", INITIALIZE)
+        _lines_until_answer(proc, 2)
+    seen = json.loads(report.read_text())
+    assert seen["answer 1"] is True and seen["answer 2"] is True and seen["after"] is True
+
+
 @pytest.mark.parametrize("argv", [["--mode", "acp", "--no-such-option"], ["--mode=acp", "--list-models", "zzz"]],
                          ids=["usage error", "a command that exits"])
 def test_the_collector_comes_back_when_acp_mode_never_starts(home: Path, workdir: Path, tmp_path: Path,

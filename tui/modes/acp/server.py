@@ -75,9 +75,11 @@ async def _answer_start_up(agent: BatonAcpAgent, transport: StdioTransport) -> b
         try:
             result = await agent.handle_raw(method, params if isinstance(params, dict) else {})
         except AcpError as exc:
+            start_up_gc.release()  # errors leave reference cycles: an editor repeating them is not held
             transport.send_now(error_message(message["id"], exc.code, str(exc), exc.data))
             continue
         except Exception as exc:  # the SDK path reports these as internal errors too
+            start_up_gc.release()
             logger.exception("%s failed", method)
             transport.send_now(error_message(message["id"], -32603, "Internal error", {"details": str(exc)}))
             continue
