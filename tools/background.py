@@ -44,9 +44,9 @@ BATCH_BYTES = 16 * 1024
 """A pause lasts at most as long as the command, at the rate it printed since the last read,
 takes to print this much: a quarter of a pipe (64 KiB), so a pause never holds a writer back."""
 MIN_PAUSE = 0.005
+"""A pause shorter than this is not taken (a fast writer is read as fast as it writes)."""
 FAST_SECONDS = 1.0
 """After a read of :data:`BATCH_BYTES` or more, the pipe is read without pauses this long."""
-"""A pause shorter than this is not taken (a fast writer is read as fast as it writes)."""
 KEEPER_SCRIPT = Path(__file__).with_name("background_keeper.py")
 END_SIGNAL = signal.SIGUSR1
 """Asks the keeper to end its whole tree (``background_keeper.END_SIGNAL``)."""
