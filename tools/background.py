@@ -47,6 +47,10 @@ MIN_PAUSE = 0.005
 """A pause shorter than this is not taken (a fast writer is read as fast as it writes)."""
 FAST_SECONDS = 1.0
 """After a read of :data:`BATCH_BYTES` or more, the pipe is read without pauses this long."""
+CATCH_UP_BYTES = 1 << 20
+"""The most :meth:`_Reader.catch_up` takes at once: a full pipe at Linux's largest default size
+(``/proc/sys/fs/pipe-max-size``), so what waited when it was called is in, and a command printing
+without end cannot hold the event loop."""
 KEEPER_SCRIPT = Path(__file__).with_name("background_keeper.py")
 END_SIGNAL = signal.SIGUSR1
 """Asks the keeper to end its whole tree (``background_keeper.END_SIGNAL``)."""
@@ -187,13 +191,15 @@ class _Reader(asyncio.Protocol):
         pipe = transport.get_extra_info("pipe") if transport is not None else None
         if pipe is None or transport is None or transport.is_closing():
             return
-        while True:
+        taken = 0
+        while taken < CATCH_UP_BYTES:  # a command that never stops printing would never empty it
             try:
                 data = os.read(pipe.fileno(), 256 * 1024)
             except (BlockingIOError, InterruptedError, OSError, ValueError):
                 return
             if not data:
                 return  # end of file: the transport sees it too when it reads next
+            taken += len(data)
             self.ring.append(data)
             self.on_data()
 

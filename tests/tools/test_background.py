@@ -16,7 +16,7 @@ import pytest
 
 from baton.agent.tool import ToolError
 from baton.tools import bash_output as bash_output_module
-from baton.tools.background import BackgroundProcesses
+from baton.tools.background import CATCH_UP_BYTES, BackgroundProcesses, _Reader
 from baton.tools.bash import BashTool
 from baton.tools.bash_output import BashOutputTool
 from baton.tools.kill_shell import KillShellTool
@@ -220,3 +220,31 @@ def test_the_ring_shows_no_terminal_sequences(baton_home: Path) -> None:
     assert ring.since(0).text == "plain text\n"
     assert ring.last_line() == "plain text"
     ring.close()
+
+
+class _EndlessPipeTransport:
+    """A read transport whose pipe always has more (a file far larger than any pipe)."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = path.open("rb")
+
+    def get_extra_info(self, name: str) -> object:
+        return self.file if name == "pipe" else None
+
+    def is_closing(self) -> bool:
+        return False
+
+
+async def test_catching_up_with_a_command_that_never_stops_printing_takes_a_bounded_amount(tmp_path: Path) -> None:
+    endless = tmp_path / "endless"
+    endless.write_bytes(b"y\n" * (8 * CATCH_UP_BYTES))
+    ring = OutputRing()
+    reader = _Reader(ring, asyncio.get_running_loop().create_future(), lambda: None)
+    transport = _EndlessPipeTransport(endless)
+    reader.transport = transport  # type: ignore[assignment]
+    try:
+        reader.catch_up()
+    finally:
+        transport.file.close()
+        ring.close()
+    assert CATCH_UP_BYTES <= ring.total_bytes < CATCH_UP_BYTES + 256 * 1024
