@@ -294,6 +294,7 @@ async def test_resumed_history_loads_earlier_pages_on_scroll_up() -> None:
 
 async def test_rows_far_off_screen_are_dropped_and_drawn_again_the_same() -> None:
     app = TranscriptApp()
+    app.transcript.LIVE_SCREENS = 100  # the drawn rows of a long window, not the window's bound
     async with app.run_test(size=(80, 24)) as pilot:
         transcript = app.transcript
         for i in range(20):
@@ -317,6 +318,37 @@ async def test_rows_far_off_screen_are_dropped_and_drawn_again_the_same() -> Non
         await pilot.pause(0.1)
         again = [list(strip)[:-1] for strip in app.screen._compositor.render_strips()]
         assert again == top
+
+
+async def test_the_live_window_holds_a_few_screens_and_scrolling_up_shows_everything() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        count = 120
+        for i in range(count):
+            transcript.add_notice(f"notice {i}\nsecond line {i}\nthird line {i}")
+            if i % 5 == 0:
+                await pilot.pause(0.05)
+        await wait_until(pilot, lambda: f"notice {count - 1}" in screen_text(app), what="the last notice")
+        await pilot.pause(0.1)
+        height = transcript.size.height
+        # 120 entries of 4 lines: the rendered ones are cut back to a few screens, not 150 entries
+        assert len(transcript._lines) <= (transcript.LIVE_SCREENS + 1) * height + 4
+        assert len(transcript.mounted_views) < count // 2
+        assert transcript.first_mounted > 0
+        # every entry is still there: scrolling up renders the earlier ones again
+        seen = set()
+        for _ in range(count):
+            seen.update(i for i in range(count) if f"third line {i}" in transcript.text)
+            if transcript.first_mounted == 0:
+                break
+            assert await transcript.load_earlier()
+            await pilot.pause()
+        assert transcript.first_mounted == 0
+        assert seen == set(range(count))
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        assert "notice 0" in screen_text(app)
 
 
 async def test_backslash_enter_is_a_newline_in_every_terminal() -> None:

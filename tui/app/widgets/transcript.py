@@ -19,6 +19,7 @@ previous ``PAGE`` entries, and resuming a long session renders only its last scr
 from __future__ import annotations
 
 import contextlib
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +88,12 @@ class Transcript(ScrollView, can_focus=False):
     """
 
     MAX_LIVE = 150
-    """Entries kept rendered while following the conversation."""
+    """Entries kept rendered while following the conversation (at most; see ``LIVE_SCREENS``)."""
+    LIVE_SCREENS = 3
+    """While following, the rendered entries are cut back to the last ``LIVE_SCREENS`` screens of
+    lines once they fill a screen more: a rendered entry keeps its strips (~40 kB for a short
+    reply with a tool call), so 150 of them held 6 MB, growing with every turn for the first 150.
+    The entries above are rendered again, the same, when scrolled back to."""
     PAGE = 25
     """Entries rendered at a time when scrolling up (and the slack before the oldest are dropped);
     more pages at once while the rendered entries fill less than ``FILL_SCREENS`` screens."""
@@ -697,10 +703,20 @@ class Transcript(ScrollView, can_focus=False):
     # -- windowing ---------------------------------------------------------------------------------
 
     def _prune(self) -> None:
-        rendered = len(self.entries) - self._first
-        if rendered <= self.MAX_LIVE + self.PAGE or not self.following:
+        if not self.following:
             return
-        new_first = len(self.entries) - self.MAX_LIVE
+        new_first = self._first
+        if len(self.entries) - self._first > self.MAX_LIVE + self.PAGE:
+            new_first = len(self.entries) - self.MAX_LIVE
+        height = max(self.size.height, 1)
+        lines = len(self._lines)
+        if lines > (self.LIVE_SCREENS + 1) * height and self._starts:
+            # The first entry starting within the last LIVE_SCREENS screens (from the last layout;
+            # the last laid-out entry stays in any case).
+            offset = min(bisect_left(self._starts, lines - self.LIVE_SCREENS * height), len(self._starts) - 1)
+            new_first = max(new_first, self._first + offset)
+        if new_first <= self._first:
+            return
         for index in range(self._first, new_first):
             entry = self.entries[index]
             if entry.view is self._live or entry in self._watched.values():
