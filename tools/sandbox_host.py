@@ -60,6 +60,51 @@ _MAX_QUEUED_FDS = 64
 _FD_SPACE = socket.CMSG_SPACE(array.array("i").itemsize * 8)
 
 
+def server_program() -> Path:
+    """What the sandbox's interpreter runs: the server's compiled bytecode when it is current for
+    the source (written on first use where the folder allows it), else the source. Run from its
+    source, the interpreter compiles the script first, and the compiler's memory stays with the
+    process for the sandbox's whole life (~0.75 MB of its ~9 MB)."""
+    import importlib.util
+
+    try:
+        cached = Path(importlib.util.cache_from_source(str(SERVER_SCRIPT)))
+    except (NotImplementedError, ValueError):  # no cache tag in this interpreter
+        return SERVER_SCRIPT
+    if cached.parent.parent != SERVER_SCRIPT.parent:
+        return SERVER_SCRIPT  # a pycache prefix elsewhere: maybe hidden inside the sandbox
+    if _bytecode_current(cached):
+        return cached
+    import py_compile
+
+    try:
+        py_compile.compile(str(SERVER_SCRIPT), cfile=str(cached), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    except (OSError, py_compile.PyCompileError):
+        return SERVER_SCRIPT
+    return cached if _bytecode_current(cached) else SERVER_SCRIPT
+
+
+def _bytecode_current(cached: Path) -> bool:
+    """Whether ``cached`` is this interpreter's bytecode of the server's source as it is now (a
+    timestamp-checked ``.pyc`` whose recorded modification time and size are the source's)."""
+    import importlib.util
+
+    try:
+        source = SERVER_SCRIPT.stat()
+        with open(cached, "rb") as handle:
+            header = handle.read(16)
+    except OSError:
+        return False
+    return (
+        len(header) == 16
+        and header[:4] == importlib.util.MAGIC_NUMBER
+        and int.from_bytes(header[4:8], "little") == 0
+        and int.from_bytes(header[8:12], "little") == int(source.st_mtime) & 0xFFFFFFFF
+        and int.from_bytes(header[12:16], "little") == source.st_size & 0xFFFFFFFF
+    )
+
+
 class SandboxHostError(BatonError):
     """The host could not start, or stopped before it was handed a command (which can safely be
     started again elsewhere)."""
@@ -139,7 +184,7 @@ class SandboxHost:
         options = [*self.sandbox_args, "--as-pid-1", "--info-fd", str(info_write)]
         if filter_fd is not None:
             options += ["--seccomp", str(filter_fd)]
-        argv = [*options, "--", sys.executable, "-I", "-S", str(SERVER_SCRIPT), str(theirs.fileno())]
+        argv = [*options, "--", sys.executable, "-I", "-S", str(server_program()), str(theirs.fileno())]
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *argv,

@@ -252,3 +252,36 @@ def test_a_hosted_command_dies_with_a_killed_baton(ws: Path) -> None:
             break
         time.sleep(0.02)
     assert not group_alive(command), "the server saw baton's end of the socket close and killed it"
+
+
+async def test_the_server_runs_from_its_compiled_bytecode(hosts: SandboxHosts, ws: Path) -> None:
+    """Run from its source, the sandbox's interpreter compiles the script first and keeps the
+    compiler's memory for its whole life."""
+    status, out = await run(hosts, Sandbox(str(ws)), "echo served")
+    assert (status, out) == (0, "served\n")
+    host = hosts._current
+    assert host is not None and host.server_pid is not None
+    argv = Path(f"/proc/{host.server_pid}/cmdline").read_bytes().split(b"\0")
+    program = next(Path(os.fsdecode(arg)) for arg in argv if b"sandbox_server" in arg)
+    assert program.suffix == ".pyc" and program.parent.name == "__pycache__", argv
+
+
+def test_the_servers_bytecode_is_never_older_than_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import marshal
+
+    from baton.tools import sandbox_host
+
+    source = tmp_path / "sandbox_server.py"
+    source.write_text(sandbox_host.SERVER_SCRIPT.read_text() + '\nMARKER = "first"\n')
+    monkeypatch.setattr(sandbox_host, "SERVER_SCRIPT", source)
+
+    def constants(program: Path) -> tuple[object, ...]:
+        assert program.suffix == ".pyc" and program.parent == tmp_path / "__pycache__"
+        return marshal.loads(program.read_bytes()[16:]).co_consts
+
+    assert "first" in constants(sandbox_host.server_program())
+    source.write_text(source.read_text().replace('"first"', '"second, longer"'))
+    assert "second, longer" in constants(sandbox_host.server_program()), "a stale .pyc was run"
+    source.write_text(source.read_text().replace('"second, longer"', '"third, longer!"'))
+    os.utime(source, (time.time() + 5, time.time() + 5))  # the same size, a newer source
+    assert "third, longer!" in constants(sandbox_host.server_program())
