@@ -7,14 +7,49 @@ fast paths (``--version``, print mode) never pay for modules they do not use.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from baton.providers.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 # httpx imports its command-line client (``httpx._main``, which loads click: ~1.5 MB of RSS) when
 # click happens to be installed; baton never runs that client. ``None`` in ``sys.modules`` makes
 # the import fail, and httpx then goes on as it does without click.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
+class _NoPydanticPlugins:
+    """pydantic looks for plugins (``importlib.metadata`` entry points) when it builds its first
+    validator, which loads ``importlib.metadata``, ``zipfile``, ``csv`` and ``importlib.resources``
+    (~0.8 MB of RSS) and reads the metadata of every installed distribution. baton uses no
+    pydantic plugin: this import hook gives pydantic a plugin loader that finds none, when (and
+    only when) pydantic asks for it."""
+
+    NAME = "pydantic.plugin._loader"
+
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        """The spec of pydantic's plugin loader; None (look elsewhere) for every other module."""
+        if name != cls.NAME:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, cast("Loader", cls()))
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        """The default module."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The loader's one function, answering that there are no plugins."""
+        module.get_plugins = tuple  # type: ignore[attr-defined]
+
+
+if _NoPydanticPlugins.NAME not in sys.modules and _NoPydanticPlugins not in sys.meta_path:
+    sys.meta_path.insert(0, _NoPydanticPlugins)
 
 _EXPORTS: dict[str, str] = {
     # messages

@@ -40,3 +40,26 @@ def test_the_first_frame_is_worked_out_without_the_heavy_libraries(home: Path) -
 
 def test_opening_a_session_loads_no_http_client(home: Path) -> None:
     assert _run(SESSION, home) == "False"
+
+
+A_TURN_WITH_A_TOOL = """
+import atexit, sys
+WATCH = ("importlib.metadata", "zipfile", "csv", "pydantic")
+atexit.register(lambda: print(sorted(m for m in WATCH if m in sys.modules)))
+sys.argv = ["baton", "-p", "--model", "demo/baton-demo", "list the files here"]
+from baton.tui.cli.main import entry
+entry()
+"""
+
+
+def test_a_turn_loads_no_package_metadata_reader(home: Path, tmp_path: Path) -> None:
+    """pydantic's plugin lookup (``importlib.metadata``, ``zipfile``, ``csv``: ~0.8 MB) stays out
+    of a whole turn of the real program, validation included: baton runs no pydantic plugin."""
+    work = tmp_path / "work"
+    work.mkdir()
+    result = subprocess.run([sys.executable, "-c", A_TURN_WITH_A_TOOL], capture_output=True, text=True,
+                            timeout=120, cwd=work,
+                            env={"BATON_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert "real tool call" in result.stdout, result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "['pydantic']"
