@@ -44,7 +44,7 @@ def test_opening_a_session_loads_no_http_client(home: Path) -> None:
 
 A_TURN_WITH_A_TOOL = """
 import atexit, sys
-WATCH = ("importlib.metadata", "zipfile", "csv", "pydantic")
+WATCH = ("importlib.metadata", "zipfile", "csv", "baton.tools.mcp.connection", "baton.tools.mcp.tool", "pydantic")
 atexit.register(lambda: print(sorted(m for m in WATCH if m in sys.modules)))
 sys.argv = ["baton", "-p", "--model", "demo/baton-demo", "list the files here"]
 from baton.tui.cli.main import entry
@@ -52,9 +52,10 @@ entry()
 """
 
 
-def test_a_turn_loads_no_package_metadata_reader(home: Path, tmp_path: Path) -> None:
+def test_a_turn_loads_no_package_metadata_reader_and_no_mcp_client(home: Path, tmp_path: Path) -> None:
     """pydantic's plugin lookup (``importlib.metadata``, ``zipfile``, ``csv``: ~0.8 MB) stays out
-    of a whole turn of the real program, validation included: baton runs no pydantic plugin."""
+    of a whole turn of the real program, validation included: baton runs no pydantic plugin. So
+    does the MCP client (~0.6 MB) when no server is configured."""
     work = tmp_path / "work"
     work.mkdir()
     result = subprocess.run([sys.executable, "-c", A_TURN_WITH_A_TOOL], capture_output=True, text=True,
