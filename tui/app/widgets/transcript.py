@@ -12,8 +12,9 @@ subscriber) and are buffered by the views; a ~10 Hz flush takes them in and repa
 turn costs a couple of frames however many events it streams. A subagent's events
 (``SubagentEvent``) go to the box of the ``task`` call that runs it (``subagent_box.py``).
 
-Windowing: only the last ``MAX_LIVE + PAGE`` entries have views; scrolling to the top renders the
-previous ``PAGE`` entries, and resuming a long session renders only its last screens.
+Windowing: while following, only the entries of the last ``LIVE_SCREENS`` screens of lines (at
+most ``MAX_LIVE + PAGE`` entries) have views; scrolling to the top renders the previous ``PAGE``
+entries, and resuming a long session renders only its last screens.
 """
 
 from __future__ import annotations
