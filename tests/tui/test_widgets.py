@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ import pytest
 from textual import events
 from textual.app import App, ComposeResult
 
-from baton.providers.messages import AssistantMessage, TextContent, UserMessage
+from baton.providers.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from baton.tui.app.completer import Completer, FileIndex
 from baton.tui.app.widgets.completion import CompletionList
 from baton.tui.app.widgets.editor import PromptEditor
@@ -349,6 +351,34 @@ async def test_the_live_window_holds_a_few_screens_and_scrolling_up_shows_everyt
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause(0.1)
         assert "notice 0" in screen_text(app)
+
+
+async def test_replies_dropped_from_the_window_are_freed_at_once() -> None:
+    """A reply's parts (its text, its tool calls) point back at it; dropped from the window, it
+    must go at once, not wait (with its strips) for the cyclic collector's rare full pass."""
+    messages: list[Any] = [UserMessage(content="go")]
+    for i in range(60):
+        call = ToolCall(id=f"call_{i}", name="bash", arguments={"command": f"echo step-{i}"})
+        messages.append(AssistantMessage(content=[TextContent(text=f"Step {i}, then the next."), call],
+                                         api="a", provider="p", model="m", stop_reason="toolUse"))
+        messages.append(ToolResultMessage(tool_call_id=call.id, tool_name="bash",
+                                          content=[TextContent(text=f"step-{i}")], is_error=False))
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        transcript.reset(messages, visible=60)
+        await pilot.pause(0.1)
+        first = transcript.first_mounted
+        views = [weakref.ref(e.view) for e in transcript.entries[first:] if e.view is not None]
+        assert len(views) >= 50 and any(len(getattr(r(), "tool_views", [])) for r in views)
+        gc.disable()
+        try:
+            transcript.add_notice("one more")
+            await wait_until(pilot, lambda: transcript.first_mounted > first, what="the window cut back")
+            dropped = [r for r, e in zip(views, transcript.entries[first:], strict=False) if e.view is None]
+            assert dropped and all(r() is None for r in dropped), "a dropped reply waits for the collector"
+        finally:
+            gc.enable()
 
 
 async def test_backslash_enter_is_a_newline_in_every_terminal() -> None:

@@ -8,6 +8,7 @@ costs a frame nothing beyond copying its visible lines (see ``transcript.py``).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -92,16 +93,28 @@ class View:
 
     def __init__(self) -> None:
         self.version = 0
-        self.owner: View | None = None
-        """The view this one is a part of (its change is the owner's change too)."""
+        self._owner: weakref.ref[View] | None = None
         self._cache_key: Hashable = None
         self._cache: list[Strip] = []
+
+    @property
+    def owner(self) -> View | None:
+        """The view this one is a part of (its change is the owner's change too). Held weakly:
+        a part pointing back at the message that holds it made a reference cycle of every reply,
+        so a reply dropped from the transcript's window (with its strips, ~16 kB) stayed in
+        memory until the collector's rare full pass."""
+        return self._owner() if self._owner is not None else None
+
+    @owner.setter
+    def owner(self, view: View | None) -> None:
+        self._owner = weakref.ref(view) if view is not None else None
 
     def changed(self) -> None:
         """The next :meth:`strips` renders again (the owner's too)."""
         self.version += 1
-        if self.owner is not None:
-            self.owner.changed()
+        owner = self.owner
+        if owner is not None:
+            owner.changed()
 
     @property
     def current_version(self) -> Hashable:
