@@ -318,7 +318,10 @@ def _ms(values: list[float]) -> str:
 def _label(cmd: str, pid: int) -> str:
     """A member's name: its program, or the script it runs (``sandbox_server.py``)."""
     words = [w.rsplit("/", 1)[-1] for w in cmd.split()]
-    return next((w for w in words if w.endswith(".py")), words[0] if words else str(pid))
+    script = next((w for w in words if w.endswith((".py", ".pyc"))), None)
+    if script is not None:
+        return script.split(".", 1)[0] + ".py"  # its compiled bytecode is sandbox_server.cpython-311.pyc
+    return words[0] if words else str(pid)
 
 
 def print_per_turn(per_turn: list[float]) -> None:
