@@ -287,13 +287,17 @@ class FreshSandboxCommand:
 
 def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` for a sandboxed command: no variable naming a local socket, temp dirs at ``/tmp``."""
-    out = {k: v for k, v in env.items()
-           if k not in SOCKET_VARIABLES and not k.upper().endswith(("_SOCK", "_SOCKET"))}
+    out = {k: v for k, v in env.items() if not _names_socket(k)}
     for name in TEMP_VARIABLES:
         if name in out:
             out[name] = "/tmp"
     out["TMPDIR"] = "/tmp"
     return out
+
+
+@lru_cache(maxsize=1024)
+def _names_socket(variable: str) -> bool:
+    return variable in SOCKET_VARIABLES or variable.upper().endswith(("_SOCK", "_SOCKET"))
 
 
 def filter_pipe() -> int | None:
