@@ -36,22 +36,11 @@ class PathFacts:
 
     def lstat_mode(self, path: str) -> int | None:
         """The file type bits of ``path`` itself (a symlink is not followed); None when it does not exist."""
-        try:
-            # access() answers "not there" without an exception (most questions get that answer)
-            if not os.access(path, os.F_OK, follow_symlinks=False):
-                return None
-            return stat.S_IFMT(os.lstat(path).st_mode)
-        except (OSError, ValueError):
-            return None
+        return _lstat_type(path)
 
     def stat_mode(self, path: str) -> int | None:
         """The file type bits of what ``path`` leads to (symlinks followed); None when nothing is there."""
-        try:
-            if not os.access(path, os.F_OK):
-                return None
-            return stat.S_IFMT(os.stat(path).st_mode)
-        except (OSError, ValueError):
-            return None
+        return _stat_type(path)
 
     def lexists(self, path: str) -> bool:
         """Whether ``path`` exists (a dangling symlink does)."""
@@ -68,24 +57,16 @@ class PathFacts:
 
     def pointer_text(self, path: str) -> str | None:
         """The start of a regular file (a ``.git`` file, ``commondir``), see :func:`small_text`."""
-        return small_text(path, GIT_POINTER_LIMIT)
+        return _pointer_text(path)
 
     def gitmodules_text(self, path: str) -> str | None:
         """The start of a ``.gitmodules`` file, see :func:`small_text`."""
-        return small_text(path, GITMODULES_LIMIT)
+        return _gitmodules_text(path)
 
     def subfolders(self, base: str) -> tuple[str, ...]:
         """The folders directly in ``base`` (not hidden ones, among its first
         :data:`SUBFOLDER_LIMIT` entries; a symlink is not a folder here)."""
-        out: list[str] = []
-        try:
-            with os.scandir(base) as entries:
-                for entry in itertools.islice(entries, SUBFOLDER_LIMIT):
-                    if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                        out.append(entry.path)
-        except OSError:
-            return ()
-        return tuple(out)
+        return _subfolders(base)
 
 
 class RecordedFacts(PathFacts):
@@ -96,7 +77,18 @@ class RecordedFacts(PathFacts):
 
     def unchanged(self) -> bool:
         """Whether every question asked so far gets the same answer now."""
-        return all(question(path) == answer for (question, path), answer in self._answers.items())
+        for (question, path), answer in self._answers.items():
+            if question is _lstat_type and answer is not None:
+                # It was there: lstat it at once (access() first only saves time on a missing path).
+                try:
+                    now: object = stat.S_IFMT(os.lstat(path).st_mode)
+                except (OSError, ValueError):
+                    return False
+            else:
+                now = question(path)
+            if now != answer:
+                return False
+        return True
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -109,37 +101,73 @@ class RecordedFacts(PathFacts):
         return answer
 
     def lstat_mode(self, path: str) -> int | None:
-        answer = self._ask(_plain.lstat_mode, path)
+        answer = self._ask(_lstat_type, path)
         assert answer is None or isinstance(answer, int)
         return answer
 
     def stat_mode(self, path: str) -> int | None:
-        answer = self._ask(_plain.stat_mode, path)
+        answer = self._ask(_stat_type, path)
         assert answer is None or isinstance(answer, int)
         return answer
 
     def realpath(self, path: str) -> str:
-        answer = self._ask(_plain.realpath, path)
+        answer = self._ask(os.path.realpath, path)
         assert isinstance(answer, str)
         return answer
 
     def pointer_text(self, path: str) -> str | None:
-        answer = self._ask(_plain.pointer_text, path)
+        answer = self._ask(_pointer_text, path)
         assert answer is None or isinstance(answer, str)
         return answer
 
     def gitmodules_text(self, path: str) -> str | None:
-        answer = self._ask(_plain.gitmodules_text, path)
+        answer = self._ask(_gitmodules_text, path)
         assert answer is None or isinstance(answer, str)
         return answer
 
     def subfolders(self, base: str) -> tuple[str, ...]:
-        answer = self._ask(_plain.subfolders, base)
+        answer = self._ask(_subfolders, base)
         assert isinstance(answer, tuple)
         return answer
 
 
-_plain = PathFacts()
+def _lstat_type(path: str) -> int | None:
+    try:
+        # access() answers "not there" without an exception (most questions get that answer)
+        if not os.access(path, os.F_OK, follow_symlinks=False):
+            return None
+        return stat.S_IFMT(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+
+
+def _stat_type(path: str) -> int | None:
+    try:
+        if not os.access(path, os.F_OK):
+            return None
+        return stat.S_IFMT(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+
+
+def _pointer_text(path: str) -> str | None:
+    return small_text(path, GIT_POINTER_LIMIT)
+
+
+def _gitmodules_text(path: str) -> str | None:
+    return small_text(path, GITMODULES_LIMIT)
+
+
+def _subfolders(base: str) -> tuple[str, ...]:
+    out: list[str] = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in itertools.islice(entries, SUBFOLDER_LIMIT):
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    out.append(entry.path)
+    except OSError:
+        return ()
+    return tuple(out)
 
 
 def small_text(path: str, limit: int = GIT_POINTER_LIMIT) -> str | None:
