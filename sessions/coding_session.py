@@ -269,6 +269,8 @@ class CodingSession:
         await self.events.emit(event)
         if (todos := todo_update_for(event)) is not None:
             await self.events.emit(todos)
+        if isinstance(event, AgentEndEvent):
+            self.recorder.sync()  # the run's entries reach the disk (a process kill never loses them)
         if isinstance(event, MessageStartEvent | AgentEndEvent):
             self._report_queue()  # a queued message may have been delivered
 

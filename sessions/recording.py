@@ -1,12 +1,13 @@
 """Keeping the session file in step with the live session.
 
-Every message the agent finishes is appended (and synced) *before* subscribers hear about it
-(the session's agent listener calls :meth:`SessionRecorder.save` first), so
-whatever a UI has shown as finished is on disk. A message that cannot be saved aborts the run
-(interactive use) or is reported once the run is over (print and JSON modes: the answer is shown
-first). A branch whose recorded model or thinking level differs from the live one gets a change
-entry, and a branch that ends in tool calls without results (a crash mid-tool) gets error results
-saying so.
+Every message the agent finishes is appended *before* subscribers hear about it
+(the session's agent listener calls :meth:`SessionRecorder.save` first), so whatever a UI has
+shown as finished is in the file (a killed baton never loses it; :mod:`sessions.store` says when
+it is forced to the disk: at the latest when the run ends, :meth:`SessionRecorder.sync`). A
+message that cannot be saved aborts the run (interactive use) or is reported once the run is over
+(print and JSON modes: the answer is shown first). A branch whose recorded model or thinking level
+differs from the live one gets a change entry, and a branch that ends in tool calls without
+results (a crash mid-tool) gets error results saying so.
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ class SessionRecorder:
                     logger.error("could not write session file: %s", exc)
             if abort:
                 self._session.agent.abort()
+
+    def sync(self) -> None:
+        """Force what was appended to the disk (a run has ended; see :mod:`sessions.store`); a disk
+        that refuses is reported like a message that could not be saved."""
+        try:
+            self._session.store.sync()
+        except OSError as exc:
+            if self._error is None:
+                self._error = exc
+                logger.error("could not sync session file: %s", exc)
 
     def raise_save_error(self) -> None:
         """Raise :class:`SessionSaveError` for a message that could not be saved since the last call."""

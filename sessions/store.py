@@ -1,10 +1,24 @@
 """The session file: pi's v3 JSONL, appended durably, locked against a second writer.
 
-Durability: every entry is written with one ``write`` on an ``O_APPEND`` descriptor and then
-``fsync``-ed before :meth:`SessionStore.append` returns. A new file is created atomically (written
-to a temporary name, synced, renamed), so a file at its final path always starts with a whole
-header. A crash can at worst leave a torn last line, which loading reports and skips; the next
-append cuts it off before writing.
+Durability, the contract:
+
+- Every entry is written whole, with one ``write`` of whole lines on an ``O_APPEND`` descriptor,
+  before :meth:`SessionStore.append` returns. From then on it is in the kernel: baton killed at
+  any moment (``kill -9``, a crash, the OOM killer, a closed terminal) loses no entry that was
+  appended, and the file stays valid and resumable. At worst a kill in the middle of a very large
+  write leaves a torn last line, which loading reports and skips; the next append cuts it off.
+- A new file is created atomically (written to a temporary name, synced, renamed, its folder
+  synced), so a file at its final path always starts with a whole header; a rewrite (a file
+  migrated from pi v1/v2) is made the same way.
+- Forcing the appended lines to the disk (``fsync``) only matters when the machine itself stops
+  (power loss, a kernel crash). It happens when the agent's run ends (the session calls
+  :meth:`SessionStore.sync`), when the store closes, and with an append that comes
+  :data:`SYNC_INTERVAL_SECONDS` or more after the last sync (so a prompt typed after a pause is
+  synced at once). A machine that stops in the middle of a run can lose the entries of that
+  run's last :data:`SYNC_INTERVAL_SECONDS` (or, while a long tool runs, those appended since the
+  last sync before it); what remains on disk still loads and resumes (a torn tail is skipped).
+  Syncing every entry cost two ``fsync`` calls per tool-calling turn for a risk a process kill
+  does not have.
 
 Locking: a store that writes holds ``fcntl.flock(LOCK_EX)`` on the file for its lifetime; a second
 process gets :class:`SessionLockedError` at once. Read-only loads (listing, export) take no lock.
@@ -23,10 +37,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gc
+import math
 import os
 import stat
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -68,6 +84,9 @@ from baton.sessions.session_file import (
     write_new_file,
 )
 
+SYNC_INTERVAL_SECONDS = 1.0
+"""An append this long after the last sync is synced at once (see the module docstring)."""
+
 
 class SessionStore:
     """One session: its header, its entries (file order) and the current leaf.
@@ -89,6 +108,10 @@ class SessionStore:
         self._fd: int | None = None
         self._rewrite_pending = False
         self._tail = TailFix()
+        self.clock: Callable[[], float] = time.monotonic
+        """What :data:`SYNC_INTERVAL_SECONDS` is measured with."""
+        self._synced_at = -math.inf
+        self._unsynced = False
 
     # ------------------------------------------------------------------ construction
 
@@ -385,9 +408,20 @@ class SessionStore:
 
     # ------------------------------------------------------------------ lifetime
 
+    def sync(self) -> None:
+        """Force every entry appended so far to the disk (see the module docstring: the end of a
+        run, closing); raises ``OSError`` when the disk refuses."""
+        if self._fd is not None and self._unsynced:
+            self._unsynced = False  # the next append syncs or marks again, even if this one fails
+            os.fsync(self._fd)
+        self._synced_at = self.clock()
+
     def close(self) -> None:
-        """Release the lock and the file descriptor (the store can still be read)."""
+        """Sync what was appended, then release the lock and the file descriptor (the store can
+        still be read)."""
         if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.sync()
             with contextlib.suppress(OSError):
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
             with contextlib.suppress(OSError):
@@ -453,7 +487,9 @@ class SessionStore:
             line = b"\n" + line
         self._tail = TailFix()
         write_all(self._fd, line)
-        os.fsync(self._fd)
+        self._unsynced = True
+        if self.clock() - self._synced_at >= SYNC_INTERVAL_SECONDS:
+            self.sync()
 
     def _materialize(self, extra: SessionEntry | None = None) -> None:
         """Create the file (header + every entry so far + ``extra``) atomically, locked."""
@@ -461,6 +497,7 @@ class SessionStore:
         self._fd = write_new_file(self.path, self._lines(extra))
         self._rewrite_pending = False
         self._tail = TailFix()
+        self._unsynced, self._synced_at = False, self.clock()  # written whole and synced
 
     def _rewrite(self, extra: SessionEntry | None = None) -> None:
         """Replace the file with its v3 form (+ ``extra``), keeping the lock throughout."""
@@ -469,6 +506,7 @@ class SessionStore:
         self._fd = write_new_file(self.path, self._lines(extra))
         self._rewrite_pending = False
         self._tail = TailFix()
+        self._unsynced, self._synced_at = False, self.clock()
         if old is not None:
             with contextlib.suppress(OSError):
                 fcntl.flock(old, fcntl.LOCK_UN)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from baton.providers.paths import baton_home
+from baton.tools.path_facts import PathFacts
 
 DEFAULT_HIDDEN_PATHS = (
     # keys and agents
@@ -67,18 +68,18 @@ class HiddenPaths:
         return next((place for place in self.places
                      if place != real and _within(place, real) and os.path.lexists(place)), None)
 
-    def existing(self) -> list[tuple[str, bool]]:
-        """``(real path, is a folder)`` of every hidden place that exists, without repeats."""
+    def existing(self, facts: PathFacts | None = None) -> list[tuple[str, bool]]:
+        """``(real path, is a folder)`` of every hidden place that exists, without repeats
+        (``facts``: where the file system's answers come from)."""
+        facts = facts or PathFacts()
         out: dict[str, bool] = {}
         for place in self.places:
-            try:
-                info = os.lstat(place)
-                if stat.S_ISLNK(info.st_mode):
-                    place = os.path.realpath(place)
-                    info = os.stat(place)
-            except OSError:
-                continue
-            out.setdefault(place, stat.S_ISDIR(info.st_mode))
+            mode = facts.lstat_mode(place)
+            if mode is not None and stat.S_ISLNK(mode):
+                place = facts.realpath(place)
+                mode = facts.stat_mode(place)
+            if mode is not None:
+                out.setdefault(place, stat.S_ISDIR(mode))
         return list(out.items())
 
 

@@ -46,6 +46,7 @@ from functools import lru_cache
 
 from baton.tools import seccomp
 from baton.tools.hidden_paths import HiddenPaths, hidden_paths
+from baton.tools.path_facts import PathFacts, RecordedFacts
 from baton.tools.shell import StartedCommand
 
 READ_ONLY_INSIDE = (".git", ".baton", ".claude", ".mcp.json")
@@ -73,9 +74,7 @@ SOCKET_PLACES = (
 )
 """Host sockets covered by empty mounts too, in case the seccomp filter is missing (an
 architecture it does not know)."""
-_GIT_POINTER_LIMIT = 4096
 _SUBMODULE_LIMIT = 64
-_SUBFOLDER_LIMIT = 512
 
 _DENIAL = re.compile(
     r"Read-only file system|Network is unreachable|Could not resolve host|"
@@ -112,34 +111,63 @@ class Sandbox:
     bwrap: str = "bwrap"
     socket_filter: bool = True
     """Install the seccomp filter (where :mod:`baton.tools.seccomp` knows the architecture)."""
+    _worked_out: tuple[tuple[object, ...], RecordedFacts, tuple[str, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False)
+    """The last arguments, what they were worked out from (settings, environment) and the file
+    system answers they were worked out from."""
 
     def __post_init__(self) -> None:
         if self.hidden is None:
             self.hidden = hidden_paths()
 
-    def writable_roots(self) -> list[str]:
+    def writable_roots(self, facts: PathFacts | None = None) -> list[str]:
         """The workspace (given and real path) and any extra ones (existing only)."""
+        facts = facts or PathFacts()
         out: list[str] = []
-        for root in [self.workspace, os.path.realpath(self.workspace), *self.extra_writable]:
+        for root in [self.workspace, facts.realpath(self.workspace), *self.extra_writable]:
             absolute = os.path.abspath(root)
-            if os.path.isdir(absolute) and absolute not in out:
+            if facts.is_dir(absolute) and absolute not in out:
                 out.append(absolute)
         return out
 
     def bwrap_args(self) -> list[str]:
         """bwrap and its options (what the file system looks like now decides the read-only
         binds: only paths that exist can be bound), without a working directory or command,
-        and without the seccomp filter (a file descriptor, see :meth:`start`)."""
+        and without the seccomp filter (a file descriptor, see :meth:`start`).
+
+        Asked before every command: the arguments are worked out again only when the sandbox's
+        settings, the environment they depend on, or the answer to one of the file system
+        questions they were worked out from has changed (every question is asked again each
+        time, see :mod:`baton.tools.path_facts`)."""
+        inputs = self._inputs()
+        last = self._worked_out
+        if last is not None and last[0] == inputs and last[1].unchanged():
+            return list(last[2])
+        facts = RecordedFacts()
+        args = self._bwrap_args(facts)
+        self._worked_out = (inputs, facts, tuple(args))
+        return args
+
+    def _inputs(self) -> tuple[object, ...]:
+        """Everything besides the file system that :meth:`_bwrap_args` depends on."""
+        return (
+            self.bwrap, os.path.abspath(self.workspace), self.network, self.hidden,
+            tuple(os.path.abspath(p) for p in self.extra_writable), tuple(os.path.abspath(p) for p in self.read_only),
+            os.geteuid(), os.getuid(), tempfile.gettempdir(),
+            *(os.environ.get(name) for name in ("HOME", "TMPDIR", "XDG_RUNTIME_DIR")),
+        )
+
+    def _bwrap_args(self, facts: PathFacts) -> list[str]:
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        temp_dirs = _private_temp_dirs(self.workspace)
+        temp_dirs = _private_temp_dirs(self.workspace, facts)
         for temp in temp_dirs:
             args += ["--tmpfs", temp]
-        roots = self.writable_roots()
+        roots = self.writable_roots(facts)
         for root in roots:
             args += ["--bind", root, root]
-        for path in self._read_only_paths(roots, ["/tmp", *temp_dirs]):
+        for path in self._read_only_paths(roots, ["/tmp", *temp_dirs], facts):
             args += ["--ro-bind", path, path]
-        args += self._hiding_args()
+        args += self._hiding_args(facts)
         args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
         if not self.network:
             args.append("--unshare-net")
@@ -196,34 +224,34 @@ class Sandbox:
 
     # ------------------------------------------------------------------ internals
 
-    def _read_only_paths(self, roots: list[str], private: list[str]) -> list[str]:
+    def _read_only_paths(self, roots: list[str], private: list[str], facts: PathFacts) -> list[str]:
         """Control files inside a writable root (kept read-only), and the git folders they point
         to when those lie in a writable root or in a private temp dir (bound read-only, so git
         still works)."""
-        bases = list(dict.fromkeys((self.workspace, os.path.realpath(self.workspace))))
+        bases = list(dict.fromkeys((self.workspace, facts.realpath(self.workspace))))
         candidates: list[str] = []
         for base in bases:
             candidates += [os.path.join(base, name) for name in READ_ONLY_INSIDE if name != ".git"]
-            candidates += git_control_paths(base)
-            for folder in _subfolders(base):  # a workspace holding several repositories
-                candidates += git_control_paths(folder, submodules=False)
-        for ancestor in _ancestors(self.workspace):  # the repository a workspace folder belongs to
-            candidates += git_control_paths(ancestor, submodules=False)
+            candidates += git_control_paths(base, facts=facts)
+            for folder in facts.subfolders(base):  # a workspace holding several repositories
+                candidates += git_control_paths(folder, submodules=False, facts=facts)
+        for ancestor in _ancestors(self.workspace, facts):  # the repository a workspace folder belongs to
+            candidates += git_control_paths(ancestor, submodules=False, facts=facts)
         candidates += self.read_only
         out: list[str] = []
         for path in dict.fromkeys(candidates):
-            if not os.path.lexists(path):
+            if not facts.lexists(path):
                 continue
-            if any(_within(path, r) for r in roots) or any(_within(os.path.realpath(path), p) for p in private):
+            if any(_within(path, r) for r in roots) or any(_within(facts.realpath(path), p) for p in private):
                 out.append(path)
         return out
 
-    def _hiding_args(self) -> list[str]:
+    def _hiding_args(self, facts: PathFacts) -> list[str]:
         assert self.hidden is not None
-        workspace = [os.path.abspath(self.workspace), os.path.realpath(self.workspace)]
+        workspace = [os.path.abspath(self.workspace), facts.realpath(self.workspace)]
         folders: list[str] = []
         args: list[str] = []
-        places = self.hidden.existing() + _socket_places(workspace)
+        places = self.hidden.existing(facts) + _socket_places(workspace, facts)
         for path, is_dir in dict(places).items():
             if any(_within(w, path) for w in workspace):
                 continue  # hiding it would hide the workspace
@@ -233,7 +261,7 @@ class Sandbox:
             else:
                 args += ["--ro-bind", "/dev/null", path]
         for shown in dict.fromkeys(self.hidden.revealed):
-            if os.path.isdir(shown) and any(_within(shown, f) for f in folders):
+            if any(_within(shown, f) for f in folders) and facts.is_dir(shown):
                 args += ["--ro-bind", shown, shown]
         for folder in folders:
             args += ["--remount-ro", folder]
@@ -259,13 +287,17 @@ class FreshSandboxCommand:
 
 def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` for a sandboxed command: no variable naming a local socket, temp dirs at ``/tmp``."""
-    out = {k: v for k, v in env.items()
-           if k not in SOCKET_VARIABLES and not k.upper().endswith(("_SOCK", "_SOCKET"))}
+    out = {k: v for k, v in env.items() if not _names_socket(k)}
     for name in TEMP_VARIABLES:
         if name in out:
             out[name] = "/tmp"
     out["TMPDIR"] = "/tmp"
     return out
+
+
+@lru_cache(maxsize=1024)
+def _names_socket(variable: str) -> bool:
+    return variable in SOCKET_VARIABLES or variable.upper().endswith(("_SOCK", "_SOCKET"))
 
 
 def filter_pipe() -> int | None:
@@ -313,26 +345,27 @@ def _remove_filter_files() -> None:
             os.unlink(path)
 
 
-def git_control_paths(base: str, *, submodules: bool = True) -> list[str]:
+def git_control_paths(base: str, *, submodules: bool = True, facts: PathFacts | None = None) -> list[str]:
     """``base/.git`` and what it points to (a worktree's or submodule's ``gitdir:``, its
     ``commondir``), and the same for the submodules ``base/.gitmodules`` names."""
+    facts = facts or PathFacts()
     out: list[str] = []
     pending = [(base, 0)]
     while pending and len(out) < _SUBMODULE_LIMIT:
         folder, depth = pending.pop()
         dot_git = os.path.join(folder, ".git")
-        if not os.path.lexists(dot_git):
+        if not facts.lexists(dot_git):
             continue
         out.append(dot_git)
-        pointer = _small_text(dot_git)
+        pointer = facts.pointer_text(dot_git)
         if pointer is not None and pointer.startswith("gitdir:"):
-            gitdir = os.path.realpath(os.path.join(folder, pointer[len("gitdir:"):].strip()))
+            gitdir = facts.realpath(os.path.join(folder, pointer[len("gitdir:"):].strip()))
             out.append(gitdir)
-            common = _small_text(os.path.join(gitdir, "commondir"))
+            common = facts.pointer_text(os.path.join(gitdir, "commondir"))
             if common:
-                out.append(os.path.realpath(os.path.join(gitdir, common.strip())))
+                out.append(facts.realpath(os.path.join(gitdir, common.strip())))
         if submodules and depth < 3:
-            pending += [(os.path.join(folder, sub), depth + 1) for sub in _submodule_paths(folder)]
+            pending += [(os.path.join(folder, sub), depth + 1) for sub in _submodule_paths(folder, facts)]
     return list(dict.fromkeys(out))
 
 
@@ -407,16 +440,16 @@ def looks_like_denial(output: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _private_temp_dirs(workspace: str) -> list[str]:
+def _private_temp_dirs(workspace: str, facts: PathFacts) -> list[str]:
     """The host's temp dirs other than ``/tmp`` (``$TMPDIR``) that get a private tmpfs: not one
     holding the home folder, nor one inside the workspace."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    real_ws = os.path.realpath(workspace)
+    home = facts.realpath(os.path.expanduser("~"))
+    real_ws = facts.realpath(workspace)
     out: list[str] = []
     for candidate in (tempfile.gettempdir(), os.environ.get("TMPDIR") or ""):
-        if not candidate or not os.path.isdir(candidate):
+        if not candidate or not facts.is_dir(candidate):
             continue
-        real = os.path.realpath(candidate)
+        real = facts.realpath(candidate)
         if real in ("/", "/tmp") or _within(home, real) or _within(real, real_ws) or _within(real, "/tmp"):
             continue
         if real not in out:
@@ -424,7 +457,7 @@ def _private_temp_dirs(workspace: str) -> list[str]:
     return out
 
 
-def _socket_places(workspace: list[str]) -> list[tuple[str, bool]]:
+def _socket_places(workspace: list[str], facts: PathFacts) -> list[tuple[str, bool]]:
     uid = os.getuid()
     places = [p.format(uid=uid) for p in SOCKET_PLACES]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -434,16 +467,16 @@ def _socket_places(workspace: list[str]) -> list[tuple[str, bool]]:
     for place in places:
         if _within(place, "/tmp") and not any(_within(place, w) for w in workspace):
             continue  # the private /tmp does not show it
-        with contextlib.suppress(OSError):
-            info = os.stat(place)
-            out.append((os.path.realpath(place), stat.S_ISDIR(info.st_mode)))
+        mode = facts.stat_mode(place)
+        if mode is not None:
+            out.append((facts.realpath(place), stat.S_ISDIR(mode)))
     return out
 
 
-def _ancestors(path: str) -> list[str]:
+def _ancestors(path: str, facts: PathFacts) -> list[str]:
     """The folders above ``path`` (real path), nearest first."""
     out: list[str] = []
-    current = os.path.dirname(os.path.realpath(path))
+    current = os.path.dirname(facts.realpath(path))
     while True:
         out.append(current)
         parent = os.path.dirname(current)
@@ -452,21 +485,8 @@ def _ancestors(path: str) -> list[str]:
         current = parent
 
 
-def _subfolders(base: str) -> list[str]:
-    """The folders directly in ``base`` (not hidden ones, at most :data:`_SUBFOLDER_LIMIT`)."""
-    out: list[str] = []
-    try:
-        with os.scandir(base) as entries:
-            for entry in itertools.islice(entries, _SUBFOLDER_LIMIT):
-                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                    out.append(entry.path)
-    except OSError:
-        return []
-    return out
-
-
-def _submodule_paths(folder: str) -> list[str]:
-    text = _small_text(os.path.join(folder, ".gitmodules"), limit=65536)
+def _submodule_paths(folder: str, facts: PathFacts) -> list[str]:
+    text = facts.gitmodules_text(os.path.join(folder, ".gitmodules"))
     if not text:
         return []
     out: list[str] = []
@@ -477,22 +497,6 @@ def _submodule_paths(folder: str) -> list[str]:
             if not os.path.isabs(relative) and not relative.startswith(".."):
                 out.append(relative)
     return out[:_SUBMODULE_LIMIT]
-
-
-def _small_text(path: str, limit: int = _GIT_POINTER_LIMIT) -> str | None:
-    """The start of a regular file (never following a symlink, never blocking on a FIFO)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, limit).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 async def read_bwrap_info(fd: int) -> dict[str, int]:

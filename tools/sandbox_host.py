@@ -31,6 +31,7 @@ import contextlib
 import marshal
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -140,6 +141,9 @@ class SandboxHost:
         self.identity = bound_paths_identity(self.sandbox_args)
         self.socket_filter = socket_filter
         self._mount_points = _mount_points(self.sandbox_args)
+        self._mountinfo: int | None = None
+        self._mount_watch: select.poll | None = None
+        self._mounts_seen_intact = False
         self.server_pid: int | None = None
         """The server's pid outside the sandbox (the namespace's init)."""
         self.pid_namespace: int | None = None
@@ -160,15 +164,28 @@ class SandboxHost:
     def mounts_intact(self) -> bool:
         """Whether every mount the host was started with is still there: removing a folder on the
         host (``rm -rf .git``) silently takes its read-only bind out of the sandbox, and the
-        folder made in its place may even reuse the inode number."""
+        folder made in its place may even reuse the inode number.
+
+        The mount table is read once, through a descriptor of the sandbox's ``mountinfo`` kept
+        open (it names the namespace, not a pid that could be reused); after that the kernel
+        says when to read it again: ``poll`` reports ``POLLPRI`` on that descriptor once any
+        mount of the namespace has changed since the last look (a lazy unmount of a deleted
+        folder included), so an unchanged table costs one ``poll`` and no read."""
         if self.server_pid is None:
             return False
         try:
-            with open(f"/proc/{self.server_pid}/mountinfo", "rb") as handle:
-                present = {_unescape(line.split(b" ", 5)[4]) for line in handle}
+            if self._mountinfo is None:
+                self._mountinfo = os.open(f"/proc/{self.server_pid}/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+                self._mount_watch = select.poll()
+                self._mount_watch.register(self._mountinfo, select.POLLPRI)
+            elif self._mounts_seen_intact and self._mount_watch is not None and not self._mount_watch.poll(0):
+                return True
+            # poll has reset the change mark; a change from here on shows in the read or the next poll
+            present = {_unescape(line.split(b" ", 5)[4]) for line in _read_all(self._mountinfo).splitlines()}
         except (OSError, IndexError):
             return False
-        return self._mount_points <= present
+        self._mounts_seen_intact = self._mount_points <= present
+        return self._mounts_seen_intact
 
     @property
     def busy(self) -> bool:
@@ -264,6 +281,9 @@ class SandboxHost:
             self._socket.close()
         if self._replies is not None:
             self._replies.discard_fds()
+        if self._mountinfo is not None:
+            os.close(self._mountinfo)
+            self._mountinfo, self._mount_watch = None, None
 
     # ------------------------------------------------------------------ internals
 
@@ -487,8 +507,19 @@ def _mount_points(bwrap_args: list[str]) -> frozenset[str]:
     return frozenset(points)
 
 
+def _read_all(fd: int) -> bytes:
+    """The whole of a ``/proc`` file open at ``fd``, read from its start."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _unescape(field: bytes) -> str:
     """A mountinfo path (space, tab, newline and backslash are written as octal escapes)."""
+    if b"\\" not in field:
+        return field.decode("utf-8", "surrogateescape")
     return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field).decode("utf-8", "surrogateescape")
 
 

@@ -47,4 +47,25 @@ def tool_environment(base: Mapping[str, str] | None = None, keep: Iterable[str] 
         named = frozenset(key_variables())  # one set for every variable (it was rebuilt per name)
     except Exception:  # a broken catalog must not stop a command from running
         named = frozenset()
-    return {k: v for k, v in source.items() if k in kept or not is_secret_name(k, named)}
+    secret = _secret_names(named)
+    out: dict[str, str] = {}
+    for name, value in source.items():
+        drop = secret.get(name)
+        if drop is None:
+            drop = secret[name] = is_secret_name(name, named)
+        if not drop or name in kept:
+            out[name] = value
+    return out
+
+
+_secret_memo: tuple[frozenset[str], dict[str, bool]] | None = None
+_MEMO_LIMIT = 4096
+
+
+def _secret_names(named: frozenset[str]) -> dict[str, bool]:
+    """Whether each variable name seen so far is a credential's, for the key variables ``named``
+    (a pure function of the two, worked out once per name; forgotten when ``named`` changes)."""
+    global _secret_memo
+    if _secret_memo is None or _secret_memo[0] != named or len(_secret_memo[1]) > _MEMO_LIMIT:
+        _secret_memo = (named, {})
+    return _secret_memo[1]

@@ -78,6 +78,17 @@ def test_command_environment_drops_credentials_but_keeps_what_pass_env_lists() -
     assert env == {"PATH": "/bin", "NPM_TOKEN": "d", "TOKENIZERS_PARALLELISM": "true", "HOME": "/h"}
 
 
+def test_a_variable_models_json_names_later_is_dropped_from_the_next_command(baton_home: Path) -> None:
+    # Which names are credentials is remembered per name: a models.json that starts naming a
+    # variable as a key must still take it out of the next command's environment.
+    base = {"PATH": "/bin", "ACME_CREDS": "s3cr3t-value"}
+    assert tool_environment(base) == base
+    (baton_home / "models.json").write_text(
+        '{"providers": {"acme": {"baseUrl": "http://127.0.0.1:9", "api": "openai-completions", '
+        '"apiKey": "ACME_CREDS", "models": [{"id": "m"}]}}}')
+    assert tool_environment(base) == {"PATH": "/bin"}
+
+
 def test_full_output_files_and_their_cleanup(baton_home: Path) -> None:
     fd, path = temp_files.new_temp_file("baton-bash-")
     os.close(fd)

@@ -8,14 +8,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from baton.agent.tool import ToolError
 from baton.tools.bash import BashTool
+from baton.tools.hidden_paths import HiddenPaths
 from baton.tools.processes import descendants
 from baton.tools.sandbox import Sandbox, probe
 from baton.tools.sandbox_host import SandboxHosts
@@ -29,6 +31,16 @@ async def hosts() -> AsyncIterator[SandboxHosts]:
     hosts = SandboxHosts()
     yield hosts
     await hosts.close()
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A private folder outside ``/tmp``, which the sandbox sees (its ``/tmp`` is its own)."""
+    path = Path(tempfile.mkdtemp(prefix="baton-test-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -105,6 +117,30 @@ async def test_a_protected_path_that_appears_gets_a_new_host_that_protects_it(ho
     (ws / ".git" / "hooks").mkdir(parents=True)
     _, third = await run(hosts, sandbox, "echo x > .git/hooks/post-checkout")
     assert "Read-only file system" in third, "a replaced .git is bound again"
+
+
+async def test_a_hidden_folder_replaced_on_the_host_stays_hidden_from_a_host_checked_before(
+        hosts: SandboxHosts, ws: Path, outside_tmp: Path) -> None:
+    # A hidden folder is covered by a tmpfs, which no identity of bound paths covers: removing
+    # the folder on the host takes the tmpfs out of the sandbox, and a folder made in its place
+    # would show its files. The host's mount table was already found intact (so the next look
+    # is only a poll): the change must still be seen before the next command starts.
+    secret = outside_tmp / ".aws"  # outside /tmp: the sandbox's /tmp is its own
+    secret.mkdir()
+    (secret / "credentials").write_text("old-key\n")
+    sandbox = Sandbox(str(ws), hidden=HiddenPaths((str(secret),)))
+    for _ in range(3):  # the third spawn finds the mount table unchanged since the second's read
+        _, out = await run(hosts, sandbox, f"{NAMESPACE}; cat {secret}/credentials 2>&1")
+    namespace = out.split()[0]
+    assert "old-key" not in out
+    shutil.rmtree(secret)
+    secret.mkdir()
+    (secret / "credentials").write_text("new-key\n")
+    _, out = await run(hosts, sandbox, f"{NAMESPACE}; cat {secret}/credentials 2>&1")
+    assert "new-key" not in out, "the replaced folder is hidden again"
+    assert out.split()[0] != namespace, "by a new host"
+    _, again = await run(hosts, sandbox, f"cat {secret}/credentials 2>&1")
+    assert "new-key" not in again
 
 
 async def test_a_command_cannot_end_its_server(hosts: SandboxHosts, ws: Path) -> None:
