@@ -62,6 +62,16 @@ class HttpRequest:
     url: str
     headers: dict[str, str]
     body: JsonObject
+    encoded: bytes | None = None
+    """The body as sent, when the adapter encoded it (from cached per-message forms,
+    :mod:`providers.wire_cache`): then ``body`` lacks what was given already encoded (its
+    ``messages``), and :meth:`payload` builds the whole body."""
+    expand: Callable[[], JsonObject] | None = None
+    """Builds the whole body when ``encoded`` is set (for ``on_payload``)."""
+
+    def payload(self) -> JsonObject:
+        """The whole JSON body."""
+        return self.expand() if self.expand is not None else self.body
 
 
 class StreamDecoder(Protocol):

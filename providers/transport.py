@@ -221,7 +221,7 @@ class _Run:
         register_secret(api_key)  # from now on it is redacted wherever it shows up
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
-            self.options.on_payload(request.body)
+            self.options.on_payload(request.payload())
         return request
 
     async def _attempts_in_time(self, request: HttpRequest) -> None:
@@ -240,7 +240,7 @@ class _Run:
 
     async def _attempts(self, request: HttpRequest) -> None:
         options = self.options
-        body = _request_body(request.body)
+        body = request.encoded if request.encoded is not None else _request_body(request.body)
         headers = httpx.Headers(
             {"content-type": "application/json", "accept": "text/event-stream", "user-agent": _USER_AGENT}
         )

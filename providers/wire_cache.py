@@ -1,0 +1,281 @@
+"""A per-message cache of the handoff transform and of each message's encoded wire form.
+
+Every request re-sends the whole transcript, so without a cache each turn projects
+(:func:`providers.transform.transform_messages`), converts and JSON-encodes every earlier message
+again: the CPU of a turn grows with the transcript. :func:`transform_cached` gives the same
+messages as the transform, but takes each message's projection from the previous request when
+the message is unchanged, and hands the adapter a :class:`WireSlot` per message in which it keeps
+that message's encoded form (bytes, joined into the body; see
+:func:`providers.anthropic_messages.build_request`). A request then converts and encodes only the
+messages that are new (plus the few whose form depends on their place: the last user turn's
+``cache_control`` and the synthetic results at the end).
+
+What makes a cached form safe to reuse:
+
+* the **target**: a cache per (api, provider, model id, image input, id normaliser, thinking
+  handoff); an adapter keys its encoded forms by every option that changes them (e.g. the tool-id
+  rules of the endpoint), and a tool result's projection by the id it answers as sent;
+* the **message**: an entry holds its message (so its ``id()`` cannot be reused) and a snapshot of
+  every field value of the message and its blocks, compared at each request. Messages are
+  treated as immutable once complete, but an assignment (``stop_reason``, a block's ``text``), a
+  block added, removed or replaced, and an in-place change of a tool call's arguments (compared
+  against a deep copy) all make the entry miss instead of serving a stale form;
+* **lifetime**: entries not used by the last :data:`KEEP_REQUESTS` requests of their target are
+  dropped (a compacted or abandoned history), and at most :data:`MAX_TARGETS` targets are kept.
+  The encoded bytes are about the size of the text they encode: no second copy of the history
+  in a larger form.
+
+Anything that cannot be encoded piecewise (``NaN`` from an old session, which the whole-body
+path turns into ``null``) makes the adapter fall back to the uncached path for that request.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import operator
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from baton.providers.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from baton.providers.models import Model
+from baton.providers.transform import (
+    AnyMessage,
+    _assistant,
+    _Counts,
+    _flush,
+    _user,
+    project_tool_result,
+)
+
+MAX_TARGETS = 4
+"""Targets (model + projection options) whose entries are kept: the current model, the one
+before a switch, a summariser, an advisor."""
+KEEP_REQUESTS = 16
+"""An entry unused by this many requests of its target is dropped. Not 1: subagents share a
+target with the main agent, each with its own transcript."""
+
+
+class WireSlot:
+    """One message of a prepared context: the projected message and its encoded forms, by the
+    adapter's encoding key (filled by the adapter on first use)."""
+
+    __slots__ = ("forms", "message")
+
+    def __init__(self, message: AnyMessage) -> None:
+        self.message = message
+        self.forms: dict[object, Any] = {}
+
+
+class _Entry:
+    __slots__ = ("calls", "message", "projected", "renames", "slot", "stamp", "used", "variant")
+
+    def __init__(self, message: AnyMessage, stamp: tuple[object, ...], used: int) -> None:
+        self.message = message
+        self.stamp = stamp
+        self.used = used
+        self.variant: str | None = None
+        """For a tool result: the call id it was projected to answer."""
+        self.projected: AnyMessage | None = None
+        self.slot: WireSlot | None = None
+        self.calls: tuple[tuple[str, ToolCall], ...] = ()
+        """For an assistant message: its tool calls as sent, by id."""
+        self.renames: tuple[tuple[str, str], ...] = ()
+        """For an assistant message: tool-call ids it rewrote (old, new)."""
+
+    def set_projected(self, projected: AnyMessage | None) -> None:
+        self.projected = projected
+        self.slot = None if projected is None else WireSlot(projected)
+
+
+class _Target:
+    __slots__ = ("entries", "requests")
+
+    def __init__(self) -> None:
+        self.entries: dict[int, _Entry] = {}
+        self.requests = 0
+
+
+_targets: OrderedDict[tuple[object, ...], _Target] = OrderedDict()
+
+
+class Stats:
+    """Counters for tests and benchmarks: how many messages were projected, and how many forms
+    adapters encoded, since the process started."""
+
+    projected = 0
+    encoded = 0
+
+
+def clear() -> None:
+    """Forget every cached entry (tests; a process that wants its memory back)."""
+    _targets.clear()
+
+
+def cached_entries() -> int:
+    """How many messages have an entry, over every target (tests)."""
+    return sum(len(target.entries) for target in _targets.values())
+
+
+def _target(key: tuple[object, ...]) -> _Target:
+    target = _targets.get(key)
+    if target is None:
+        target = _targets[key] = _Target()
+        while len(_targets) > MAX_TARGETS:
+            _targets.popitem(last=False)
+    else:
+        _targets.move_to_end(key)
+    return target
+
+
+_get_dict = operator.attrgetter("__dict__")
+_get_extra = operator.attrgetter("__pydantic_extra__")
+_values = dict.values
+
+
+def _stamp(message: AnyMessage) -> tuple[object, ...]:
+    """Every field value of ``message`` and of its blocks, and their extra keys (compared with
+    ``==``: by identity first, so equal objects cost nothing). Built without a Python loop:
+    this runs for every message of every request."""
+    content = message.content
+    if type(content) is list:
+        return (
+            tuple(_values(message.__dict__)),
+            message.__pydantic_extra__,
+            list(map(tuple, map(_values, map(_get_dict, content)))),
+            list(map(_get_extra, content)),
+        )
+    return (tuple(_values(message.__dict__)), message.__pydantic_extra__)
+
+
+def _snapshot(message: AnyMessage) -> tuple[object, ...]:
+    """:func:`_stamp` with copies of what can change in place (a tool call's arguments, extra
+    keys): an in-place change of the live ones no longer compares equal."""
+    stamp = _stamp(message)
+    extra = copy.deepcopy(stamp[1])
+    if len(stamp) == 2:
+        return (stamp[0], extra)
+    blocks: list[tuple[object, ...]] = stamp[2]  # type: ignore[assignment]  # see _stamp
+    for index, block in enumerate(message.content):
+        if type(block) is ToolCall:
+            blocks[index] = tuple(
+                copy.deepcopy(value) if name == "arguments" else value for name, value in block.__dict__.items()
+            )
+    return (stamp[0], extra, blocks, copy.deepcopy(stamp[3]))
+
+
+def transform_cached(
+    messages: Sequence[AnyMessage],
+    model: Model,
+    normalize: Callable[[str], str] | None,
+    drop_thinking: bool,
+) -> tuple[list[AnyMessage], list[WireSlot | None]]:
+    """:func:`providers.transform.transform_messages` (without a report), reusing the projection
+    of every unchanged message since an earlier request to the same target. Returns the messages
+    and, for each, its :class:`WireSlot` (``None`` for a synthetic result, made anew each time).
+
+    Normalisers must be pure (the built-in ones are)."""
+    images_ok = "image" in model.input
+    target = _target((model.api, model.provider, model.id, images_ok, normalize, drop_thinking))
+    target.requests += 1
+    request = target.requests
+    entries = target.entries
+    counts = _Counts()  # the report is not asked for here
+    id_map: dict[str, str] = {}
+    result: list[AnyMessage] = []
+    slots: list[WireSlot | None] = []
+    pending: dict[str, ToolCall] = {}
+    pending_time = 0
+
+    def flush() -> None:
+        before = len(result)
+        _flush(pending, pending_time, result.append, counts)
+        slots.extend([None] * (len(result) - before))
+
+    for message in messages:
+        if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+            result.append(message)  # not an LLM message; convert_to_llm should have removed it
+            slots.append(None)
+            continue
+        entry = entries.get(id(message))
+        if entry is not None and (entry.message is not message or entry.stamp != _stamp(message)):
+            entry = None
+        if entry is None:
+            entry = entries[id(message)] = _Entry(message, _snapshot(message), request)
+            fresh = True
+        else:
+            entry.used = request
+            fresh = False
+        if isinstance(message, ToolResultMessage):
+            call_id = message.tool_call_id
+            new_id = id_map.get(call_id, call_id)
+            if pending.pop(new_id, None) is None:
+                continue  # answers no call of the last turn (or an answered one): left out
+            if fresh or entry.variant != new_id:
+                Stats.projected += 1
+                entry.variant = new_id
+                entry.set_projected(project_tool_result(message, new_id, images_ok, counts))
+            result.append(entry.projected)  # type: ignore[arg-type]  # set just above or before
+            slots.append(entry.slot)
+            continue
+        if pending:
+            flush()
+            pending = {}
+        if isinstance(message, AssistantMessage):
+            if fresh:
+                Stats.projected += 1
+                calls: dict[str, ToolCall] = {}
+                renames: dict[str, str] = {}
+                entry.set_projected(_assistant(message, model, normalize, drop_thinking, renames, calls, counts))
+                entry.calls = tuple(calls.items())
+                entry.renames = tuple(renames.items())
+            if entry.renames:
+                id_map.update(entry.renames)
+            reply = entry.projected
+            if reply is not None:
+                pending = dict(entry.calls)
+                pending_time = reply.timestamp
+                result.append(reply)
+                slots.append(entry.slot)
+        else:
+            if fresh:
+                Stats.projected += 1
+                entry.set_projected(_user(message, images_ok, counts))
+            result.append(entry.projected)  # type: ignore[arg-type]  # a user message is always kept
+            slots.append(entry.slot)
+    if pending:
+        flush()
+    if len(entries) > len(result) and request % 4 == 0:
+        stale = request - KEEP_REQUESTS
+        for key in [key for key, entry in entries.items() if entry.used <= stale]:
+            del entries[key]
+    return result, slots
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding
+
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def encode(value: object) -> bytes:
+    """``value`` as the request body encodes it (compact, UTF-8, lone surrogates replaced);
+    raises ``ValueError`` for ``NaN`` and the infinities (the caller falls back)."""
+    Stats.encoded += 1
+    return _encode_json(value).encode("utf-8", "replace")
+
+
+def encode_body(body: dict[str, Any], raw: dict[str, bytes]) -> bytes | None:
+    """The JSON body with the values of ``raw``'s keys given already encoded: byte for byte what
+    encoding the whole body would give. ``None`` when a value cannot be encoded piecewise."""
+    parts: list[bytes] = []
+    try:
+        for key, value in body.items():
+            text = raw.get(key)
+            parts.append(_encode_json(key).encode("utf-8", "replace") + b":" + (
+                text if text is not None else _encode_json(value).encode("utf-8", "replace")
+            ))
+    except ValueError:
+        return None
+    return b"{" + b",".join(parts) + b"}"
