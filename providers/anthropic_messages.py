@@ -92,10 +92,7 @@ class AnthropicMessagesAdapter:
         """POST ``{baseUrl}/v1/messages`` for an already transformed context (its messages
         encoded once each, when the context comes from :func:`providers.dispatch.prepare_context`)."""
         encoded = _encoded_body(model, context, options)
-        if encoded is not None:
-            body, raw = encoded
-        else:
-            body, raw = build_body(model, context, options), None
+        body = build_body(model, context, options) if encoded is None else encoded[0]
         base: dict[str, str] = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -107,11 +104,10 @@ class AnthropicMessagesAdapter:
         if api_key:
             base["x-api-key"] = api_key
         headers = merge_headers(base, model.headers, options.headers)
-        if raw is None:
+        if encoded is None:
             return HttpRequest(url=messages_url(model), headers=headers, body=body)
         return HttpRequest(
-            url=messages_url(model), headers=headers, body=body, encoded=raw,
-            expand=lambda: build_body(model, context, options),
+            messages_url(model), headers, encoded=encoded[1], expand=lambda: build_body(model, context, options)
         )
 
     def create_decoder(self, model: Model, builder: MessageBuilder) -> AnthropicDecoder:

@@ -221,7 +221,7 @@ class _Run:
         register_secret(api_key)  # from now on it is redacted wherever it shows up
         request = self.adapter.build_request(self.model, self.context, self.options, api_key)
         if self.options.on_payload is not None:
-            self.options.on_payload(request.payload())
+            self.options.on_payload(request.body)
         return request
 
     async def _attempts_in_time(self, request: HttpRequest) -> None:

@@ -27,6 +27,12 @@ EXTRA_TARGETS = [
     Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="anthropic", reasoning=True,
           base_url="http://127.0.0.1:9/v1", compat={"allowEmptySignature": True}),
     Model(id="devstral", api="openai-completions", provider="mistral"),
+    Model(id="gpt-4o", api="openai-completions", provider="openai", input=["text", "image"], reasoning=True),
+    Model(id="anthropic/claude-sonnet-4.5", api="openai-completions", provider="openrouter",
+          input=["text", "image"]),
+    Model(id="bridge", api="openai-completions", provider="proxy", input=["text", "image"], reasoning=True,
+          compat={"requiresAssistantAfterToolResult": True, "requiresThinkingAsText": True,
+                  "requiresToolResultName": True}),
 ]
 ALL_TARGETS = [*TARGETS.values(), *EXTRA_TARGETS]
 TOOLS = [Tool(name="bash", description="run", parameters={"type": "object", "properties": {"c": {"type": "string"}}})]
@@ -44,8 +50,10 @@ def bodies(model: Model, context: Context, options: StreamOptions) -> tuple[byte
         tools=context.tools,
     )
     plain = adapter.build_request(model, reference, options, "k")
+    if model.api in ("anthropic-messages", "openai-completions") and model.provider != "openrouter":
+        assert cached.encoded is not None, "the cached path was not taken"
     sent = cached.encoded if cached.encoded is not None else _request_body(cached.body)
-    return sent, cached.payload(), _request_body(plain.body), plain.body
+    return sent, cached.body, _request_body(plain.body), plain.body
 
 
 def mutate(messages: list[Any], choice: int) -> None:
