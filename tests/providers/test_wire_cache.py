@@ -30,6 +30,9 @@ EXTRA_TARGETS = [
     Model(id="gpt-4o", api="openai-completions", provider="openai", input=["text", "image"], reasoning=True),
     Model(id="anthropic/claude-sonnet-4.5", api="openai-completions", provider="openrouter",
           input=["text", "image"]),
+    Model(id="gemini-3-pro-preview", api="google-generative-ai", provider="google", reasoning=True,
+          input=["text", "image"]),
+    Model(id="gemini-2.5-flash", api="google-generative-ai", provider="google", input=["text", "image"]),
     Model(id="bridge", api="openai-completions", provider="proxy", input=["text", "image"], reasoning=True,
           compat={"requiresAssistantAfterToolResult": True, "requiresThinkingAsText": True,
                   "requiresToolResultName": True}),
@@ -50,7 +53,7 @@ def bodies(model: Model, context: Context, options: StreamOptions) -> tuple[byte
         tools=context.tools,
     )
     plain = adapter.build_request(model, reference, options, "k")
-    if model.api in ("anthropic-messages", "openai-completions") and model.provider != "openrouter":
+    if model.api != "openai-responses" and model.provider != "openrouter":
         assert cached.encoded is not None, "the cached path was not taken"
     sent = cached.encoded if cached.encoded is not None else _request_body(cached.body)
     return sent, cached.body, _request_body(plain.body), plain.body
