@@ -36,6 +36,7 @@ import json
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any
 
 from baton.providers.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
@@ -53,6 +54,8 @@ MAX_TARGETS = 4
 """Targets (model + projection options) whose entries are kept: the current model, the one
 before a switch, a summariser, an advisor."""
 KEEP_REQUESTS = 16
+MAX_PREFIXES = 4
+"""Transcripts remembered per target for resuming (the main agent's, subagents')."""
 """An entry unused by this many requests of its target is dropped. Not 1: subagents share a
 target with the main agent, each with its own transcript."""
 
@@ -90,11 +93,26 @@ class _Entry:
 
 
 class _Target:
-    __slots__ = ("entries", "requests")
+    __slots__ = ("entries", "prefixes", "requests")
 
     def __init__(self) -> None:
         self.entries: dict[int, _Entry] = {}
+        self.prefixes: list[_Prefix] = []
+        """The latest requests' transcripts (one per agent sharing the target), newest first."""
         self.requests = 0
+
+    def remember(self, prefix: _Prefix) -> None:
+        self.prefixes.insert(0, prefix)
+        del self.prefixes[MAX_PREFIXES:]
+
+    def prune(self, messages: Sequence[AnyMessage], stale: int) -> None:
+        """Drop what no request used since ``stale`` (a compacted or abandoned history)."""
+        self.prefixes = [prefix for prefix in self.prefixes if prefix.used > stale]
+        keep = set(map(id, messages))
+        for prefix in self.prefixes:
+            keep.update(map(id, prefix.messages))
+        for key in [key for key, entry in self.entries.items() if entry.used <= stale and key not in keep]:
+            del self.entries[key]
 
 
 _targets: OrderedDict[tuple[object, ...], _Target] = OrderedDict()
@@ -131,38 +149,102 @@ def _target(key: tuple[object, ...]) -> _Target:
 
 _get_dict = operator.attrgetter("__dict__")
 _get_extra = operator.attrgetter("__pydantic_extra__")
-_values = dict.values
+_get_content = operator.attrgetter("content")
 
 
 def _stamp(message: AnyMessage) -> tuple[object, ...]:
-    """Every field value of ``message`` and of its blocks, and their extra keys (compared with
-    ``==``: by identity first, so equal objects cost nothing). Built without a Python loop:
-    this runs for every message of every request."""
+    """The state of ``message`` and of its blocks (their ``__dict__`` and extra keys), to compare
+    with ``==`` against a :func:`_snapshot`: field by field, by identity first, so unchanged
+    values cost nothing. Built without a Python loop: this runs for every message."""
     content = message.content
     if type(content) is list:
         return (
-            tuple(_values(message.__dict__)),
+            message.__dict__,
             message.__pydantic_extra__,
-            list(map(tuple, map(_values, map(_get_dict, content)))),
+            list(map(_get_dict, content)),
             list(map(_get_extra, content)),
         )
-    return (tuple(_values(message.__dict__)), message.__pydantic_extra__)
+    return (message.__dict__, message.__pydantic_extra__)
 
 
 def _snapshot(message: AnyMessage) -> tuple[object, ...]:
-    """:func:`_stamp` with copies of what can change in place (a tool call's arguments, extra
-    keys): an in-place change of the live ones no longer compares equal."""
-    stamp = _stamp(message)
-    extra = copy.deepcopy(stamp[1])
-    if len(stamp) == 2:
-        return (stamp[0], extra)
-    blocks: list[tuple[object, ...]] = stamp[2]  # type: ignore[assignment]  # see _stamp
-    for index, block in enumerate(message.content):
+    """:func:`_stamp` as copies: shallow ones of each ``__dict__`` (an assignment replaces a
+    value), deep ones of what can change in place (a tool call's arguments, extra keys)."""
+    state = dict(message.__dict__)
+    extra = copy.deepcopy(message.__pydantic_extra__)
+    content = message.content
+    if type(content) is not list:
+        return (state, extra)
+    blocks: list[dict[str, object]] = []
+    for block in content:
+        block_state = dict(block.__dict__)
         if type(block) is ToolCall:
-            blocks[index] = tuple(
-                copy.deepcopy(value) if name == "arguments" else value for name, value in block.__dict__.items()
-            )
-    return (stamp[0], extra, blocks, copy.deepcopy(stamp[3]))
+            block_state["arguments"] = copy.deepcopy(block_state["arguments"])
+        blocks.append(block_state)
+    return (state, extra, blocks, copy.deepcopy(list(map(_get_extra, content))))
+
+
+def _bulk(messages: list[AnyMessage]) -> tuple[list[object], ...]:
+    """The :func:`_stamp` of every message, flattened into four lists and built by C-level
+    iteration only (a fraction of the cost of a stamp per message)."""
+    contents = [content if type(content) is list else () for content in map(_get_content, messages)]
+    blocks = list(chain.from_iterable(contents))
+    return (
+        list(map(_get_dict, messages)),
+        list(map(_get_extra, messages)),
+        list(map(_get_dict, blocks)),
+        list(map(_get_extra, blocks)),
+    )
+
+
+def _add_stamp(check: tuple[list[object], ...], stamp: tuple[object, ...]) -> None:
+    """Append one message's snapshot to a flattened check (the shape :func:`_bulk` builds)."""
+    check[0].append(stamp[0])
+    check[1].append(stamp[1])
+    if len(stamp) == 4:
+        check[2].extend(stamp[2])  # type: ignore[arg-type]  # the block tuples of _stamp
+        check[3].extend(stamp[3])  # type: ignore[arg-type]  # the block extras of _stamp
+
+
+class _Prefix:
+    """A request's transcript as far as the state before its final flush: the next request that
+    starts with the same (unchanged) messages resumes from here instead of walking them again."""
+
+    __slots__ = ("check", "id_map", "messages", "pending", "pending_time", "result", "slots", "used")
+
+    def __init__(
+        self,
+        messages: list[AnyMessage],
+        check: tuple[list[object], ...],
+        result: list[AnyMessage],
+        slots: list[WireSlot | None],
+        id_map: dict[str, str],
+        pending: dict[str, ToolCall],
+        pending_time: int,
+        used: int,
+    ) -> None:
+        self.messages = messages
+        self.check = check
+        """The snapshot of every message, flattened (see :func:`_bulk`)."""
+        self.result = result
+        self.slots = slots
+        self.id_map = id_map
+        self.pending = pending
+        self.pending_time = pending_time
+        self.used = used
+
+
+def _resumable(target: _Target, messages: Sequence[AnyMessage]) -> _Prefix | None:
+    """The remembered prefix that ``messages`` start with, every message of it unchanged."""
+    for prefix in target.prefixes:
+        known = prefix.messages
+        if len(known) > len(messages) or messages[0] is not known[0]:
+            continue
+        if all(map(operator.is_, messages, known)):  # stops at the shorter: the prefix
+            if _bulk(known) != prefix.check:
+                return None  # something changed in place: every message is checked on its own
+            return prefix
+    return None
 
 
 def transform_cached(
@@ -175,28 +257,36 @@ def transform_cached(
     of every unchanged message since an earlier request to the same target. Returns the messages
     and, for each, its :class:`WireSlot` (``None`` for a synthetic result, made anew each time).
 
-    Normalisers must be pure (the built-in ones are)."""
+    A request that starts with the previous one's messages, all unchanged (checked at once, see
+    :func:`_bulk`), resumes after them; the others look each message up. Normalisers must be
+    pure (the built-in ones are)."""
     images_ok = "image" in model.input
     target = _target((model.api, model.provider, model.id, images_ok, normalize, drop_thinking))
     target.requests += 1
     request = target.requests
     entries = target.entries
     counts = _Counts()  # the report is not asked for here
-    id_map: dict[str, str] = {}
-    result: list[AnyMessage] = []
-    slots: list[WireSlot | None] = []
-    pending: dict[str, ToolCall] = {}
-    pending_time = 0
+    prefix = _resumable(target, messages) if messages and target.prefixes else None
+    if prefix is not None:
+        start = len(prefix.messages)
+        result = prefix.result.copy()
+        slots = prefix.slots.copy()
+        id_map = dict(prefix.id_map)
+        pending = dict(prefix.pending)
+        pending_time = prefix.pending_time
+        check = tuple(part.copy() for part in prefix.check)
+        target.prefixes.remove(prefix)
+    else:
+        start = 0
+        result, slots, id_map, pending, pending_time = [], [], {}, {}, 0
+        check = ([], [], [], [])
+    resumable = True
 
-    def flush() -> None:
-        before = len(result)
-        _flush(pending, pending_time, result.append, counts)
-        slots.extend([None] * (len(result) - before))
-
-    for message in messages:
+    for message in messages[start:]:
         if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
             result.append(message)  # not an LLM message; convert_to_llm should have removed it
             slots.append(None)
+            resumable = False
             continue
         entry = entries.get(id(message))
         if entry is not None and (entry.message is not message or entry.stamp != _stamp(message)):
@@ -207,6 +297,7 @@ def transform_cached(
         else:
             entry.used = request
             fresh = False
+        _add_stamp(check, entry.stamp)
         if isinstance(message, ToolResultMessage):
             call_id = message.tool_call_id
             new_id = id_map.get(call_id, call_id)
@@ -220,7 +311,7 @@ def transform_cached(
             slots.append(entry.slot)
             continue
         if pending:
-            flush()
+            _flush_into(result, slots, pending, pending_time, counts)
             pending = {}
         if isinstance(message, AssistantMessage):
             if fresh:
@@ -244,13 +335,24 @@ def transform_cached(
                 entry.set_projected(_user(message, images_ok, counts))
             result.append(entry.projected)  # type: ignore[arg-type]  # a user message is always kept
             slots.append(entry.slot)
+    if resumable and messages:
+        target.remember(
+            _Prefix(list(messages), check, result.copy(), slots.copy(), id_map, pending, pending_time, request)
+        )
     if pending:
-        flush()
-    if len(entries) > len(result) and request % 4 == 0:
-        stale = request - KEEP_REQUESTS
-        for key in [key for key, entry in entries.items() if entry.used <= stale]:
-            del entries[key]
+        _flush_into(result, slots, pending, pending_time, counts)
+    if request % 4 == 0:
+        target.prune(messages, request - KEEP_REQUESTS)
     return result, slots
+
+
+def _flush_into(
+    result: list[AnyMessage], slots: list[WireSlot | None], pending: dict[str, ToolCall], when: int, counts: _Counts
+) -> None:
+    """The synthetic results of the calls still pending (made anew each time: no slot)."""
+    before = len(result)
+    _flush(pending, when, result.append, counts)
+    slots.extend([None] * (len(result) - before))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ between; and a request converts only what is new."""
 
 from __future__ import annotations
 
+import gc
 import sys
+import weakref
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -161,3 +163,7 @@ def test_entries_of_messages_gone_from_the_context_are_dropped() -> None:
     for _ in range(wire_cache.KEEP_REQUESTS + 4):
         prepare_context(model, Context(messages=compacted), options)
     assert wire_cache.cached_entries() == 3
+    gone = weakref.ref(history[0])
+    del history
+    gc.collect()
+    assert gone() is None, "the cache still holds a message no longer in any context"
