@@ -44,7 +44,7 @@ from baton.providers.models import (
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.web_search import Citations, Source, offers_search, search_text, set_searches, sources_text
-from baton.providers.wire_cache import WireSlot, encode, encode_body
+from baton.providers.wire_cache import WireMemo, WireSlot, encode, encode_body
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -476,7 +476,9 @@ def _encoded_body(model: Model, context: Context, options: StreamOptions) -> tup
         return None
     cache_control = cache_control_for(model, options)
     empty_signatures = (model.compat or {}).get("allowEmptySignature") is True
-    encoded = _encoded_messages(context.messages, slots, cache_control, official_endpoint(model), empty_signatures)
+    encoded = _encoded_messages(
+        context.messages, slots, context._wire_memo, cache_control, official_endpoint(model), empty_signatures
+    )
     if encoded is None:
         return None
     messages, open_turn = encoded
@@ -485,19 +487,44 @@ def _encoded_body(model: Model, context: Context, options: StreamOptions) -> tup
     return None if raw is None else (body, raw)
 
 
+class _Memo:
+    """One request's forms and the encoded ``messages`` up to a point the next request of the
+    same transcript can resume from (see :class:`~providers.wire_cache.WireMemo`)."""
+
+    __slots__ = ("boundary", "count", "forms", "pieces")
+
+    def __init__(self, forms: list[_Form], pieces: list[bytes], boundary: int, count: int) -> None:
+        self.forms = forms
+        self.pieces = pieces
+        """The encoded elements as pieces joined with ``b""`` (a tool-result turn is its wrapper and
+        its blocks: no second copy of the blocks' bytes)."""
+        self.boundary = boundary
+        """``pieces[:count]`` encode ``forms[:boundary]`` exactly: no tool-result turn crosses the
+        boundary, and the ``cache_control`` mark lies after it."""
+        self.count = count
+
+
+_RUN_OPEN = b'{"role":"user","content":['
+_RUN_CLOSE = b"]}"
+
+
 def _encoded_messages(
     messages: list[Message],
     slots: list[WireSlot | None],
+    memo: WireMemo | None,
     cache_control: dict[str, str] | None,
     safe_ids: bool,
     empty_signatures: bool,
 ) -> tuple[bytes, bool] | None:
-    """:func:`convert_messages` encoded, and :func:`open_turn_without_thinking` of it."""
+    """:func:`convert_messages` encoded, and :func:`open_turn_without_thinking` of it. What the
+    previous request of the same transcript encoded (``memo``) is taken up where it still holds."""
     ids: Callable[[str], str] = normalize_safe64 if safe_ids else _same
     key = (API, safe_ids, empty_signatures)
-    forms: list[_Form] = []
+    old: _Memo | None = memo.previous.get(key) if memo is not None and memo.previous is not None else None
+    forms: list[_Form] = old.forms[: memo.same] if old is not None and memo is not None else []
     try:
-        for message, slot in zip(messages, slots, strict=True):
+        for index in range(len(forms), len(messages)):
+            message, slot = messages[index], slots[index]
             if slot is not None and slot.message is message:
                 form = slot.forms.get(key, _NO_FORM)
                 if form is _NO_FORM:
@@ -508,23 +535,49 @@ def _encoded_messages(
         marked, marked_form = _marked_last_user(messages, forms, ids, cache_control)
     except ValueError:
         return None
-    out: list[bytes] = []
-    run: list[bytes] = []
-    for index, (kind, element, _) in enumerate(forms):
+    limit = len(forms)  # the first form of the marked turn: no memo may hold it
+    if marked >= 0:
+        limit = marked
+        while forms[marked][0] == "t" and limit > 0 and forms[limit - 1][0] == "t":
+            limit -= 1
+    if old is not None and memo is not None and old.boundary <= min(memo.same, limit):
+        start, pieces = old.boundary, old.pieces[: old.count]
+    else:
+        start, pieces = 0, []
+    clean = (start, len(pieces))
+    in_run = False
+    for index in range(start, len(forms)):
+        kind, element, _ = forms[index]
         if index == marked:
             element = marked_form
         if kind == "t":
             assert element is not None
-            run.append(element)
+            if in_run:
+                pieces += (b",", element)
+                continue
+            if index <= limit:
+                clean = (index, len(pieces))
+            if pieces:
+                pieces.append(b",")
+            pieces += (_RUN_OPEN, element)
+            in_run = True
             continue
-        if run:
-            out.append(b'{"role":"user","content":[' + b",".join(run) + b"]}")
-            run = []
+        if in_run:
+            pieces.append(_RUN_CLOSE)
+            in_run = False
+        if index <= limit:
+            clean = (index, len(pieces))
         if element is not None:
-            out.append(element)
-    if run:
-        out.append(b'{"role":"user","content":[' + b",".join(run) + b"]}")
-    return b"[" + b",".join(out) + b"]", _open_turn(forms)
+            if pieces:
+                pieces.append(b",")
+            pieces.append(element)
+    if in_run:
+        pieces.append(_RUN_CLOSE)
+    elif len(forms) <= limit:
+        clean = (len(forms), len(pieces))
+    if memo is not None:
+        memo.current[key] = _Memo(forms, pieces, *clean)
+    return b"[" + b"".join(pieces) + b"]", _open_turn(forms)
 
 
 def _form(message: Message, ids: Callable[[str], str], empty_signatures: bool) -> _Form:

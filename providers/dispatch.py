@@ -93,12 +93,13 @@ def prepare_context(model: Model, context: Context, options: StreamOptions) -> C
     unchanged message's projection reused from the previous request: :mod:`providers.wire_cache`)."""
     from baton.providers.wire_cache import transform_cached
 
-    messages, slots = transform_cached(
+    messages, slots, memo = transform_cached(
         context.messages, model, id_normalizer_for(model), options.thinking_handoff == "drop"
     )
     # Built without validation: the messages are the transform's (validated ones, or its copies).
     prepared = Context.model_construct(system_prompt=context.system_prompt, messages=messages, tools=context.tools)
     prepared._wire_slots = slots
+    prepared._wire_memo = memo
     return prepared
 
 

@@ -209,3 +209,5 @@ class Context(_Wire):
     """Set by :func:`providers.dispatch.prepare_context`: a :class:`providers.wire_cache.WireSlot`
     (or ``None``) per message, where adapters keep each message's encoded form between requests.
     An adapter uses a slot only while it still holds the very message at its place."""
+    _wire_memo: Any = PrivateAttr(default=None)
+    """Set with ``_wire_slots``: the :class:`providers.wire_cache.WireMemo` of this request."""

@@ -71,6 +71,19 @@ class WireSlot:
         self.forms: dict[object, Any] = {}
 
 
+class WireMemo:
+    """What an adapter may carry from one request to the next of the same transcript: the
+    messages ``[:same]`` of this request are the very objects (projected, with the same slots)
+    that ``previous`` was filled for; ``current`` is filled for the next request."""
+
+    __slots__ = ("current", "previous", "same")
+
+    def __init__(self, previous: dict[object, Any] | None, same: int, current: dict[object, Any]) -> None:
+        self.previous = previous
+        self.same = same
+        self.current = current
+
+
 class _Entry:
     __slots__ = ("calls", "message", "projected", "renames", "slot", "stamp", "used", "variant")
 
@@ -210,7 +223,7 @@ class _Prefix:
     """A request's transcript as far as the state before its final flush: the next request that
     starts with the same (unchanged) messages resumes from here instead of walking them again."""
 
-    __slots__ = ("check", "id_map", "messages", "pending", "pending_time", "result", "slots", "used")
+    __slots__ = ("check", "id_map", "memo", "messages", "pending", "pending_time", "result", "slots", "used")
 
     def __init__(
         self,
@@ -232,6 +245,8 @@ class _Prefix:
         self.pending = pending
         self.pending_time = pending_time
         self.used = used
+        self.memo: dict[object, Any] = {}
+        """Filled by the adapter of the request that made this prefix (see :class:`WireMemo`)."""
 
 
 def _resumable(target: _Target, messages: Sequence[AnyMessage]) -> _Prefix | None:
@@ -252,10 +267,11 @@ def transform_cached(
     model: Model,
     normalize: Callable[[str], str] | None,
     drop_thinking: bool,
-) -> tuple[list[AnyMessage], list[WireSlot | None]]:
+) -> tuple[list[AnyMessage], list[WireSlot | None], WireMemo]:
     """:func:`providers.transform.transform_messages` (without a report), reusing the projection
-    of every unchanged message since an earlier request to the same target. Returns the messages
-    and, for each, its :class:`WireSlot` (``None`` for a synthetic result, made anew each time).
+    of every unchanged message since an earlier request to the same target. Returns the messages,
+    for each its :class:`WireSlot` (``None`` for a synthetic result, made anew each time), and
+    the :class:`WireMemo` linking this request to the one it resumed from.
 
     A request that starts with the previous one's messages, all unchanged (checked at once, see
     :func:`_bulk`), resumes after them; the others look each message up. Normalisers must be
@@ -335,15 +351,16 @@ def transform_cached(
                 entry.set_projected(_user(message, images_ok, counts))
             result.append(entry.projected)  # type: ignore[arg-type]  # a user message is always kept
             slots.append(entry.slot)
+    memo = WireMemo(None, 0, {}) if prefix is None else WireMemo(prefix.memo, len(prefix.result), {})
     if resumable and messages:
-        target.remember(
-            _Prefix(list(messages), check, result.copy(), slots.copy(), id_map, pending, pending_time, request)
-        )
+        record = _Prefix(list(messages), check, result.copy(), slots.copy(), id_map, pending, pending_time, request)
+        memo.current = record.memo
+        target.remember(record)
     if pending:
         _flush_into(result, slots, pending, pending_time, counts)
     if request % 4 == 0:
         target.prune(messages, request - KEEP_REQUESTS)
-    return result, slots
+    return result, slots, memo
 
 
 def _flush_into(
