@@ -112,8 +112,10 @@ def test_cached_bodies_are_byte_identical_over_growing_transcripts_and_model_swi
 def conversions() -> Iterator[dict[str, int]]:
     """Counts calls of the functions that project or convert one message (by name, so the
     count means the same with and without the cache)."""
-    names = {"_assistant", "_user", "_tool_result", "project_tool_result", "_assistant_blocks",
-             "_tool_result_block", "_user_message"}
+    names = {"_assistant", "_user", "_tool_result", "project_tool_result",  # the transform
+             "_assistant_blocks", "_tool_result_block", "_user_message",  # Anthropic (and Chat's _user_message)
+             "_assistant_message",  # Chat Completions (and _tool_result, _user_message)
+             "_user_parts", "_model_parts", "_append_tool_result"}  # Gemini
     counts = dict.fromkeys(names, 0)
 
     def profile(frame: FrameType, event: str, arg: object) -> None:
@@ -127,13 +129,14 @@ def conversions() -> Iterator[dict[str, int]]:
         sys.setprofile(None)
 
 
-def test_a_request_converts_only_the_new_messages(conversions: dict[str, int]) -> None:
-    model = TARGETS["anthropic-messages"]
+@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions", "google-generative-ai"])
+def test_a_request_converts_only_the_new_messages(api: str, conversions: dict[str, int]) -> None:
+    model = TARGETS[api]
     options = StreamOptions(cache_retention="short")
     history: list[Any] = [UserMessage(content="go", timestamp=1)]
     per_turn: list[int] = []
     for turn in range(60):
-        call = ToolCall(id=f"toolu_{turn:04d}", name="bash", arguments={"c": f"echo {turn}"})
+        call = ToolCall(id=f"call_{turn:04d}", name="bash", arguments={"c": f"echo {turn}"})
         history.append(AssistantMessage(content=[TextContent(text=f"step {turn}"), call], api=model.api,
                                         provider=model.provider, model=model.id, stop_reason="toolUse"))
         history.append(ToolResultMessage(tool_call_id=call.id, tool_name="bash",
