@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import json
 import operator
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import chain
@@ -129,6 +130,7 @@ class _Target:
 
 
 _targets: OrderedDict[tuple[object, ...], _Target] = OrderedDict()
+_lock = threading.Lock()
 
 
 class Stats:
@@ -141,7 +143,8 @@ class Stats:
 
 def clear() -> None:
     """Forget every cached entry (tests; a process that wants its memory back)."""
-    _targets.clear()
+    with _lock:
+        _targets.clear()
 
 
 def cached_entries() -> int:
@@ -276,6 +279,16 @@ def transform_cached(
     A request that starts with the previous one's messages, all unchanged (checked at once, see
     :func:`_bulk`), resumes after them; the others look each message up. Normalisers must be
     pure (the built-in ones are)."""
+    with _lock:  # requests are built on event loops, but nothing stops two loops in two threads
+        return _transform_cached(messages, model, normalize, drop_thinking)
+
+
+def _transform_cached(
+    messages: Sequence[AnyMessage],
+    model: Model,
+    normalize: Callable[[str], str] | None,
+    drop_thinking: bool,
+) -> tuple[list[AnyMessage], list[WireSlot | None], WireMemo]:
     images_ok = "image" in model.input
     target = _target((model.api, model.provider, model.id, images_ok, normalize, drop_thinking))
     target.requests += 1
