@@ -43,7 +43,9 @@ ALL_TARGETS = [*TARGETS.values(), *EXTRA_TARGETS]
 TOOLS = [Tool(name="bash", description="run", parameters={"type": "object", "properties": {"c": {"type": "string"}}})]
 
 
-def bodies(model: Model, context: Context, options: StreamOptions) -> tuple[bytes, Any, bytes, Any]:
+def bodies(
+    model: Model, context: Context, options: StreamOptions, piecewise: bool = True
+) -> tuple[bytes, Any, bytes, Any]:
     """(cached bytes, cached payload, uncached bytes, uncached body) of one request."""
     adapter = wire_adapter(model.api)
     assert adapter is not None
@@ -56,7 +58,7 @@ def bodies(model: Model, context: Context, options: StreamOptions) -> tuple[byte
     )
     plain = adapter.build_request(model, reference, options, "k")
     if model.api != "openai-responses" and model.provider != "openrouter":
-        assert cached.encoded is not None, "the cached path was not taken"
+        assert (cached.encoded is not None) == piecewise, "the cached path was (not) taken"
     sent = cached.encoded if cached.encoded is not None else _request_body(cached.body)
     return sent, cached.body, _request_body(plain.body), plain.body
 
@@ -170,3 +172,24 @@ def test_entries_of_messages_gone_from_the_context_are_dropped() -> None:
     del history
     gc.collect()
     assert gone() is None, "the cache still holds a message no longer in any context"
+
+
+@pytest.mark.parametrize(("api", "piecewise"), [
+    ("anthropic-messages", False),
+    ("google-generative-ai", False),
+    ("openai-completions", True),  # arguments go as a JSON string, "NaN" inside it either way
+])
+def test_a_value_json_cannot_hold_takes_the_uncached_path_with_the_same_body(api: str, piecewise: bool) -> None:
+    # An old session can hold NaN in a tool call's arguments: the whole-body path sends it as
+    # null. Piecewise encoding cannot reproduce that, so the request falls back, byte for byte.
+    model = TARGETS[api]
+    call = ToolCall(id="call_0001", name="bash", arguments={"n": float("nan")})
+    history: list[Any] = [
+        UserMessage(content="go", timestamp=1),
+        AssistantMessage(content=[call], api=model.api, provider=model.provider, model=model.id,
+                         stop_reason="toolUse", timestamp=2),
+        ToolResultMessage(tool_call_id=call.id, tool_name="bash", content=[TextContent(text="ok")], timestamp=3),
+    ]
+    sent, _, expected, _ = bodies(model, Context(messages=history), StreamOptions(), piecewise=piecewise)
+    assert sent == expected
+    assert piecewise or b'"n":null' in sent
