@@ -85,7 +85,7 @@ def mutate(messages: list[Any], choice: int) -> None:
 
 
 @pytest.mark.parametrize("source_api", list(SOURCES))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_cached_bodies_are_byte_identical_over_growing_transcripts_and_model_switches(
     source_api: str, data: st.DataObject
