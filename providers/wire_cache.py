@@ -133,14 +133,6 @@ _targets: OrderedDict[tuple[object, ...], _Target] = OrderedDict()
 _lock = threading.Lock()
 
 
-class Stats:
-    """Counters for tests and benchmarks: how many messages were projected, and how many forms
-    adapters encoded, since the process started."""
-
-    projected = 0
-    encoded = 0
-
-
 def clear() -> None:
     """Forget every cached entry (tests; a process that wants its memory back)."""
     with _lock:
@@ -333,7 +325,6 @@ def _transform_cached(
             if pending.pop(new_id, None) is None:
                 continue  # answers no call of the last turn (or an answered one): left out
             if fresh or entry.variant != new_id:
-                Stats.projected += 1
                 entry.variant = new_id
                 entry.set_projected(project_tool_result(message, new_id, images_ok, counts))
             result.append(entry.projected)  # type: ignore[arg-type]  # set just above or before
@@ -344,7 +335,6 @@ def _transform_cached(
             pending = {}
         if isinstance(message, AssistantMessage):
             if fresh:
-                Stats.projected += 1
                 calls: dict[str, ToolCall] = {}
                 renames: dict[str, str] = {}
                 entry.set_projected(_assistant(message, model, normalize, drop_thinking, renames, calls, counts))
@@ -360,7 +350,6 @@ def _transform_cached(
                 slots.append(entry.slot)
         else:
             if fresh:
-                Stats.projected += 1
                 entry.set_projected(_user(message, images_ok, counts))
             result.append(entry.projected)  # type: ignore[arg-type]  # a user message is always kept
             slots.append(entry.slot)
@@ -394,7 +383,6 @@ _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow
 def encode(value: object) -> bytes:
     """``value`` as the request body encodes it (compact, UTF-8, lone surrogates replaced);
     raises ``ValueError`` for ``NaN`` and the infinities (the caller falls back)."""
-    Stats.encoded += 1
     return _encode_json(value).encode("utf-8", "replace")
 
 
