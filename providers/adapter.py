@@ -55,13 +55,48 @@ REQUEST_TIME_LIMIT = "the time limit for one request"
 session's retry included), since a stream that slow would only use the time up again."""
 
 
-@dataclass(slots=True)
 class HttpRequest:
-    """One POST: where, with which headers, and the JSON body."""
+    """One POST: where, with which headers, and the JSON body.
 
-    url: str
-    headers: dict[str, str]
-    body: JsonObject
+    An adapter that encoded the body itself (from cached per-message forms,
+    :mod:`providers.wire_cache`) gives ``encoded`` (the body as sent) and ``expand`` (builds the
+    same body as a dict); ``body`` is then built only when something reads it (``on_payload``,
+    tests)."""
+
+    __slots__ = ("_body", "_expand", "encoded", "headers", "url")
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: JsonObject | None = None,
+        *,
+        encoded: bytes | None = None,
+        expand: Callable[[], JsonObject] | None = None,
+    ) -> None:
+        if body is None and expand is None:
+            raise ValueError("an HttpRequest needs a body or a way to build it")
+        self.url = url
+        self.headers = headers
+        self._body = body
+        self._expand = expand
+        self.encoded = encoded
+
+    @property
+    def body(self) -> JsonObject:
+        """The whole JSON body."""
+        if self._body is None:
+            assert self._expand is not None
+            self._body = self._expand()
+        return self._body
+
+    @body.setter
+    def body(self, value: JsonObject) -> None:
+        self._body = value
+        self.encoded = None  # changed: encoded anew from the dict
+
+    def __repr__(self) -> str:
+        return f"HttpRequest(url={self.url!r})"
 
 
 class StreamDecoder(Protocol):

@@ -24,6 +24,7 @@ from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
+    Message,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -43,6 +44,7 @@ from baton.providers.models import (
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.web_search import Citations, Source, offers_search, search_text, set_searches, sources_text
+from baton.providers.wire_cache import WireMemo, WireSlot, encode, encode_body
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -87,8 +89,10 @@ class AnthropicMessagesAdapter:
     def build_request(
         self, model: Model, context: Context, options: StreamOptions, api_key: str | None
     ) -> HttpRequest:
-        """POST ``{baseUrl}/v1/messages`` for an already transformed context."""
-        body = build_body(model, context, options)
+        """POST ``{baseUrl}/v1/messages`` for an already transformed context (its messages
+        encoded once each, when the context comes from :func:`providers.dispatch.prepare_context`)."""
+        encoded = _encoded_body(model, context, options)
+        body = build_body(model, context, options) if encoded is None else encoded[0]
         base: dict[str, str] = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -100,7 +104,11 @@ class AnthropicMessagesAdapter:
         if api_key:
             base["x-api-key"] = api_key
         headers = merge_headers(base, model.headers, options.headers)
-        return HttpRequest(url=messages_url(model), headers=headers, body=body)
+        if encoded is None:
+            return HttpRequest(url=messages_url(model), headers=headers, body=body)
+        return HttpRequest(
+            messages_url(model), headers, encoded=encoded[1], expand=lambda: build_body(model, context, options)
+        )
 
     def create_decoder(self, model: Model, builder: MessageBuilder) -> AnthropicDecoder:
         """A fresh decoder for one response."""
@@ -122,6 +130,18 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
         safe_ids=official_endpoint(model),
         empty_signatures=(model.compat or {}).get("allowEmptySignature") is True,
     )
+    return _body(model, context, options, cache_control, messages, open_turn_without_thinking(messages))
+
+
+def _body(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    cache_control: dict[str, str] | None,
+    messages: JsonArray,
+    open_turn: bool,
+) -> JsonObject:
+    """The body around its ``messages`` (``open_turn``: see :func:`open_turn_without_thinking`)."""
     max_tokens = options.max_tokens or model.max_tokens
     body: JsonObject = {"model": model.id, "max_tokens": max_tokens, "stream": True, "messages": messages}
     if context.system_prompt:
@@ -139,7 +159,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> JsonOb
     ):
         tools = body.get("tools")
         body["tools"] = [dict(SEARCH_TOOL), *(tools if isinstance(tools, list) else [])]
-    thinking_on = _apply_thinking(body, model, options, max_tokens, open_turn_without_thinking(messages))
+    thinking_on = _apply_thinking(body, model, options, max_tokens, open_turn)
     if options.temperature is not None and not thinking_on and accepts_temperature(model):
         body["temperature"] = options.temperature
     return body
@@ -438,6 +458,174 @@ def _mark_last_user_block(messages: list[JsonObject], cache_control: dict[str, s
         if isinstance(last, dict) and last.get("type") in ("text", "image", "tool_result"):
             last["cache_control"] = dict(cache_control)
         return
+
+
+_NO_FORM = object()
+_NOT_THINKING = frozenset({"thinking", "redacted_thinking"})
+_Form = tuple[str, bytes | None, JsonValue]
+"""A message's encoded form: its kind (``u``ser, ``a``ssistant, ``t``ool result, ``x``: none),
+its element (a tool result: its block; ``None``: it sends nothing), an assistant's first block type."""
+
+
+def _encoded_body(model: Model, context: Context, options: StreamOptions) -> tuple[JsonObject, bytes] | None:
+    """The body (its ``messages`` left empty) and its encoding, each message's element taken
+    from its :class:`~providers.wire_cache.WireSlot` when it was encoded before for the same
+    options; ``None`` when the context has no slots or a value must go the uncached way."""
+    slots = context._wire_slots
+    if slots is None or len(slots) != len(context.messages):
+        return None
+    cache_control = cache_control_for(model, options)
+    empty_signatures = (model.compat or {}).get("allowEmptySignature") is True
+    encoded = _encoded_messages(
+        context.messages, slots, context._wire_memo, cache_control, official_endpoint(model), empty_signatures
+    )
+    if encoded is None:
+        return None
+    messages, open_turn = encoded
+    body = _body(model, context, options, cache_control, [], open_turn)
+    raw = encode_body(body, {"messages": messages})
+    return None if raw is None else (body, raw)
+
+
+class _Memo:
+    """One request's forms and the encoded ``messages`` up to a point the next request of the
+    same transcript can resume from (see :class:`~providers.wire_cache.WireMemo`)."""
+
+    __slots__ = ("boundary", "count", "forms", "pieces")
+
+    def __init__(self, forms: list[_Form], pieces: list[bytes], boundary: int, count: int) -> None:
+        self.forms = forms
+        self.pieces = pieces
+        """The encoded elements as pieces joined with ``b""`` (a tool-result turn is its wrapper and
+        its blocks: no second copy of the blocks' bytes)."""
+        self.boundary = boundary
+        """``pieces[:count]`` encode ``forms[:boundary]`` exactly: no tool-result turn crosses the
+        boundary, and the ``cache_control`` mark lies after it."""
+        self.count = count
+
+
+_RUN_OPEN = b'{"role":"user","content":['
+_RUN_CLOSE = b"]}"
+
+
+def _encoded_messages(
+    messages: list[Message],
+    slots: list[WireSlot | None],
+    memo: WireMemo | None,
+    cache_control: dict[str, str] | None,
+    safe_ids: bool,
+    empty_signatures: bool,
+) -> tuple[bytes, bool] | None:
+    """:func:`convert_messages` encoded, and :func:`open_turn_without_thinking` of it. What the
+    previous request of the same transcript encoded (``memo``) is taken up where it still holds."""
+    ids: Callable[[str], str] = normalize_safe64 if safe_ids else _same
+    key = (API, safe_ids, empty_signatures)
+    old: _Memo | None = memo.previous.get(key) if memo is not None and memo.previous is not None else None
+    forms: list[_Form] = old.forms[: memo.same] if old is not None and memo is not None else []
+    try:
+        for index in range(len(forms), len(messages)):
+            message, slot = messages[index], slots[index]
+            if slot is not None and slot.message is message:
+                form = slot.forms.get(key, _NO_FORM)
+                if form is _NO_FORM:
+                    form = slot.forms[key] = _form(message, ids, empty_signatures)
+            else:
+                form = _form(message, ids, empty_signatures)
+            forms.append(form)
+        marked, marked_form = _marked_last_user(messages, forms, ids, cache_control)
+    except ValueError:
+        return None
+    limit = len(forms)  # the first form of the marked turn: no memo may hold it
+    if marked >= 0:
+        limit = marked
+        while forms[marked][0] == "t" and limit > 0 and forms[limit - 1][0] == "t":
+            limit -= 1
+    if old is not None and memo is not None and old.boundary <= min(memo.same, limit):
+        start, pieces = old.boundary, old.pieces[: old.count]
+    else:
+        start, pieces = 0, []
+    clean = (start, len(pieces))
+    in_run = False
+    for index in range(start, len(forms)):
+        kind, element, _ = forms[index]
+        if index == marked:
+            element = marked_form
+        if kind == "t":
+            assert element is not None
+            if in_run:
+                pieces += (b",", element)
+                continue
+            if index <= limit:
+                clean = (index, len(pieces))
+            if pieces:
+                pieces.append(b",")
+            pieces += (_RUN_OPEN, element)
+            in_run = True
+            continue
+        if in_run:
+            pieces.append(_RUN_CLOSE)
+            in_run = False
+        if index <= limit:
+            clean = (index, len(pieces))
+        if element is not None:
+            if pieces:
+                pieces.append(b",")
+            pieces.append(element)
+    if in_run:
+        pieces.append(_RUN_CLOSE)
+    elif len(forms) <= limit:
+        clean = (len(forms), len(pieces))
+    if memo is not None:
+        memo.current[key] = _Memo(forms, pieces, *clean)
+    return b"[" + b"".join(pieces) + b"]", _open_turn(forms)
+
+
+def _form(message: Message, ids: Callable[[str], str], empty_signatures: bool) -> _Form:
+    if isinstance(message, UserMessage):
+        user = _user_message(message)
+        return ("u", None if user is None else encode(user), None)
+    if isinstance(message, AssistantMessage):
+        blocks = _assistant_blocks(message, ids, empty_signatures)
+        if not blocks:
+            return ("a", None, None)
+        return ("a", encode({"role": "assistant", "content": blocks}), _block_type(blocks[0]))
+    if isinstance(message, ToolResultMessage):
+        return ("t", encode(_tool_result_block(message, ids)), None)
+    return ("x", None, None)
+
+
+def _marked_last_user(
+    messages: list[Message], forms: list[_Form], ids: Callable[[str], str], cache_control: dict[str, str] | None
+) -> tuple[int, bytes | None]:
+    """The index of the message that makes the last user turn's last block, and its element
+    with ``cache_control`` (converted anew: the mark moves every turn); ``-1`` for none."""
+    if not cache_control:
+        return -1, None
+    for index in range(len(forms) - 1, -1, -1):
+        kind, element, _ = forms[index]
+        message = messages[index]
+        if kind == "t" and isinstance(message, ToolResultMessage):
+            block = _tool_result_block(message, ids)
+            block["cache_control"] = dict(cache_control)
+            return index, encode(block)
+        if kind == "u" and element is not None and isinstance(message, UserMessage):
+            user = _user_message(message)
+            assert user is not None
+            _mark_last_user_block([user], cache_control)
+            return index, encode(user)
+    return -1, None
+
+
+def _open_turn(forms: list[_Form]) -> bool:
+    """:func:`open_turn_without_thinking` from the forms: the trailing user turns hold a tool
+    result, and the assistant turn before them does not start with thinking."""
+    has_results = False
+    for kind, element, first in reversed(forms):
+        if kind == "t":
+            has_results = True
+        elif kind == "a" and element is not None:
+            return has_results and first not in _NOT_THINKING
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

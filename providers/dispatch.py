@@ -89,16 +89,18 @@ def id_normalizer_for(model: Model) -> IdNormalizer | None:
 
 
 def prepare_context(model: Model, context: Context, options: StreamOptions) -> Context:
-    """The context as the target model will receive it (the handoff transform applied)."""
-    from baton.providers.transform import transform_messages
+    """The context as the target model will receive it (the handoff transform applied, each
+    unchanged message's projection reused from the previous request: :mod:`providers.wire_cache`)."""
+    from baton.providers.wire_cache import transform_cached
 
-    messages = transform_messages(
-        context.messages,
-        model,
-        id_normalizer_for(model),
-        thinking_handoff=options.thinking_handoff,
+    messages, slots, memo = transform_cached(
+        context.messages, model, id_normalizer_for(model), options.thinking_handoff == "drop"
     )
-    return Context(system_prompt=context.system_prompt, messages=messages, tools=context.tools)
+    # Built without validation: the messages are the transform's (validated ones, or its copies).
+    prepared = Context.model_construct(system_prompt=context.system_prompt, messages=messages, tools=context.tools)
+    prepared._wire_slots = slots
+    prepared._wire_memo = memo
+    return prepared
 
 
 def stream(model: Model, context: Context, **options: Any) -> AssistantMessageEventStream:

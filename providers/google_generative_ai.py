@@ -23,6 +23,7 @@ from baton.providers.messages import (
     AssistantMessage,
     Context,
     ImageContent,
+    Message,
     TextContent,
     ThinkingContent,
     Tool,
@@ -42,6 +43,7 @@ from baton.providers.models import (
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.web_search import offers_search
+from baton.providers.wire_cache import WireSlot, encode, encode_body
 from baton.providers.wire_common import merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
@@ -106,7 +108,12 @@ class GoogleGenerativeAiAdapter:
         if api_key:
             base["x-goog-api-key"] = api_key
         headers = merge_headers(base, model.headers, options.headers)
-        return HttpRequest(url=stream_url(model), headers=headers, body=build_body(model, context, options))
+        encoded = _encoded_body(model, context, options)
+        if encoded is None:
+            return HttpRequest(url=stream_url(model), headers=headers, body=build_body(model, context, options))
+        return HttpRequest(
+            stream_url(model), headers, encoded=encoded, expand=lambda: build_body(model, context, options)
+        )
 
     def create_decoder(self, model: Model, builder: MessageBuilder) -> GeminiDecoder:
         """A fresh decoder for one response."""
@@ -122,7 +129,12 @@ def stream_url(model: Model) -> str:
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
     """The ``GenerateContentRequest`` body (REST field names, camelCase) for ``context``."""
-    body: JsonObject = {"contents": list[JsonValue](convert_messages(model, context))}
+    return _body(model, context, options, list[JsonValue](convert_messages(model, context)))
+
+
+def _body(model: Model, context: Context, options: StreamOptions, contents: JsonArray) -> JsonObject:
+    """The body around its ``contents``."""
+    body: JsonObject = {"contents": contents}
     if context.system_prompt:
         body["systemInstruction"] = {"role": "user", "parts": [{"text": sanitize(context.system_prompt)}]}
     if context.tools:
@@ -308,6 +320,82 @@ def convert_messages(model: Model, context: Context) -> list[JsonObject]:
     if pending_images:
         contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *pending_images]})
     return contents
+
+
+_NO_FORM = object()
+_Form = tuple[str, bytes | None, tuple[bytes, ...]]
+"""A message's encoded form: its kind (``u``ser, ``a``ssistant, ``t``ool result, ``x``: none),
+its content (a tool result: its ``functionResponse`` part; ``None``: it sends nothing) and a tool
+result's image parts still to be sent after the batch."""
+_IMAGES_TURN = b'{"role":"user","parts":[{"text":"Tool result image:"},'
+
+
+def _encoded_body(model: Model, context: Context, options: StreamOptions) -> bytes | None:
+    """The body, each message's content taken from its :class:`~providers.wire_cache.WireSlot`
+    when it was encoded before for the same model; ``None`` when the context has no slots or a
+    value must go the uncached way."""
+    slots = context._wire_slots
+    if slots is None or len(slots) != len(context.messages):
+        return None
+    try:
+        contents = _encoded_contents(model, context, slots)
+    except ValueError:
+        return None
+    return encode_body(_body(model, context, options, []), {"contents": contents})
+
+
+def _encoded_contents(model: Model, context: Context, slots: list[WireSlot | None]) -> bytes:
+    """:func:`convert_messages`, encoded."""
+    with_ids = requires_tool_call_id(model)
+    key = (API, model.provider, model.id, model.supports_images, with_ids)
+    out: list[bytes | list[bytes]] = []
+    group: list[bytes] | None = None  # the last content, when it is a batch of function responses
+    images: list[bytes] = []
+    for message, slot in zip(context.messages, slots, strict=True):
+        if slot is not None and slot.message is message:
+            form = slot.forms.get(key, _NO_FORM)
+            if form is _NO_FORM:
+                form = slot.forms[key] = _form(model, message, with_ids)
+        else:
+            form = _form(model, message, with_ids)
+        kind, content, image_parts = form
+        if kind == "t":
+            assert content is not None
+            if group is None:
+                group = [content]
+                out.append(group)
+            else:
+                group.append(content)
+            images += image_parts
+            continue
+        if images:
+            out.append(_IMAGES_TURN + b",".join(images) + b"]}")
+            images = []
+            group = None
+        if content is not None:
+            out.append(content)
+            group = None
+    if images:
+        out.append(_IMAGES_TURN + b",".join(images) + b"]}")
+    return b"[" + b",".join(
+        item if isinstance(item, bytes) else b'{"role":"user","parts":[' + b",".join(item) + b"]}" for item in out
+    ) + b"]"
+
+
+def _form(model: Model, message: Message, with_ids: bool) -> _Form:
+    if isinstance(message, UserMessage):
+        parts = _user_parts(message)
+        return ("u", encode({"role": "user", "parts": parts}) if parts else None, ())
+    if isinstance(message, AssistantMessage):
+        parts = _model_parts(model, message, with_ids)
+        return ("a", encode({"role": "model", "parts": parts}) if parts else None, ())
+    if isinstance(message, ToolResultMessage):
+        contents: list[JsonObject] = []
+        image_parts = _append_tool_result(contents, model, message, with_ids)
+        turn = contents[0]["parts"]  # a new turn holding the one functionResponse part
+        assert isinstance(turn, list) and len(contents) == 1 and len(turn) == 1
+        return ("t", encode(turn[0]), tuple(encode(image) for image in image_parts))
+    return ("x", None, ())
 
 
 def _user_parts(msg: UserMessage) -> JsonArray:

@@ -205,3 +205,9 @@ class Context(_Wire):
     system_prompt: str | None = Field(default=None, alias="systemPrompt")
     messages: list[Message] = Field(default_factory=list)
     tools: list[Tool] | None = None
+    _wire_slots: list[Any] | None = PrivateAttr(default=None)
+    """Set by :func:`providers.dispatch.prepare_context`: a :class:`providers.wire_cache.WireSlot`
+    (or ``None``) per message, where adapters keep each message's encoded form between requests.
+    An adapter uses a slot only while it still holds the very message at its place."""
+    _wire_memo: Any = PrivateAttr(default=None)
+    """Set with ``_wire_slots``: the :class:`providers.wire_cache.WireMemo` of this request."""

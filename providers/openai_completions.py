@@ -44,6 +44,7 @@ from baton.providers.models import (
 )
 from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, is_mistral, normalize_completions, normalize_mistral
+from baton.providers.wire_cache import WireSlot, encode, encode_body
 from baton.providers.wire_common import (
     default_max_tokens,
     image_data_url,
@@ -217,7 +218,10 @@ class OpenAICompletionsAdapter:
         url = join_url(model.base_url or DEFAULT_BASE_URL, "chat/completions")
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else None
         headers = merge_headers(auth, model.headers, options.headers)
-        return HttpRequest(url, headers, build_body(model, context, options, compat))
+        encoded = _encoded_body(model, context, options, compat)
+        if encoded is None:
+            return HttpRequest(url, headers, build_body(model, context, options, compat))
+        return HttpRequest(url, headers, encoded=encoded[1], expand=lambda: build_body(model, context, options, compat))
 
     def create_decoder(self, model: Model, builder: MessageBuilder) -> CompletionsDecoder:
         """A fresh decoder for one response."""
@@ -227,9 +231,20 @@ class OpenAICompletionsAdapter:
 def build_body(model: Model, context: Context, options: StreamOptions, compat: Compat) -> JsonObject:
     """The Chat Completions request body (``stream: true``)."""
     messages = convert_messages(model, context, compat)
-    if model.provider == "openrouter" and model.id.startswith("anthropic/") and options.cache_retention != "none":
+    if _moving_breakpoint(model, options):
         _add_anthropic_cache_breakpoint(messages)
-    body: JsonObject = {"model": model.id, "messages": list[JsonValue](messages), "stream": True}
+    return _body(model, context, options, compat, list[JsonValue](messages))
+
+
+def _moving_breakpoint(model: Model, options: StreamOptions) -> bool:
+    """OpenRouter's Anthropic models get a ``cache_control`` on the last text (see
+    :func:`_add_anthropic_cache_breakpoint`)."""
+    return model.provider == "openrouter" and model.id.startswith("anthropic/") and options.cache_retention != "none"
+
+
+def _body(model: Model, context: Context, options: StreamOptions, compat: Compat, messages: JsonArray) -> JsonObject:
+    """The body around its ``messages``."""
+    body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     if compat.supports_usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
     if compat.supports_store:
@@ -349,6 +364,94 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[Jso
         last_role = msg.role
         i += 1
     return out
+
+
+_NO_FORM = object()
+_Form = tuple[str, bytes | None, tuple[bytes, ...]]
+"""A message's encoded form: its kind (``u``ser, ``a``ssistant, ``t``ool result, ``x``: none),
+its element (``None``: it sends nothing) and a tool result's encoded image parts."""
+
+
+def _encoded_body(
+    model: Model, context: Context, options: StreamOptions, compat: Compat
+) -> tuple[JsonObject, bytes] | None:
+    """The body (its ``messages`` left empty) and its encoding, each message's element taken
+    from its :class:`~providers.wire_cache.WireSlot` when it was encoded before for the same
+    compat; ``None`` when the context has no slots or a value must go the uncached way."""
+    slots = context._wire_slots
+    if slots is None or len(slots) != len(context.messages) or _moving_breakpoint(model, options):
+        return None
+    try:
+        messages = _encoded_messages(model, context, slots, compat)
+    except ValueError:
+        return None
+    body = _body(model, context, options, compat, [])
+    raw = encode_body(body, {"messages": messages})
+    return None if raw is None else (body, raw)
+
+
+def _encoded_messages(model: Model, context: Context, slots: list[WireSlot | None], compat: Compat) -> bytes:
+    """:func:`convert_messages`, encoded."""
+    supports_images = model.supports_images
+    key = (API, repr(compat), supports_images, model.reasoning)
+    out: list[bytes] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        out.append(encode({"role": role, "content": context.system_prompt}))
+    bridge = compat.requires_assistant_after_tool_result
+    last_role: str | None = None
+    in_results = False
+    images: list[bytes] = []
+    for message, slot in zip(context.messages, slots, strict=True):
+        if slot is not None and slot.message is message:
+            form = slot.forms.get(key, _NO_FORM)
+            if form is _NO_FORM:
+                form = slot.forms[key] = _form(message, compat, supports_images, model.reasoning)
+        else:
+            form = _form(message, compat, supports_images, model.reasoning)
+        kind, element, parts = form
+        if kind == "t":
+            assert element is not None
+            out.append(element)
+            images += parts
+            in_results = True
+            continue
+        if in_results:
+            last_role = _end_results(out, images, bridge)
+            images = []
+            in_results = False
+        if kind == "u" and bridge and last_role == "toolResult":
+            out.append(encode({"role": "assistant", "content": ASSISTANT_BRIDGE_TEXT}))
+        if element is not None:
+            out.append(element)
+        last_role = message.role
+    if in_results:
+        _end_results(out, images, bridge)
+    return b"[" + b",".join(out) + b"]"
+
+
+def _end_results(out: list[bytes], images: list[bytes], bridge: bool) -> str:
+    """After a run of tool results: their images as one user message; the role it ends with."""
+    if not images:
+        return "toolResult"
+    if bridge:
+        out.append(encode({"role": "assistant", "content": ASSISTANT_BRIDGE_TEXT}))
+    text = encode({"type": "text", "text": TOOL_RESULT_IMAGES_TEXT})
+    out.append(b'{"role":"user","content":[' + b",".join([text, *images]) + b"]}")
+    return "user"
+
+
+def _form(message: Message, compat: Compat, supports_images: bool, reasoning_on: bool) -> _Form:
+    if isinstance(message, ToolResultMessage):
+        parts = tuple(encode(_image_part(image)) for image in tool_result_images(message)) if supports_images else ()
+        return ("t", encode(_tool_result(message, compat)), parts)
+    if isinstance(message, UserMessage):
+        user = _user_message(message, supports_images)
+        return ("u", None if user is None else encode(user), ())
+    if isinstance(message, AssistantMessage):
+        assistant = _assistant_message(message, compat, reasoning_on)
+        return ("a", None if assistant is None else encode(assistant), ())
+    return ("x", None, ())
 
 
 def _image_part(image: ImageContent) -> JsonObject:

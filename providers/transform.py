@@ -230,6 +230,15 @@ def _tool_result(
     if pending.pop(new_id, None) is None:
         counts.orphans += 1
         return None
+    return project_tool_result(message, new_id, images_ok, counts)
+
+
+def project_tool_result(
+    message: ToolResultMessage, new_id: str, images_ok: bool, counts: _Counts
+) -> ToolResultMessage:
+    """A result that answers a pending call, as sent: cut, images downgraded when the target has
+    no image input, and answering ``new_id`` (its call's id as sent)."""
+    call_id = message.tool_call_id
     message = project_result(message)
     content: list[TextContent | ImageContent] | None = message.content
     if content is None:

@@ -30,7 +30,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
 from typing import TYPE_CHECKING
 
 import httpx
@@ -240,7 +240,7 @@ class _Run:
 
     async def _attempts(self, request: HttpRequest) -> None:
         options = self.options
-        body = _request_body(request.body)
+        body = request.encoded if request.encoded is not None else _request_body(request.body)
         headers = httpx.Headers(
             {"content-type": "application/json", "accept": "text/event-stream", "user-agent": _USER_AGENT}
         )
@@ -307,7 +307,7 @@ class _Run:
         last_event = last_alive = asked = clock()
         comments = 0
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in _body_chunks(response):
                 now = clock()
                 events = frames.feed(chunk)
                 if events:
@@ -512,6 +512,20 @@ def _request_body(payload: JsonObject) -> bytes:
     except ValueError:
         text = json.dumps(clamp_depth(payload, 4 * MAX_LINE_DEPTH), ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "replace")
+
+
+def _body_chunks(response: httpx.Response) -> AsyncIterable[bytes]:
+    """The body's chunks as they arrive. An identity-encoded body (every SSE stream in practice)
+    is read from the transport's stream itself: ``aiter_bytes`` adds three generator layers per
+    chunk (its decoder, ``aiter_raw``'s re-chunking, the client's bound stream) that only matter
+    for a compressed body or a fixed chunk size. The transport's stream still maps httpcore's
+    errors to httpx's (timeouts, dropped connections); the response is closed by the caller."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    inner = getattr(response.stream, "_stream", None)  # httpx's BoundAsyncStream wraps the transport's
+    if encoding not in ("", "identity") or not isinstance(inner, httpx.AsyncByteStream):
+        return response.aiter_bytes()
+    response.is_stream_consumed = True
+    return inner
 
 
 def _idle_error(idle: float) -> ProviderError:

@@ -521,3 +521,17 @@ async def test_events_dripping_in_fast_are_handed_on_together_complete_and_in_or
     assert deltas == words
     assert message.text == "".join(words) and message.stop_reason == "stop"
     assert seen_ahead >= len(words) // 2, f"only {seen_ahead} of {len(words)} deltas came with later ones"
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "identity"])
+async def test_a_compressed_or_identity_event_stream_is_decoded(encoding: str) -> None:
+    # The body is read from the transport's stream directly unless it is content-encoded: a
+    # gzip stream (httpx asks for one) must still come out decompressed, split anywhere.
+    import gzip
+
+    body = gzip.compress(HELLO) if encoding == "gzip" else HELLO
+    headers = {"content-type": "text/event-stream", "content-encoding": encoding}
+    with ReplayServer([Reply(chunks=rechunk(body, 7), headers=headers)]) as server:
+        events, msg = await collect(run(server, api_key="sk-test"))
+    check_well_formed(events)
+    assert msg.text == "Hello" and msg.stop_reason == "stop"
