@@ -55,10 +55,10 @@ MAX_TARGETS = 4
 """Targets (model + projection options) whose entries are kept: the current model, the one
 before a switch, a summariser, an advisor."""
 KEEP_REQUESTS = 16
-MAX_PREFIXES = 4
-"""Transcripts remembered per target for resuming (the main agent's, subagents')."""
 """An entry unused by this many requests of its target is dropped. Not 1: subagents share a
 target with the main agent, each with its own transcript."""
+MAX_PREFIXES = 4
+"""Transcripts remembered per target for resuming (the main agent's, subagents')."""
 
 
 class WireSlot:
