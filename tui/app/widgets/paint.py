@@ -94,6 +94,9 @@ class View:
         self.version = 0
         self.owner: View | None = None
         """The view this one is a part of (its change is the owner's change too)."""
+        self.on_change: Callable[[], None] | None = None
+        """Told of every change of a view that is no part of another (the transcript notes which
+        entries to lay out again, instead of asking every entry at every frame)."""
         self._cache_key: Hashable = None
         self._cache: list[Strip] = []
 
@@ -102,6 +105,8 @@ class View:
         self.version += 1
         if self.owner is not None:
             self.owner.changed()
+        elif self.on_change is not None:
+            self.on_change()
 
     @property
     def current_version(self) -> Hashable:
