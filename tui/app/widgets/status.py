@@ -85,6 +85,8 @@ class StatusBar(Widget):
     StatusBar { height: 2; padding: 0 1; color: $text-muted; background: $panel; }
     """
 
+    auto_links = False  # no clickable links: its frames skip Textual's link-styling pass
+
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
         self.info = StatusInfo()
@@ -228,6 +230,8 @@ class _ActivityLine(Widget):
     """One line repainted in place (no layout pass): the spinner ticks cheaply."""
 
     DEFAULT_CSS = "_ActivityLine { height: 1; }"
+
+    auto_links = False  # no clickable links: each tick of the spinner skips Textual's link styling
 
     def __init__(self, classes: str) -> None:
         super().__init__(classes=classes)
