@@ -27,6 +27,7 @@ from typing import Literal, TypeVar
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
+from textual.color import Color
 from textual.content import Content
 from textual.geometry import Offset, Region, Size
 from textual.scroll_view import ScrollView
@@ -138,6 +139,8 @@ class Transcript(ScrollView, can_focus=False):
         self._scroll_bar_style: RichStyle | None = None
         self._line_style: RichStyle | None = None
         """The widget's style, looked up once per frame (it walks the DOM): see :meth:`render_lines`."""
+        self._line_background: Color | None = None
+        """The background the app's line filters blend over, looked up once per frame too."""
         self._loading_earlier = False
         self.subagent_roots: Callable[[], list[Path]] = lambda: []
         """The folders a subagent's child session file may be read from (set by the app)."""
@@ -573,7 +576,7 @@ class Transcript(ScrollView, can_focus=False):
         selection = self.text_selection
         scroll_y = self.scroll_offset.y
         thumb = self._thumb(self.size.height)
-        self._line_style = None
+        self._line_style = self._line_background = None
         lines = []
         for y in range(crop.y, crop.bottom):
             on_thumb = thumb is not None and thumb[0] <= y < thumb[1]
@@ -653,7 +656,9 @@ class Transcript(ScrollView, can_focus=False):
         line = line.apply_style(style).apply_offsets(0, index)
         filters = self.app._filters
         if filters:
-            background = self.background_colors[1]
+            background = self._line_background
+            if background is None:
+                background = self._line_background = self.background_colors[1]
             for line_filter in filters:
                 line = line.apply_filter(line_filter, background)
         return line
