@@ -82,12 +82,6 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits: as long as the "press again" notice is shown."""
 REWIND_WINDOW = 0.8
 """Seconds within which a second Esc on an empty editor opens /rewind."""
-YOUNG_COLLECTION_EVERY = 10_000
-"""Allocations (less deallocations) between two collections of the young generation while the app
-runs, instead of Python's 700: every frame and every streamed event allocates hundreds of short
-lived objects (strips, segments, styles, events) that reference counting frees, and at 700 the
-collector ran a few times per tool-calling turn, walking the young objects each time (~0.4 ms of a
-turn's CPU; the objects in cycles it finds wait at most this many allocations longer)."""
 SESSION_ACTIONS = frozenset({"pick_model", "cycle_model", "cycle_mode", "cycle_thinking"})
 """The app's key actions that act on the session: typed while it opens, they wait for it."""
 
@@ -130,8 +124,7 @@ class BatonApp(App[int]):
         self.freeze_startup_objects = False
         """Set by the program (not by tests, which share one process): once the session is up,
         what start-up made (modules, the app, the session) is moved out of the cyclic collector's
-        sight (``gc.freeze``), so a full collection walks only what came later (50 ms -> 13 ms), and
-        the young generation is collected every :data:`YOUNG_COLLECTION_EVERY` allocations."""
+        sight (``gc.freeze``), so a full collection walks only what came later (50 ms -> 13 ms)."""
         """Why the session could not be opened (the app then exits; the CLI reports it)."""
         self.sender = Sender(self)
         self._initial_prompt = initial_prompt
@@ -299,7 +292,9 @@ class BatonApp(App[int]):
         self.sender.release_waiting()
         self.call_after_refresh(self.opened.set)  # after the waiting prompts: keys typed later follow them
         if self.freeze_startup_objects:
-            self.call_after_refresh(_settle_collector)
+            import gc
+
+            self.call_after_refresh(gc.freeze)
 
     def key_waits_for_session(self, message: Message) -> bool:
         """True for a key the app binds to an action on the session (Shift+Tab, Ctrl+R...) while
@@ -670,15 +665,6 @@ class BatonApp(App[int]):
                 self.notice(f"Compaction failed: {one_line(str(exc) or type(exc).__name__, 300)}", "error")
         finally:
             self.set_busy(replace(self._busy, compacting=False))
-
-
-def _settle_collector() -> None:
-    """Once the session is up: start-up's objects out of the collector's sight, and the young
-    generation collected less often (see :data:`YOUNG_COLLECTION_EVERY`)."""
-    import gc
-
-    gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
 
 
 async def run_interactive_async(
