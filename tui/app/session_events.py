@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent
+from baton.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageUpdateEvent
 from baton.providers.messages import AssistantMessage
 from baton.sessions.events import (
     AnySessionEvent,
@@ -55,6 +55,8 @@ class SessionEvents:
 
     def __call__(self, event: AnySessionEvent) -> None:
         self.app.transcript.handle_event(event)
+        if type(event) is MessageUpdateEvent:
+            return  # most events of a turn: a streamed delta changes the transcript only
         match event:
             case MessageEndEvent(message=AssistantMessage()):
                 self._answer_ended()

@@ -94,6 +94,9 @@ class View:
     def __init__(self) -> None:
         self.version = 0
         self._owner: weakref.ref[View] | None = None
+        self.on_change: Callable[[], None] | None = None
+        """Told of every change of a view that is no part of another (the transcript notes which
+        entries to lay out again, instead of asking every entry at every frame)."""
         self._cache_key: Hashable = None
         self._cache: list[Strip] = []
 
@@ -115,6 +118,8 @@ class View:
         owner = self.owner
         if owner is not None:
             owner.changed()
+        elif self.on_change is not None:
+            self.on_change()
 
     @property
     def current_version(self) -> Hashable:

@@ -7,10 +7,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
@@ -52,6 +54,38 @@ def git_branch(cwd: Path) -> str | None:
     return None
 
 
+class StillLines(Widget):
+    """A widget whose frames repeat its last lines while nothing about it changed.
+
+    The spinner above the editor ticks five times a second while the agent works, and Textual
+    then asks every widget of the bottom area for its lines, repainted or not: for one that
+    changed nothing (the status bar, the activity bar's padding) that costs as much as the tick.
+    Anything that changes what such a widget shows (its content, its size, its styles or the
+    theme, a selection over it) goes through :meth:`refresh` or :meth:`notify_style_update`,
+    which forget the lines kept.
+    """
+
+    _still: tuple[object, list[Strip]] | None = None
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> Self:
+        self._still = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def notify_style_update(self) -> None:
+        self._still = None
+        super().notify_style_update()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        key = (crop, self.size, self.app.theme, tuple(self.app._filters))
+        still = self._still
+        if still is not None and still[0] == key:
+            return still[1]
+        lines = super().render_lines(crop)
+        self._still = (key, lines)
+        return lines
+
+
 @dataclass
 class StatusInfo:
     """What the status bar shows."""
@@ -78,12 +112,14 @@ class StatusInfo:
     """Background commands running (``/ps`` lists them)."""
 
 
-class StatusBar(Widget):
+class StatusBar(StillLines):
     """Two lines at the bottom: where and with what model; what it has cost so far."""
 
     DEFAULT_CSS = """
     StatusBar { height: 2; padding: 0 1; color: $text-muted; background: $panel; }
     """
+
+    auto_links = False  # no clickable links: its frames skip Textual's link-styling pass
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -229,6 +265,8 @@ class _ActivityLine(Widget):
 
     DEFAULT_CSS = "_ActivityLine { height: 1; }"
 
+    auto_links = False  # no clickable links: each tick of the spinner skips Textual's link styling
+
     def __init__(self, classes: str) -> None:
         super().__init__(classes=classes)
         self.content = Content("")
@@ -241,7 +279,7 @@ class _ActivityLine(Widget):
         return self.content
 
 
-class ActivityBar(Widget):
+class ActivityBar(StillLines):
     """Above the editor: a spinner while a run is active, and the queued messages."""
 
     DEFAULT_CSS = """

@@ -348,6 +348,7 @@ class SubagentView(ToolCallView):
         return out
 
     def _inside(self, ctx: RenderContext) -> list[Strip]:
+        self._parts()
         progress = self.progress_line()
         lines = ctx.content(self._header) + (ctx.content(progress) if progress is not None else [])
         finished = self.state in ("done", "error", "skipped")

@@ -81,11 +81,12 @@ class ToolCallView(View):
         self._details: object = None
         """The result's details as the tool gave them (read as a typed view when rendered)."""
         self._dirty = True
+        self._stale = True
+        """The parts below are to be worked out again before they are drawn (:meth:`_parts`)."""
         self._header = Content("")
         self._args_view: Content | None = None
         self._rendered: Rendered | None = None
         self._status: Content | None = None
-        self._render_now()
 
     # -- updates from the transcript ----------------------------------------------------------
 
@@ -107,6 +108,7 @@ class ToolCallView(View):
     @property
     def header_text(self) -> str:
         """The header line as shown (status glyph, tool, arguments)."""
+        self._parts()
         return self._header.plain
 
     def set_args(self, args: JsonMapping, *, final: bool = False) -> None:
@@ -163,7 +165,17 @@ class ToolCallView(View):
     # -- rendering ------------------------------------------------------------------------------
 
     def _render_now(self) -> None:
+        # What changed shows at the next rendering: the parts are worked out then, once however
+        # many updates came before it (a turn's call streams, waits, runs and ends in one frame).
         self._dirty = False
+        self._stale = True
+        self.changed()
+
+    def _parts(self) -> None:
+        """Work out the header, the arguments, the result and the status line, if stale."""
+        if not self._stale:
+            return
+        self._stale = False
         glyph, style = _GLYPHS[self.state]
         title = header(self.tool_name, self._args, self._cwd)
         self._header = Content.assemble((glyph + " ", style), title)
@@ -190,9 +202,9 @@ class ToolCallView(View):
                 running=running,
                 duration=duration,
             )
-        self.changed()
 
     def render(self, ctx: RenderContext) -> list[Strip]:
+        self._parts()
         lines = ctx.content(self._header)
         if self._args_view is not None and self._args_view.plain:
             lines += ctx.content(self._args_view, indent=2)

@@ -29,6 +29,7 @@ from typing import Literal, TypeVar
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
+from textual.color import Color
 from textual.content import Content
 from textual.geometry import Offset, Region, Size
 from textual.scroll_view import ScrollView
@@ -88,6 +89,10 @@ class Transcript(ScrollView, can_focus=False):
     Transcript { height: 1fr; scrollbar-size-vertical: 0; overflow-x: hidden; }
     """
 
+    auto_links = False
+    """The entries' text has no clickable (``@click``) links, so rendering it skips Textual's
+    link-styling pass (a third of the cost of a one-line entry)."""
+
     MAX_LIVE = 150
     """Entries kept rendered while following the conversation (at most; see ``LIVE_SCREENS``)."""
     LIVE_SCREENS = 3
@@ -128,6 +133,9 @@ class Transcript(ScrollView, can_focus=False):
         """First line (its top margin included) of each rendered entry, from ``_first`` on."""
         self._stale_from: int | None = 0
         """Index (into ``entries``) of the first entry whose lines must be rebuilt (structure)."""
+        self._changed: dict[int, Entry] = {}
+        """Entries whose view said it changed since the last layout (by ``id``): a frame lays out
+        again from the first of them without asking every entry of the window."""
         self._ctx: RenderContext | None = None
         self._theme = 0
         self._show_thinking = False
@@ -138,6 +146,8 @@ class Transcript(ScrollView, can_focus=False):
         self._scroll_bar_style: RichStyle | None = None
         self._line_style: RichStyle | None = None
         """The widget's style, looked up once per frame (it walks the DOM): see :meth:`render_lines`."""
+        self._line_background: Color | None = None
+        """The background the app's line filters blend over, looked up once per frame too."""
         self._loading_earlier = False
         self.subagent_roots: Callable[[], list[Path]] = lambda: []
         """The folders a subagent's child session file may be read from (set by the app)."""
@@ -203,6 +213,7 @@ class Transcript(ScrollView, can_focus=False):
         self._live = None
         self._live_entry = None
         self._watched.clear()
+        self._changed.clear()
         header = [e for e in self.entries[:1] if e.kind == "header"]
         self.entries = list(header)
         self.entries.extend(entries_for(messages))
@@ -214,7 +225,10 @@ class Transcript(ScrollView, can_focus=False):
         count = self.PAGE if visible is None else visible
         self._first = max(len(self.entries) - count, 0)
         for index, entry in enumerate(self.entries):
-            entry.view = build_view(entry, self.cwd) if index >= self._first else None
+            if index >= self._first:
+                self._show(entry, build_view(entry, self.cwd))
+            else:
+                entry.view = None
             entry.laid_out = None
         self._following = True
         self._restructure(0)
@@ -231,7 +245,7 @@ class Transcript(ScrollView, can_focus=False):
     def add_entry(self, entry: Entry) -> View:
         """Append an entry (shown at the next flush, which is asked for now)."""
         self.entries.append(entry)
-        view = entry.view = build_view(entry, self.cwd)
+        view = self._show(entry, build_view(entry, self.cwd))
         self._restructure(len(self.entries) - 1)
         self._flush_soon()
         return view
@@ -251,7 +265,7 @@ class Transcript(ScrollView, can_focus=False):
         entry = Entry("notice", content=body, level=level)
         index = self.entries.index(live_entry)
         self.entries.insert(index, entry)
-        view = entry.view = build_view(entry, self.cwd)
+        view = self._show(entry, build_view(entry, self.cwd))
         self._restructure(index)
         self._flush_soon()
         return view
@@ -317,7 +331,7 @@ class Transcript(ScrollView, can_focus=False):
             entry = Entry("assistant", message)
             self._live, self._live_entry = view, entry
             self.entries.append(entry)
-            entry.view = view
+            self._show(entry, view)
             self._restructure(len(self.entries) - 1)
             self._ensure_timer()
             return
@@ -484,6 +498,12 @@ class Transcript(ScrollView, can_focus=False):
 
     # -- laying out lines --------------------------------------------------------------------------
 
+    def _show(self, entry: Entry, view: V) -> V:
+        """Give ``entry`` its ``view``, which reports its changes to the transcript."""
+        entry.view = view
+        view.on_change = lambda: self._changed.__setitem__(id(entry), entry)
+        return view
+
     def _restructure(self, index: int) -> None:
         """Entries from ``index`` on were added, removed or replaced: rebuild their lines."""
         if self._stale_from is None or index < self._stale_from:
@@ -535,14 +555,19 @@ class Transcript(ScrollView, can_focus=False):
 
     def _first_changed(self) -> int | None:
         """The window offset of the first entry whose lines must be rebuilt (None: none)."""
-        window = self.entries[self._first :]
-        start = len(window) if self._stale_from is None else max(self._stale_from - self._first, 0)
-        for offset in range(min(start, len(window))):
-            entry = window[offset]
-            if entry.view is not None and entry.laid_out != entry.view.current_version:
-                return offset
-        if start >= len(window) and self._stale_from is None:
-            return None
+        entries, first = self.entries, self._first
+        start = None if self._stale_from is None else max(self._stale_from - first, 0)
+        changed, self._changed = self._changed, {}
+        # The live reply and the running calls change at every frame: asked whatever they said.
+        for entry in (self._live_entry, *self._watched.values()):
+            if entry is not None and entry.view is not None and entry.laid_out != entry.view.current_version:
+                changed[id(entry)] = entry
+        # The entries that changed are the last ones, nearly always: looked for from the end.
+        index = len(entries)
+        while changed and index > first:
+            index -= 1
+            if changed.pop(id(entries[index]), None) is not None and (start is None or index - first < start):
+                start = index - first
         return start
 
     def render_line(self, y: int) -> Strip:
@@ -558,7 +583,7 @@ class Transcript(ScrollView, can_focus=False):
         selection = self.text_selection
         scroll_y = self.scroll_offset.y
         thumb = self._thumb(self.size.height)
-        self._line_style = None
+        self._line_style = self._line_background = None
         lines = []
         for y in range(crop.y, crop.bottom):
             on_thumb = thumb is not None and thumb[0] <= y < thumb[1]
@@ -638,7 +663,9 @@ class Transcript(ScrollView, can_focus=False):
         line = line.apply_style(style).apply_offsets(0, index)
         filters = self.app._filters
         if filters:
-            background = self.background_colors[1]
+            background = self._line_background
+            if background is None:
+                background = self._line_background = self.background_colors[1]
             for line_filter in filters:
                 line = line.apply_filter(line_filter, background)
         return line
@@ -742,7 +769,7 @@ class Transcript(ScrollView, can_focus=False):
     def _render_page(self) -> None:
         start = max(self._first - self.PAGE, 0)
         for entry in self.entries[start : self._first]:
-            entry.view = build_view(entry, self.cwd)
+            self._show(entry, build_view(entry, self.cwd))
             entry.laid_out = None
         self._first = start
         self._restructure(0)
