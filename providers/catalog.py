@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baton.providers.catalog_data import BuiltinProvider, builtin_providers
+from baton.providers.catalog_data import BuiltinProvider, builtin_model_definitions, builtin_providers
 from baton.providers.catalog_infer import ALIASES, alias_target, infer_model
 from baton.providers.catalog_overlay import load_overlay, overlay_path
 from baton.providers.config_values import clear_command_cache, command_errors, resolve_config_value, resolve_headers
@@ -132,12 +132,13 @@ def _object(value: JsonValue) -> JsonObject:
 
 def _builtin_models(configs: dict[str, ProviderConfig], overlay: dict[str, list[JsonObject]]) -> list[Model]:
     models: list[Model] = []
+    definitions = builtin_model_definitions()
     for provider, entry in builtin_providers().items():
         config = configs.get(provider)
         base_url = config.base_url if config and config.base_url else entry["baseUrl"]
         headers = _provider_headers(config) if config else None
         overrides = config.model_overrides if config else {}
-        for definition in _with_overlay(entry["models"], overlay.get(provider)):
+        for definition in _with_overlay(definitions.get(provider, []), overlay.get(provider)):
             data: JsonObject = {**definition, "api": entry["api"], "provider": provider, "baseUrl": base_url}
             override = overrides.get(str(definition["id"]))
             if override:

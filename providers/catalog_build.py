@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
-from baton.providers.catalog_data import BuiltinProvider
+from baton.providers.catalog_data import BuiltinProviderEntry
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.models_dev import PROVIDERS, ModelEntry, SourceError, convert, load_repository
 
@@ -69,7 +69,7 @@ class CatalogDocument(TypedDict):
     """``catalog_data.json``: the comment that says where it comes from, and the providers."""
 
     _comment: str
-    providers: dict[str, BuiltinProvider]
+    providers: dict[str, BuiltinProviderEntry]
 
 
 def load_models_dev(path: Path) -> object:
@@ -89,7 +89,7 @@ def build(models_dev: object, pi: dict[str, JsonObject] | None = None) -> tuple[
     """The catalog document and the report lines (notes and disagreements)."""
     converted, notes = convert(models_dev)
     report = [f"left out: {note}" for note in notes]
-    providers: dict[str, BuiltinProvider] = {}
+    providers: dict[str, BuiltinProviderEntry] = {}
     for spec in PROVIDERS:
         models = converted.get(spec.name)
         if models is None:

@@ -9,6 +9,8 @@ from baton.providers.json_types import JsonObject
 from baton.providers.models import Model
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
@@ -31,13 +33,25 @@ def discover_ollama_models(base_url: str | None = None, timeout: float = 0.5) ->
 
     base = (base_url or ollama_url()).rstrip("/")
     try:
-        with httpx.Client(timeout=timeout) as client:
+        with httpx.Client(timeout=timeout, verify=probe_verify(base)) as client:
             response = client.get(f"{base}/api/tags")
             response.raise_for_status()
             entries = response.json().get("models", [])
             return [_to_model(client, base, entry) for entry in entries if entry.get("name")]
     except (httpx.HTTPError, ValueError, AttributeError):
         return []
+
+
+def probe_verify(base: str) -> ssl.SSLContext | bool:
+    """The TLS setting of the probe: httpx's default for an ``https`` server; for plain ``http``
+    (the usual ``localhost:11434``) a context that trusts no certificate. httpx builds a context
+    for every client even when it never speaks TLS, and the default one parses the whole CA bundle
+    (~1.5 MB of OpenSSL memory that stays with the process after the probe, on every start)."""
+    if base.lower().startswith("https://"):
+        return True
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates against an empty store
 
 
 def _to_model(client: httpx.Client, base: str, entry: JsonObject) -> Model:

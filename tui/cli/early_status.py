@@ -104,7 +104,7 @@ def _default_model(user: dict[str, object]) -> str | None:
 def _known(ref: str) -> bool:
     """True when ``ref`` is, exactly as written, a model of the bundled catalog (or the demo)
     that ``models.json`` does not touch."""
-    from baton.providers.catalog_data import builtin_providers
+    from baton.providers.catalog_data import builtin_model_definitions
     from baton.providers.catalog_overlay import overlay_path
     from baton.providers.models_json import read_models_json
 
@@ -113,8 +113,8 @@ def _known(ref: str) -> bool:
     provider, sep, model_id = ref.partition("/")
     if not sep or provider in read_models_json().configs or overlay_path().exists():
         return False
-    entry = builtin_providers().get(provider)
-    return entry is not None and any(m.get("id") == model_id for m in entry["models"])
+    definitions = builtin_model_definitions().get(provider, [])
+    return any(m.get("id") == model_id for m in definitions)
 
 
 def _has_key(ref: str) -> bool | None:
