@@ -31,7 +31,6 @@ import logging
 import time
 import weakref
 from collections.abc import AsyncIterable, Callable
-from typing import TYPE_CHECKING
 
 import httpx
 
@@ -54,9 +53,6 @@ from baton.providers.net_backend import install_asyncio_backend
 from baton.providers.options import USE_DEFAULT_KEY, StreamOptions
 from baton.providers.redact import redact_secrets, register_secret
 from baton.providers.sse import SseDecoder
-
-if TYPE_CHECKING:
-    import ssl  # httpx imports it when it makes a context, not at import: neither does baton
 
 logger = logging.getLogger(__name__)
 
@@ -81,18 +77,6 @@ _USER_AGENT = "baton"
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
     weakref.WeakKeyDictionary()
 )
-_tls: ssl.SSLContext | None = None
-
-
-def _tls_context() -> ssl.SSLContext:
-    """The TLS settings of every shared client, made once per process: httpx makes a new context
-    (reading the whole CA bundle, ~20 ms of CPU) for every client it builds, and a new event loop
-    gets a new client. The same choices as httpx's default (its CA bundle, or ``SSL_CERT_FILE`` /
-    ``SSL_CERT_DIR`` from the environment)."""
-    global _tls
-    if _tls is None:
-        _tls = httpx.create_ssl_context()
-    return _tls
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,8 +93,10 @@ def shared_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
+        from baton.providers.tls import shared_tls_context  # ssl loads with the first client
+
         client = httpx.AsyncClient(
-            verify=_tls_context(),
+            verify=shared_tls_context(),  # one per process, its CA bundle read at the first handshake
             http1=True,
             http2=False,
             follow_redirects=False,
