@@ -36,7 +36,14 @@ from baton.agent.execution import (
     fail_truncated_calls,
 )
 from baton.agent.listeners import Listeners
-from baton.agent.messages import AgentMessage, AppMessage, LlmMessage, coerce_message, convert_to_llm
+from baton.agent.messages import (
+    LLM_MESSAGE_TYPES,
+    AgentMessage,
+    AppMessage,
+    LlmMessage,
+    coerce_message,
+    convert_to_llm,
+)
 from baton.agent.tool import AgentTool
 from baton.providers.errors import BatonError
 from baton.providers.events import AssistantMessageEventStream, DoneEvent, ErrorEvent, StartEvent
@@ -588,13 +595,10 @@ def _context(system_prompt: str | None, messages: list[LlmMessage], tools: list[
     ``convert_to_llm`` hook returned, a message of another role) goes through validation and its
     error as before."""
     if (isinstance(system_prompt, str | None)
-            and all(isinstance(message, _LLM_CLASSES) for message in messages)
-            and (tools is None or all(isinstance(tool, ProviderTool) for tool in tools))):
+            and LLM_MESSAGE_TYPES.issuperset(map(type, messages))
+            and (tools is None or all(type(tool) is ProviderTool for tool in tools))):
         return Context.model_construct(system_prompt=system_prompt, messages=messages, tools=tools)
     return Context(system_prompt=system_prompt, messages=messages, tools=tools)
-
-
-_LLM_CLASSES = (UserMessage, AssistantMessage, ToolResultMessage)
 
 
 def _failure(model: Model, text: str, signal: asyncio.Event) -> AssistantMessage:
