@@ -1,0 +1,19 @@
+"""Print and JSON runs write each hook or MCP notice to stderr, one line each, and nothing for
+any other event."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.agent.events import AgentStartEvent, TurnStartEvent
+from baton.sessions.events import ExtensionNoticeEvent
+from baton.tui.cli.launch import _print_extension_notice
+
+
+def test_a_notice_is_one_stderr_line_other_events_print_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    for event in (AgentStartEvent(), TurnStartEvent(), object()):
+        _print_extension_notice(event)
+    _print_extension_notice(ExtensionNoticeEvent("hook", "pre-tool hook timed out"))
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == "baton: hook: pre-tool hook timed out\n"
