@@ -17,3 +17,17 @@ def test_a_notice_is_one_stderr_line_other_events_print_nothing(capsys: pytest.C
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err == "baton: hook: pre-tool hook timed out\n"
+
+
+def test_a_model_fallback_is_one_stderr_line_other_events_print_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    from baton.providers.faux import faux_model
+    from baton.sessions.events import ModelFallbackEvent
+    from baton.tui.modes.print_mode import report_fallbacks
+
+    for event in (AgentStartEvent(), ExtensionNoticeEvent("hook", "x"), object()):
+        report_fallbacks(event)
+    fallback = ModelFallbackEvent(faux_model("a", provider="p"), faux_model("b", provider="p"), "overloaded", 2)
+    report_fallbacks(fallback)
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == f"baton: {fallback.text()}\n"
