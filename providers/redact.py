@@ -152,8 +152,9 @@ def _configured_secrets(models: ModelsJson | None) -> frozenset[str]:
     values = set(_registered)
     variables: frozenset[str] = frozenset()
     try:
+        variables = builtin_key_variables()
         if models is not None:
-            variables = builtin_key_variables() | models.named_variables()
+            variables = variables | models.named_variables()
             values.update(v.strip() for v in models.literal_secrets())
     except Exception:  # redaction must never fail the path it protects
         pass
