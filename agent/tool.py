@@ -165,9 +165,15 @@ class AgentTool(ABC, Generic[P, D]):
         return self.description
 
     def schema(self) -> Tool:
-        """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``)."""
-        return Tool(name=self.name, description=self.schema_description(),
-                    parameters=parameters_schema(self.parameters))
+        """The :class:`Tool` sent to the model (JSON schema derived from ``parameters``).
+
+        Built on every request for every tool, so built as it is when its parts are what
+        validation would pass through unchanged (two strings and the fresh schema dict)."""
+        name, description = self.name, self.schema_description()
+        parameters = parameters_schema(self.parameters)
+        if type(name) is str and type(description) is str:
+            return Tool.model_construct(name=name, description=description, parameters=parameters)
+        return Tool(name=name, description=description, parameters=parameters)
 
     async def execute(
         self,

@@ -45,7 +45,7 @@ from baton.providers.options import StreamOptions, ToolChoice
 from baton.providers.tool_ids import IdNormalizer, normalize_safe64
 from baton.providers.web_search import Citations, Source, offers_search, search_text, set_searches, sources_text
 from baton.providers.wire_cache import WireMemo, WireSlot, encode, encode_body
-from baton.providers.wire_common import merge_headers
+from baton.providers.wire_common import loads_event, merge_headers
 from baton.providers.wire_common import sanitize_surrogates as sanitize
 
 API = "anthropic-messages"
@@ -667,7 +667,7 @@ class AnthropicDecoder:
     def feed(self, event: str, data: str) -> None:
         """One SSE event; the payload's ``type`` decides (the event name is only a fallback)."""
         try:
-            payload = json.loads(data)
+            payload = loads_event(data)
         except json.JSONDecodeError as exc:
             raise ProviderError(
                 f"Malformed JSON in Anthropic stream event '{event}': {exc.msg} (data: {data[:200]!r})"

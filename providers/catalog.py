@@ -32,6 +32,7 @@ from baton.providers.errors import ConfigurationError
 from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.models import Model
 from baton.providers.models_json import (
+    FileState,
     ModelsJson,
     ProviderConfig,
     file_state,
@@ -60,7 +61,7 @@ class ModelNotFoundError(ConfigurationError, LookupError):
 class _Catalog:
     source: ModelsJson | None
     """The models.json read this catalog was built from."""
-    overlay_key: tuple[str, int, int]
+    overlay_key: FileState
     models: list[Model]
     errors: list[str]
     provider_order: dict[str, int] = field(default_factory=dict)
@@ -85,7 +86,7 @@ def _load() -> _Catalog:
     return _catalog
 
 
-def _build(source: ModelsJson, path: Path, overlay_file: Path, overlay_key: tuple[str, int, int]) -> _Catalog:
+def _build(source: ModelsJson, path: Path, overlay_file: Path, overlay_key: FileState) -> _Catalog:
     configs, errors = source.configs, source.errors
     builtin = builtin_providers()
     overlay, overlay_errors = load_overlay(overlay_file, set(builtin))

@@ -21,6 +21,7 @@ from baton.providers.events import ToolCallDeltaEvent
 from baton.providers.json_types import JsonArray, JsonObject, JsonValue
 from baton.providers.models import Model
 from baton.providers.web_search import Source, add_searches, search_text
+from baton.providers.wire_common import loads_event
 
 _ids = itertools.count(1)
 
@@ -100,7 +101,7 @@ class GeminiDecoder:
         if data == "[DONE]":
             return
         try:
-            chunk = json.loads(data)
+            chunk = loads_event(data)
         except json.JSONDecodeError as exc:
             raise ProviderError(f"Malformed JSON in Gemini stream: {exc.msg} (data: {data[:200]!r})") from exc
         if isinstance(chunk, list):  # a JSON array stream (no alt=sse) delivers the same chunks

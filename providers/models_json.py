@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from baton.providers.bounded_read import MAX_CONFIG_BYTES, read_regular_text
 from baton.providers.catalog_overlay import DATE
 from baton.providers.json_depth import load_config_json
 from baton.providers.json_types import JsonObject, JsonValue
-from baton.providers.paths import models_json_path
+from baton.providers.paths import BATON_HOME_ENV, models_json_path
 from baton.providers.wire_protocols import known_apis
 
 SUPPORTED_APIS: tuple[str, ...] = known_apis()
@@ -101,33 +102,77 @@ def _config_values(config: ProviderConfig) -> list[str]:
     return values
 
 
-_cache: tuple[tuple[str, int, int], ModelsJson] | None = None
+FileState = tuple[str, int, int, int, int, int]
+"""What tells that a file may have changed: its path, device and inode numbers (a file renamed
+over it), size, modification and status-change times in nanoseconds (any write or ``utime``
+moves the latter; ``-1`` throughout for a missing or unreadable file)."""
+
+SETTLE_NS = 1_000_000_000
+"""A file changed less than this long before it was read may change again with the same
+:data:`FileState` (timestamps advance in clock ticks of up to 10 ms, coarser on some file
+systems): until it is that old its content is compared again on every read."""
+
+
+@dataclass(frozen=True)
+class _Read:
+    state: FileState
+    read_at: int
+    """``time.time_ns()`` taken before ``state``: a write after it has a later status-change time."""
+    text: str | None
+    models: ModelsJson
+
+
+_cache: _Read | None = None
+_home: tuple[tuple[str | None, str | None], Path] | None = None
 
 
 def read_models_json(path: Path | None = None) -> ModelsJson:
-    """``$BATON_HOME/models.json`` (or ``path``), read again only when the file changed."""
+    """``$BATON_HOME/models.json`` (or ``path``), read again only when the file changed.
+
+    The same object comes back for as long as the file is unchanged (callers key their own
+    caches on it), at the cost of one ``stat``; a file changed less than :data:`SETTLE_NS` ago is
+    read again and compared."""
     global _cache
-    path = models_json_path() if path is None else path
-    key = file_state(path)
-    if _cache is None or _cache[0] != key:
-        configs, errors = load_models_json(path)
-        _cache = (key, ModelsJson(configs, errors))
-    return _cache[1]
+    path = _models_json_path() if path is None else path
+    read_at = time.time_ns()
+    state = file_state(path)
+    cached = _cache
+    if cached is not None and cached.state == state and state[5] < cached.read_at - SETTLE_NS:
+        return cached.models
+    text, problems = _read_text(path)
+    if cached is not None and cached.state == state and text is not None and text == cached.text:
+        _cache = _Read(state, read_at, text, cached.models)
+        return cached.models
+    configs, errors = ({}, problems) if text is None else _parse(path, text)
+    _cache = _Read(state, read_at, text, ModelsJson(configs, errors))
+    return _cache.models
+
+
+def _models_json_path() -> Path:
+    """:func:`providers.paths.models_json_path`, built again only when what it depends on
+    (``$BATON_HOME``, ``$HOME``) changed: redaction asks on every tool result."""
+    global _home
+    inputs = (os.environ.get(BATON_HOME_ENV), os.environ.get("HOME"))
+    cached = _home
+    if cached is None or cached[0] != inputs:
+        cached = _home = (inputs, models_json_path())
+    return cached[1]
 
 
 def forget_models_json() -> None:
     """Read the file again on the next :func:`read_models_json`, changed or not."""
-    global _cache
+    global _cache, _home
     _cache = None
+    _home = None
 
 
-def file_state(path: Path) -> tuple[str, int, int]:
-    """What tells that a file changed: its path, modification time and size."""
+def file_state(path: Path) -> FileState:
+    """The :data:`FileState` of ``path`` now."""
     try:
-        stat = path.stat()
-    except OSError:
-        return (str(path), -1, -1)
-    return (str(path), stat.st_mtime_ns, stat.st_size)
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return (str(path), -1, -1, -1, -1, -1)
+    return (str(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,13 +192,22 @@ def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     """The valid provider entries of ``path`` and one message per problem found.
 
     A missing file is not a problem (no entries, no messages)."""
-    problems = _Problems(path)
+    text, problems = _read_text(path)
+    return ({}, problems) if text is None else _parse(path, text)
+
+
+def _read_text(path: Path) -> tuple[str | None, list[str]]:
+    """The file's text, or ``None`` and the problem (none for a missing file)."""
     try:
-        text = read_regular_text(path, MAX_CONFIG_BYTES)
+        return read_regular_text(path, MAX_CONFIG_BYTES), []
     except FileNotFoundError:
-        return {}, []
+        return None, []
     except (OSError, UnicodeDecodeError) as exc:
-        return {}, [f"{path}: cannot read: {exc}"]
+        return None, [f"{path}: cannot read: {exc}"]
+
+
+def _parse(path: Path, text: str) -> tuple[dict[str, ProviderConfig], list[str]]:
+    problems = _Problems(path)
     if not text.strip():
         return {}, []
     try:

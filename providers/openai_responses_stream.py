@@ -17,6 +17,7 @@ from baton.providers.json_types import JsonObject, JsonValue
 from baton.providers.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from baton.providers.models import Model
 from baton.providers.web_search import SEARCH_MARK, Citations, Source, add_searches, search_text, sources_text
+from baton.providers.wire_common import loads_event
 
 _RETRYABLE_CODES = frozenset(
     {"rate_limit_exceeded", "server_error", "server_is_overloaded", "overloaded", "internal_error",
@@ -93,14 +94,15 @@ class ResponsesDecoder:
         if self.finished or data == "[DONE]":
             return
         try:
-            payload = json.loads(data)
+            payload = loads_event(data)
         except ValueError as exc:
             raise ProviderError(
                 f"Malformed event in the OpenAI Responses stream ({exc}): {data[:200]}"
             ) from exc
         if not isinstance(payload, dict):
             return
-        handler = self._handlers.get(payload.get("type") or event)
+        kind = payload.get("type") or event
+        handler = self._handlers.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(payload)
 

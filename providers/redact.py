@@ -29,11 +29,12 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
-from typing import TypeVar, overload
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
 from baton.providers.catalog_data import builtin_key_variables
-from baton.providers.models_json import read_models_json
+from baton.providers.models_json import ModelsJson, read_models_json
 from baton.providers.secret_forms import SecretMatcher
 
 _T = TypeVar("_T")
@@ -78,36 +79,86 @@ def is_secret_name(name: str, key_variables: Iterable[str] = ()) -> bool:
 # Which values are secret
 
 _registered: set[str] = set()
+_registrations = 0
+"""Bumped on every value :func:`register_secret` adds: part of what :data:`_known` is keyed on."""
 _lock = threading.Lock()
-_env_names: tuple[tuple[int, frozenset[str]], tuple[str, ...]] | None = None
 _matchers: dict[frozenset[str], SecretMatcher] = {}
 _MAX_MATCHERS = 8
+
+
+@dataclass(frozen=True)
+class _Known:
+    """:func:`configured_secrets` as last worked out, with everything it was worked out from."""
+
+    models: ModelsJson
+    """The :func:`read_models_json` object it read (a new one whenever the file may have changed)."""
+    environ: dict[Any, Any]
+    """A copy of the environment, names and values, as it was before the secrets were read."""
+    registrations: int
+    secrets: frozenset[str]
+
+
+_known: _Known | None = None
+_key_variables: tuple[ModelsJson, frozenset[str]] | None = None
 
 
 def register_secret(value: str | None) -> None:
     """Treat ``value`` as a key from now on, in this process (``--api-key``, a ``!command``'s
     output, the key a request was sent with)."""
+    global _registrations
     if value and len(value.strip()) >= MIN_SECRET_LENGTH and value.strip() not in _registered:
         with _lock:
             _registered.add(value.strip())
+            _registrations += 1
 
 
 def key_variables() -> frozenset[str]:
     """Names of the environment variables that hold provider keys: every built-in provider's key
     variables and those models.json names (as an ``apiKey`` or a header value)."""
-    return builtin_key_variables() | read_models_json().named_variables()
+    global _key_variables
+    models = read_models_json()
+    cached = _key_variables
+    if cached is None or cached[0] is not models:
+        cached = _key_variables = (models, builtin_key_variables() | models.named_variables())
+    return cached[1]
 
 
 def configured_secrets() -> frozenset[str]:
-    """Every key value baton knows of now (see the module docstring)."""
+    """Every key value baton knows of now (see the module docstring).
+
+    Asked on every tool result, so the answer is kept while nothing it is made of changed: the
+    models.json read (:func:`read_models_json` hands back a new object whenever the file may
+    have changed), the whole environment (compared name by name and value by value) and the
+    registered values."""
+    global _known
+    try:
+        models: ModelsJson | None = read_models_json()
+    except Exception:  # redaction must never fail the path it protects
+        models = None
+    environ = _environ()
+    registrations = _registrations
+    known = _known
+    if known is not None and known.models is models and known.registrations == registrations \
+            and known.environ == environ:
+        return known.secrets
+    snapshot = dict(environ)  # taken before reading: a change made meanwhile is seen next time
+    secrets = _configured_secrets(models)
+    if models is not None:
+        _known = _Known(models, snapshot, registrations, secrets)
+    return secrets
+
+
+def _configured_secrets(models: ModelsJson | None) -> frozenset[str]:
     values = set(_registered)
     variables: frozenset[str] = frozenset()
     try:
-        variables = key_variables()
-        values.update(v.strip() for v in read_models_json().literal_secrets())
+        variables = builtin_key_variables()
+        if models is not None:
+            variables = variables | models.named_variables()
+            values.update(v.strip() for v in models.literal_secrets())
     except Exception:  # redaction must never fail the path it protects
         pass
-    for name in _secret_variables(variables):
+    for name in [name for name in os.environ if is_secret_name(name, variables)]:
         value = os.environ.get(name, "").strip()
         if value:
             values.add(value)
@@ -115,15 +166,11 @@ def configured_secrets() -> frozenset[str]:
     return frozenset(v for v in values if len(v) >= MIN_SECRET_LENGTH)
 
 
-def _secret_variables(key_variables: frozenset[str]) -> tuple[str, ...]:
-    """The names of the environment's credential variables (rescanned when the environment
-    grows or shrinks, or the key variables change; values are read fresh on every call)."""
-    global _env_names
-    fingerprint = (len(os.environ), key_variables)
-    if _env_names is None or _env_names[0] != fingerprint:
-        names = tuple(name for name in os.environ if is_secret_name(name, key_variables))
-        _env_names = (fingerprint, names)
-    return _env_names[1]
+def _environ() -> Mapping[Any, Any]:
+    """The environment as a mapping cheap to compare: ``os.environ``'s own store (encoded names
+    and values) where it has one."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else dict(os.environ)
 
 
 def secret_matcher(extra: Iterable[str | None] = ()) -> SecretMatcher:

@@ -549,3 +549,57 @@ async def test_failing_hook_outside_tools_ends_run_cleanly() -> None:
     assert agent.messages[-1].error_message == "compaction exploded"
     assert provider.calls == 0
     assert rec.types()[-1] == "agent_end"
+
+
+async def test_request_context_is_the_validated_context_of_the_history() -> None:
+    """The context a provider receives is what validating the history would give: the same
+    messages (the very objects), system prompt, tools and fields set, on every call of a run."""
+    from baton.providers.messages import Context
+
+    received: list[Any] = []
+
+    def spy_stream(model: Any, context: Any, options: StreamOptions) -> Any:
+        from baton.providers.dispatch import stream_request
+
+        received.append(context)
+        return stream_request(model, context, options)
+
+    history = [UserMessage(content="earlier"), UserMessage(content=[TextContent(text="more")])]
+    with faux(API, [tool_reply(faux_tool_call("echo", {"n": 1})), "done"]) as provider:
+        agent = Agent(model=model_of(provider), tools=[EchoTool()], messages=history,
+                      system_prompt="Be brief.", stream_fn=spy_stream)
+        await agent.prompt("go")
+    assert len(received) == 2
+    for context, size in zip(received, (3, 5), strict=True):
+        validated = Context(system_prompt="Be brief.", messages=list(agent.messages[:size]),
+                            tools=[EchoTool().schema()])
+        assert context == validated
+        assert context.model_fields_set == validated.model_fields_set
+        assert context.to_json_dict() == validated.to_json_dict()
+        assert all(a is b for a, b in zip(context.messages, agent.messages[:size], strict=True))
+
+
+async def test_request_context_validates_what_convert_to_llm_did_not_build() -> None:
+    """A ``convert_to_llm`` hook may hand back pi message dicts: they are validated into messages
+    as before; something that is no model message fails the call with validation's error."""
+    from baton.agent import convert_to_llm
+
+    def convert(messages: list[Any]) -> list[Any]:
+        return [*convert_to_llm(messages), {"role": "user", "content": "from a dict"}]
+
+    with faux(API, ["ok"]) as provider:
+        agent = Agent(model=model_of(provider), convert_to_llm=convert)
+        await agent.prompt("go")
+    sent = provider.requests[0].messages
+    assert [type(m).__name__ for m in sent] == ["UserMessage", "UserMessage"]
+    assert sent[1].content == "from a dict"
+
+    def convert_bad(messages: list[Any]) -> list[Any]:
+        return [*convert_to_llm(messages), BashExecutionMessage(command="ls")]
+
+    with faux(API, ["never sent"]) as provider:
+        agent = Agent(model=model_of(provider), convert_to_llm=convert_bad)
+        await agent.prompt("go")
+    assert provider.requests == []
+    reply = agent.messages[-1]
+    assert reply.stop_reason == "error" and "validation error" in (reply.error_message or "")

@@ -163,3 +163,17 @@ def test_custom_message_json_shape() -> None:
     branch = BranchSummaryMessage(summary="b", from_id="e1", timestamp=1)
     assert agent_message_to_dict(branch) == {"role": "branchSummary", "summary": "b", "fromId": "e1",
                                              "timestamp": 1}
+
+
+def test_convert_to_llm_of_model_messages_only_is_a_new_list_of_the_same_messages() -> None:
+    class Tagged(UserMessage):
+        pass
+
+    history: list[Any] = [UserMessage(content="a"), ToolResultMessage(tool_call_id="c", tool_name="t"),
+                          Tagged(content="sub")]
+    for messages in (history[:2], history):
+        out = convert_to_llm(messages)
+        assert out is not messages and out == messages
+        assert all(a is b for a, b in zip(out, messages, strict=True))
+    with_app = [*history, BashExecutionMessage(command="ls", exclude_from_context=True)]
+    assert convert_to_llm(with_app) == history

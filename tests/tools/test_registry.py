@@ -50,3 +50,13 @@ def test_schema_is_a_fresh_copy_equal_to_the_generated_one(tmp_path: Path) -> No
         assert first == expected
         first["properties"].clear()  # a caller changing what it got must not change the next request
         assert tool.schema().parameters == expected
+
+
+def test_schema_is_the_tool_validation_would_build(tmp_path: Path) -> None:
+    from baton.providers.messages import Tool
+
+    for tool in all_tools(str(tmp_path)):
+        sent = tool.schema()
+        validated = Tool(name=tool.name, description=tool.schema_description(), parameters=sent.parameters)
+        assert sent == validated and sent.model_fields_set == validated.model_fields_set
+        assert sent.to_json_dict() == validated.to_json_dict()

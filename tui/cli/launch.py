@@ -319,6 +319,8 @@ def _print_warnings(session: CodingSession) -> None:
 
 def _print_extension_notice(event: object) -> None:
     """Hook and MCP problems during a print/JSON run: one stderr line each."""
+    if getattr(event, "type", None) != "extension_notice":  # every event passes: no import per event
+        return
     from baton.sessions.events import ExtensionNoticeEvent
 
     if isinstance(event, ExtensionNoticeEvent):

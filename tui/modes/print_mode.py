@@ -154,6 +154,8 @@ def report_denials(event: Any) -> None:
 
 def report_fallbacks(event: object) -> None:
     """Write one stderr line for each failover to another model (and the return from it)."""
+    if getattr(event, "type", None) != "model_fallback":  # every event passes: no import per event
+        return
     from baton.sessions.events import ModelFallbackEvent
 
     if isinstance(event, ModelFallbackEvent):
