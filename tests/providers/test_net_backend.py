@@ -4,9 +4,7 @@ timeouts, dropped connections and keep-alive, with httpx's own exceptions."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import ssl
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -38,22 +36,6 @@ async def _read_head(reader: asyncio.StreamReader) -> bytes:
 async def _serve(handler: Handler, ssl_context: ssl.SSLContext | None = None) -> tuple[asyncio.Server, int]:
     server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=ssl_context)
     return server, server.sockets[0].getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    done = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        capture_output=True, check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {done.stderr.decode(errors='replace')[-200:]}")
-    return cert, key
 
 
 async def test_the_shared_client_streams_through_the_backend_and_reuses_its_connection() -> None:

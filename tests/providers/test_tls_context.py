@@ -5,9 +5,7 @@ against the same certificates httpx would trust (nothing at all before they are 
 from __future__ import annotations
 
 import asyncio
-import shutil
 import ssl
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -16,22 +14,6 @@ import pytest
 from baton.providers.tls import trust_on_first_handshake
 from baton.providers.transport import aclose_shared_client, shared_client
 from tests.replay_server import ReplayServer, Reply
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    done = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        capture_output=True, check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {done.stderr.decode(errors='replace')[-200:]}")
-    return cert, key
 
 
 async def _tls_server(cert: Path, key: Path) -> tuple[asyncio.Server, int]:

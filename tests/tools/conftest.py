@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from baton.agent.tool import AgentTool, AgentToolResult
+from baton.tools.sandbox_host import SandboxHosts
 
 
 @pytest.fixture(autouse=True)
@@ -47,3 +49,21 @@ def call() -> Call:
 def text_of(result: AgentToolResult) -> str:
     """The text content of a result (text blocks joined)."""
     return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+@pytest.fixture
+async def hosts() -> AsyncIterator[SandboxHosts]:
+    """Long-lived sandbox hosts, closed after the test."""
+    hosts = SandboxHosts()
+    yield hosts
+    await hosts.close()
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A private folder outside ``/tmp``, which the sandbox sees (its ``/tmp`` is its own)."""
+    path = Path(tempfile.mkdtemp(prefix="baton-test-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

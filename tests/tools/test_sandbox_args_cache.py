@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from baton.tools.hidden_paths import HiddenPaths
 from baton.tools.path_facts import PathFacts, RecordedFacts
 from baton.tools.sandbox import Sandbox, probe
 from baton.tools.sandbox_host import SandboxHosts
+from tests.tools.hosted_commands import run
 
 
 def fresh_args(sandbox: Sandbox) -> list[str]:
@@ -138,42 +137,6 @@ def test_recorded_facts_notice_a_file_rewritten_in_place(tmp_path: Path) -> None
 needs_bwrap = pytest.mark.skipif(not probe().available, reason=f"no sandbox here: {probe().reason}")
 
 
-@pytest.fixture
-async def hosts() -> AsyncIterator[SandboxHosts]:
-    hosts = SandboxHosts()
-    yield hosts
-    await hosts.close()
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """A private folder outside ``/tmp``, which the sandbox sees (its ``/tmp`` is its own)."""
-    path = Path(tempfile.mkdtemp(prefix="baton-test-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-async def run(hosts: SandboxHosts, sandbox: Sandbox, command: str) -> str:
-    read_fd, write_fd = os.pipe()
-    try:
-        process = await hosts.spawn(sandbox.bwrap_args(), ["/bin/bash", "-c", command], sandbox.workspace,
-                                    dict(os.environ), write_fd)
-    finally:
-        os.close(write_fd)
-    await process.wait()
-    out = b""
-    os.set_blocking(read_fd, False)
-    try:
-        while chunk := os.read(read_fd, 1 << 16):
-            out += chunk
-    except BlockingIOError:
-        pass
-    os.close(read_fd)
-    return out.decode("utf-8", "replace")
-
-
 @needs_bwrap
 async def test_a_submodule_named_by_gitmodules_rewritten_in_place_is_protected_at_the_next_command(
         hosts: SandboxHosts, tmp_path: Path) -> None:
@@ -186,7 +149,7 @@ async def test_a_submodule_named_by_gitmodules_rewritten_in_place_is_protected_a
     await run(hosts, sandbox, "mkdir -p lib/inner/.git/hooks")
     await run(hosts, sandbox, "true")
     await run(hosts, sandbox, "printf '[submodule \"x\"]\\n\\tpath = lib/inner\\n' 1<> .gitmodules")
-    out = await run(hosts, sandbox, "echo x > lib/inner/.git/hooks/post-checkout && echo written")
+    _, out = await run(hosts, sandbox, "echo x > lib/inner/.git/hooks/post-checkout && echo written")
     assert "Read-only file system" in out and "written" not in out
     assert not (ws / "lib/inner/.git/hooks/post-checkout").exists()
 
@@ -197,12 +160,12 @@ async def test_a_repository_moved_to_another_name_is_protected_at_the_next_comma
     ws = tmp_path / "ws"
     (ws / "one" / ".git" / "hooks").mkdir(parents=True)
     sandbox = Sandbox(str(ws))
-    out = await run(hosts, sandbox, "echo x > one/.git/hooks/pre-commit")
+    _, out = await run(hosts, sandbox, "echo x > one/.git/hooks/pre-commit")
     assert "Read-only file system" in out
     await run(hosts, sandbox, "true")
     # The host cannot move a read-only mount point; the user (or a background job) can.
     (ws / "one").rename(ws / "two")
-    out = await run(hosts, sandbox, "echo x > two/.git/hooks/pre-commit && echo written")
+    _, out = await run(hosts, sandbox, "echo x > two/.git/hooks/pre-commit && echo written")
     assert "Read-only file system" in out and "written" not in out
 
 
@@ -217,5 +180,5 @@ async def test_a_credential_folder_made_on_the_host_between_commands_is_hidden(h
     await run(hosts, sandbox, "true")
     secret.mkdir()
     (secret / "credentials").write_text("the-key\n")
-    out = await run(hosts, sandbox, f"cat {secret}/credentials 2>&1")
+    _, out = await run(hosts, sandbox, f"cat {secret}/credentials 2>&1")
     assert "the-key" not in out

@@ -8,9 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,25 +20,9 @@ from baton.tools.processes import descendants
 from baton.tools.sandbox import Sandbox, probe
 from baton.tools.sandbox_host import SandboxHosts
 from baton.tools.shell import CommandLauncher, StartedCommand, group_alive
+from tests.tools.hosted_commands import run
 
 pytestmark = pytest.mark.skipif(not probe().available, reason=f"no sandbox here: {probe().reason}")
-
-
-@pytest.fixture
-async def hosts() -> AsyncIterator[SandboxHosts]:
-    hosts = SandboxHosts()
-    yield hosts
-    await hosts.close()
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """A private folder outside ``/tmp``, which the sandbox sees (its ``/tmp`` is its own)."""
-    path = Path(tempfile.mkdtemp(prefix="baton-test-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -48,22 +30,6 @@ def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     (root / ".git" / "hooks").mkdir(parents=True)
     return root
-
-
-async def run(hosts: SandboxHosts, sandbox: Sandbox, command: str, env: dict[str, str] | None = None,
-              cwd: str | None = None) -> tuple[int | None, str]:
-    read_fd, write_fd = os.pipe()
-    try:
-        process = await hosts.spawn(sandbox.bwrap_args(), ["/bin/bash", "-c", command], cwd or sandbox.workspace,
-                                    env if env is not None else dict(os.environ), write_fd)
-    finally:
-        os.close(write_fd)
-    status = await process.wait()
-    chunks = []
-    while chunk := await asyncio.to_thread(os.read, read_fd, 1 << 16):
-        chunks.append(chunk)
-    os.close(read_fd)
-    return status, b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
 def hosted_launcher(hosts: SandboxHosts, sandbox: Sandbox, started: list[StartedCommand]) -> CommandLauncher:
