@@ -115,8 +115,12 @@ def register_secret(value: str | None) -> None:
 def key_variables() -> frozenset[str]:
     """Names of the environment variables that hold provider keys: every built-in provider's key
     variables and those models.json names (as an ``apiKey`` or a header value)."""
+    return _key_variables_of(read_models_json())
+
+
+def _key_variables_of(models: ModelsJson) -> frozenset[str]:
+    """:func:`key_variables` for the models.json read ``models`` (kept while it is the latest)."""
     global _key_variables
-    models = read_models_json()
     cached = _key_variables
     if cached is None or cached[0] is not models:
         cached = _key_variables = (models, builtin_key_variables() | models.named_variables())
@@ -154,7 +158,7 @@ def _configured_secrets(models: ModelsJson | None) -> frozenset[str]:
     try:
         variables = builtin_key_variables()
         if models is not None:
-            variables = variables | models.named_variables()
+            variables = _key_variables_of(models)
             values.update(v.strip() for v in models.literal_secrets())
     except Exception:  # redaction must never fail the path it protects
         pass
