@@ -87,10 +87,7 @@ class _Tally:
         if isinstance(entry, CustomEntry) and entry.custom_type == SAMPLING_ENTRY:  # an MCP server's request
             usage = _sampling_usage(entry.data)
             if usage is not None:
-                self.tokens_in, self.tokens_out = self.tokens_in + usage.input, self.tokens_out + usage.output
-                self.cache_read += usage.cache_read
-                self.cache_write += usage.cache_write
-                self.cost += usage.cost.total
+                self._spend(usage)
             return
         if not isinstance(entry, MessageEntry):
             return
@@ -101,14 +98,16 @@ class _Tally:
         elif isinstance(message, AssistantMessage):
             self.assistants += 1
             self.calls += len(message.tool_calls)
-            usage = message.usage
-            self.tokens_in += usage.input
-            self.tokens_out += usage.output
-            self.cache_read += usage.cache_read
-            self.cache_write += usage.cache_write
-            self.cost += usage.cost.total
+            self._spend(message.usage)
         elif isinstance(message, ToolResultMessage):
             self.results += 1
+
+    def _spend(self, usage: Usage) -> None:
+        self.tokens_in += usage.input
+        self.tokens_out += usage.output
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
+        self.cost += usage.cost.total
 
 
 _TALLIES: WeakKeyDictionary[SessionStore, _Tally] = WeakKeyDictionary()
