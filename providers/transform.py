@@ -225,12 +225,21 @@ def _tool_result(
 ) -> ToolResultMessage | None:
     """The result as sent (``None``: left out, it answers no call of the last turn, or one that
     was already answered); its call is no longer pending."""
+    new_id = answered_call(message, id_map, pending, counts)
+    return None if new_id is None else project_tool_result(message, new_id, images_ok, counts)
+
+
+def answered_call(
+    message: ToolResultMessage, id_map: dict[str, str], pending: dict[str, ToolCall], counts: _Counts
+) -> str | None:
+    """The id (as sent) of the pending call ``message`` answers, which is no longer pending;
+    ``None`` (counted as an orphan) when it answers no call of the last turn, or an answered one."""
     call_id = message.tool_call_id
     new_id = id_map.get(call_id, call_id)
     if pending.pop(new_id, None) is None:
         counts.orphans += 1
         return None
-    return project_tool_result(message, new_id, images_ok, counts)
+    return new_id
 
 
 def project_tool_result(

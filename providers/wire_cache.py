@@ -48,6 +48,7 @@ from baton.providers.transform import (
     _Counts,
     _flush,
     _user,
+    answered_call,
     project_tool_result,
 )
 
@@ -320,9 +321,8 @@ def _transform_cached(
             fresh = False
         _add_stamp(check, entry.stamp)
         if isinstance(message, ToolResultMessage):
-            call_id = message.tool_call_id
-            new_id = id_map.get(call_id, call_id)
-            if pending.pop(new_id, None) is None:
+            new_id = answered_call(message, id_map, pending, counts)
+            if new_id is None:
                 continue  # answers no call of the last turn (or an answered one): left out
             if fresh or entry.variant != new_id:
                 entry.variant = new_id
@@ -393,9 +393,7 @@ def encode_body(body: dict[str, Any], raw: dict[str, bytes]) -> bytes | None:
     try:
         for key, value in body.items():
             text = raw.get(key)
-            parts.append(_encode_json(key).encode("utf-8", "replace") + b":" + (
-                text if text is not None else _encode_json(value).encode("utf-8", "replace")
-            ))
+            parts.append(encode(key) + b":" + (text if text is not None else encode(value)))
     except ValueError:
         return None
     return b"{" + b",".join(parts) + b"}"
