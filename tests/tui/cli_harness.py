@@ -50,6 +50,13 @@ def run_baton(
     )
 
 
+def stop_if_running(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` and reap it if it is still running (a test's clean-up after a failure)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def write_models_json(home: Path, providers: dict[str, Any]) -> None:
     """Write ``$BATON_HOME/models.json``."""
     (home / "models.json").write_text(json.dumps({"providers": providers}), encoding="utf-8")

@@ -22,7 +22,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities  # noqa: E402
 from tests.process_helpers import processes_with  # noqa: E402
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply  # noqa: E402
 from tests.replay_server import ReplayServer, Reply  # noqa: E402
-from tests.tui.cli_harness import baton_command, baton_env, session_messages, write_models_json  # noqa: E402
+from tests.tui.cli_harness import baton_command, baton_env, session_messages, stop_if_running, write_models_json  # noqa: E402
 
 AM = "anthropic-messages"
 OC = "openai-completions"
@@ -253,9 +253,7 @@ def test_acp_malformed_json_rpc_gets_errors_and_the_process_survives(home: Path,
         proc.stdin.close()
         assert proc.wait(timeout=20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_if_running(proc)
 
 
 def test_acp_without_a_key_reports_an_error_the_editor_can_show(home: Path, workdir: Path) -> None:

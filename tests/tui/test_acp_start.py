@@ -27,7 +27,7 @@ from acp import spawn_agent_process, text_block  # noqa: E402
 
 from tests.provider_scripts import models_json_provider, text_reply, tool_call_reply  # noqa: E402
 from tests.replay_server import ReplayServer, Reply  # noqa: E402
-from tests.tui.cli_harness import baton_command, baton_env, write_models_json  # noqa: E402
+from tests.tui.cli_harness import baton_command, baton_env, stop_if_running, write_models_json  # noqa: E402
 
 AM = "anthropic-messages"
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "acp_start_answers.json"
@@ -48,9 +48,7 @@ def _acp_process(argv: list[str], workdir: Path, env: dict[str, str]) -> Iterato
         proc.stdin.close()
         assert proc.wait(timeout=20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_if_running(proc)
 
 
 def _request(proc: subprocess.Popen[bytes], request_id: int, method: str, params: dict[str, Any]) -> None:

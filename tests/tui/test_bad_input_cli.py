@@ -26,6 +26,7 @@ from tests.tui.cli_harness import (
     run_baton,
     session_files,
     session_messages,
+    stop_if_running,
     write_models_json,
 )
 from tests.tui.rpc_client import RpcProcess
@@ -144,9 +145,7 @@ def test_acp_a_line_of_200000_brackets_is_a_parse_error_and_reading_goes_on(home
         proc.stdin.close()
         assert proc.wait(timeout=20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_if_running(proc)
 
 
 def test_a_session_file_with_a_line_nested_200000_deep_still_continues(home: Path, workdir: Path) -> None:
@@ -277,9 +276,7 @@ def test_rpc_client_that_stops_reading_mid_stream_ends_baton(home: Path, workdir
             proc.stdout.close()  # the client is gone; its end of stdin is still open
             assert proc.wait(timeout=30) == 1
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            stop_if_running(proc)
     stored = session_messages(session_files(home)[0])
     assert stored[-1]["stopReason"] == "aborted" and "word" in stored[-1]["content"][0]["text"]
 
@@ -307,9 +304,7 @@ def test_acp_client_that_stops_reading_mid_stream_ends_baton(home: Path, workdir
             proc.stdout.close()
             assert proc.wait(timeout=30) == 1
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            stop_if_running(proc)
     stored = session_messages(session_files(home)[0])
     assert stored[-1]["stopReason"] == "aborted" and "word" in stored[-1]["content"][0]["text"]
 
@@ -326,9 +321,7 @@ def test_json_mode_reader_that_goes_away_aborts_and_saves(home: Path, workdir: P
             proc.stdout.close()
             assert proc.wait(timeout=30) == 1
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            stop_if_running(proc)
     assert session_messages(session_files(home)[0])[-1]["stopReason"] == "aborted"
 
 
