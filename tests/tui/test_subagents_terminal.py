@@ -24,6 +24,16 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 MARKER = "417.25"
 
 
+def _write_parent_and_child_models(home: Path, url: str) -> None:
+    """models.json with the parent's model (Messages) and the subagents' (Chat Completions) on ``url``."""
+    write_models_json(home, {
+        "replay-a": {"baseUrl": url, "api": PARENT_API, "apiKey": "k",
+                     "models": [{"id": "parent-model", "contextWindow": 200000}]},
+        "replay-o": {"baseUrl": url + "/v1", "api": CHILD_API, "apiKey": "k",
+                     "models": [{"id": "child-model", "contextWindow": 200000}]},
+    })
+
+
 def test_live_subagent_box_and_abort_in_tmux(tmp_path: Path, home: Path, workdir: Path) -> None:
     needs_proc()
     write_agent(home / "agents", "scout", model="replay-o/child-model")
@@ -34,12 +44,7 @@ def test_live_subagent_box_and_abort_in_tmux(tmp_path: Path, home: Path, workdir
                                                text="Waiting.")),
     )
     with ReplayServer(script) as server:
-        write_models_json(home, {
-            "replay-a": {"baseUrl": server.url, "api": PARENT_API, "apiKey": "k",
-                         "models": [{"id": "parent-model", "contextWindow": 200000}]},
-            "replay-o": {"baseUrl": server.url + "/v1", "api": CHILD_API, "apiKey": "k",
-                         "models": [{"id": "child-model", "contextWindow": 200000}]},
-        })
+        _write_parent_and_child_models(home, server.url)
         exit_file = tmp_path / "exit-code"
         env = baton_env(home, TERM="xterm-256color")
         tmux = Tmux(baton_command_line(workdir, env, "--model replay-a/parent-model",
@@ -88,12 +93,7 @@ def test_parallel_subagent_boxes_side_by_side_and_ctrl_o_in_tmux(tmp_path: Path,
         _waiting_child,
     )
     with ReplayServer(script) as server:
-        write_models_json(home, {
-            "replay-a": {"baseUrl": server.url, "api": PARENT_API, "apiKey": "k",
-                         "models": [{"id": "parent-model", "contextWindow": 200000}]},
-            "replay-o": {"baseUrl": server.url + "/v1", "api": CHILD_API, "apiKey": "k",
-                         "models": [{"id": "child-model", "contextWindow": 200000}]},
-        })
+        _write_parent_and_child_models(home, server.url)
         exit_file = tmp_path / "exit-code"
         env = baton_env(home, TERM="xterm-256color")
         tmux = Tmux(baton_command_line(workdir, env, "--model replay-a/parent-model --approval auto",
